@@ -1,0 +1,142 @@
+/**
+ * Loading a run config: YAML text -> raw object -> `--set` overrides -> schema (defaults,
+ * per-field rules) -> cross-field rules -> `RunConfig`. Every problem becomes a
+ * `ConfigError` naming the file and the dotted path, or an `InputError` naming the file
+ * and the line for YAML syntax errors. Nothing is resolved here (the trace path stays as
+ * written; `baseDir` says what it is relative to).
+ */
+import { readFileSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
+import { parseDocument } from 'yaml';
+import type * as z from 'zod';
+import { ConfigError, InputError, makeConfigIssue, type ConfigIssue } from './errors.js';
+import { checkRunConfigRules } from './rules.js';
+import { runConfigSchema } from './schema.js';
+import { applySet, parseSetAssignment, type SetAssignment } from './set-override.js';
+import type { RunConfig } from './types.js';
+
+export interface LoadedRunConfig {
+  config: RunConfig;
+  /** The config path as the caller gave it; used as the file label of errors. */
+  file: string;
+  /** Absolute folder of the config file: relative paths in the config are relative to it. */
+  baseDir: string;
+}
+
+/**
+ * Validates a raw config object (as parsed from YAML or JSON) and fills every default.
+ * `file` labels errors. The result is a plain JSON-serializable object whose keys follow
+ * the schema's order, so `JSON.stringify` of it is stable.
+ */
+export function parseRunConfig(raw: unknown, file: string): RunConfig {
+  return validate(raw, file, []);
+}
+
+/** Applies `--set` assignments to an in-memory config (not modified), then validates it. */
+export function loadRunConfigFromObject(raw: unknown, label: string, sets: readonly string[] = []): RunConfig {
+  const assignments = sets.map((set) => parseSetAssignment(set));
+  let current: unknown = raw ?? {};
+  for (const assignment of assignments) current = applySet(current as object, assignment);
+  return validate(current, label, assignments);
+}
+
+/** Reads a YAML (or JSON) config file, applies `--set` assignments, and validates it. */
+export function loadRunConfig(path: string, sets: readonly string[] = []): LoadedRunConfig {
+  const raw = readYamlFile(path, path);
+  return { config: loadRunConfigFromObject(raw, path, sets), file: path, baseDir: dirname(resolve(path)) };
+}
+
+/**
+ * Reads one YAML document. An empty document is `{}`. Syntax errors (including duplicate
+ * keys) are `InputError`s naming `label` and the line.
+ */
+export function readYamlFile(path: string, label: string): unknown {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (err) {
+    throw new InputError(label, 0, `cannot read the file (${err instanceof Error ? err.message : String(err)})`);
+  }
+  return parseYamlText(text, label);
+}
+
+/** Parses YAML text as one document; see `readYamlFile`. */
+export function parseYamlText(text: string, label: string): unknown {
+  const doc = parseDocument(text, { prettyErrors: true });
+  const first = doc.errors[0];
+  if (first !== undefined) {
+    const position = first.linePos?.[0];
+    const detail = first.message.split('\n')[0].replace(/ at line \d+, column \d+:?$/, '');
+    const column = position === undefined ? '' : ` (column ${position.col})`;
+    throw new InputError(label, position?.line ?? 0, `invalid YAML: ${detail}${column}`);
+  }
+  try {
+    return doc.toJS() ?? {};
+  } catch (err) {
+    throw new InputError(label, 0, `invalid YAML: ${err instanceof Error ? err.message : String(err)}`);
+  }
+}
+
+type PathKey = string | number;
+
+function validate(raw: unknown, file: string, sets: readonly SetAssignment[]): RunConfig {
+  const parsed = runConfigSchema.safeParse(raw, { reportInput: true });
+  const found: { path: PathKey[]; reason: string }[] = [];
+  let config: RunConfig | undefined;
+  if (parsed.success) {
+    config = parsed.data;
+    for (const violation of checkRunConfigRules(config)) {
+      found.push({ path: violation.path.split('.'), reason: violation.reason });
+    }
+  } else {
+    found.push(...fromZodIssues(parsed.error.issues));
+  }
+  if (found.length === 0 && config !== undefined) return config;
+
+  found.sort((a, b) => comparePaths(a.path, b.path) || (a.reason < b.reason ? -1 : a.reason > b.reason ? 1 : 0));
+  const issues: ConfigIssue[] = found.map(({ path, reason }) =>
+    makeConfigIssue(file, path.join('.'), reason, findSetter(path, sets)),
+  );
+  throw new ConfigError(issues);
+}
+
+function fromZodIssues(zodIssues: readonly z.core.$ZodIssue[]): { path: PathKey[]; reason: string }[] {
+  const out: { path: PathKey[]; reason: string }[] = [];
+  for (const issue of zodIssues) {
+    const path = issue.path.map((key) => (typeof key === 'number' ? key : String(key)));
+    if (issue.code === 'unrecognized_keys') {
+      for (const key of issue.keys) out.push({ path: [...path, key], reason: issue.message });
+    } else {
+      out.push({ path, reason: issue.message });
+    }
+  }
+  return out;
+}
+
+/** Path order: element by element, numbers before strings, a prefix before its extensions. */
+function comparePaths(a: readonly PathKey[], b: readonly PathKey[]): number {
+  const n = Math.min(a.length, b.length);
+  for (let i = 0; i < n; i++) {
+    const x = a[i];
+    const y = b[i];
+    if (x === y) continue;
+    if (typeof x === 'number' && typeof y === 'number') return x - y;
+    if (typeof x === 'number') return -1;
+    if (typeof y === 'number') return 1;
+    return x < y ? -1 : 1;
+  }
+  return a.length - b.length;
+}
+
+/** The last `--set` that wrote the field, a mapping containing it, or a field inside it. */
+function findSetter(path: readonly PathKey[], sets: readonly SetAssignment[]): string | undefined {
+  if (path.length === 0) return undefined;
+  for (let i = sets.length - 1; i >= 0; i--) {
+    const segments = sets[i].segments;
+    const n = Math.min(segments.length, path.length);
+    let related = true;
+    for (let k = 0; k < n && related; k++) related = segments[k] === String(path[k]);
+    if (related) return sets[i].text;
+  }
+  return undefined;
+}

@@ -1,0 +1,94 @@
+/**
+ * Cross-field rules of a run config (spec replay.md §2) that a per-field schema cannot
+ * express. They run on a config that already passed `schema.ts`, and return every broken
+ * rule as a (dotted path, reason) pair.
+ */
+import { kvBlocksPerRank, largestSyntheticPromptTokens } from './kv-capacity.js';
+import type { RunConfig } from './types.js';
+
+export interface RuleViolation {
+  path: string;
+  reason: string;
+}
+
+const ROLE = 'engine.workers.aggregated';
+
+export function checkRunConfigRules(config: RunConfig): RuleViolation[] {
+  const violations: RuleViolation[] = [];
+  const role = config.engine.workers.aggregated;
+  const { source, load, stop } = config.traffic;
+
+  const timing = role.timing;
+  if (timing.type === 'linear') {
+    const { base_ms, prefill_token_us, prefill_pair_ns, decode_request_us, decode_kv_token_ns } = timing;
+    if (base_ms + prefill_token_us + prefill_pair_ns + decode_request_us + decode_kv_token_ns === 0) {
+      violations.push({
+        path: `${ROLE}.timing`,
+        reason: 'all linear coefficients are 0, so every pass would take 0 ms; set at least one above 0',
+      });
+    }
+  } else if (timing.type === 'fixed' && timing.prefill_ms === 0 && timing.decode_ms === 0) {
+    violations.push({
+      path: `${ROLE}.timing`,
+      reason: 'prefill_ms and decode_ms are both 0, so every pass would take 0 ms; set at least one above 0',
+    });
+  }
+
+  const capacity = role.kv_cache.capacity;
+  if (capacity.type === 'memory') {
+    const blocks = kvBlocksPerRank(role) ?? 0;
+    if (blocks < 1) {
+      violations.push({
+        path: `${ROLE}.kv_cache.capacity`,
+        reason:
+          `leaves no room for the KV cache: tensor ${role.parallelism.tensor} x ${capacity.gpu_memory_gib} GiB` +
+          ` x ${capacity.memory_fraction} - ${capacity.weights_gib} GiB of weights gives ${blocks} blocks` +
+          ` of ${role.kv_cache.block_size} tokens (need at least 1)`,
+      });
+    }
+  }
+
+  const largestPrompt = largestSyntheticPromptTokens(source);
+  const budget = role.scheduler.max_batched_tokens;
+  if (!role.scheduler.chunked_prefill && largestPrompt !== null && largestPrompt > budget) {
+    const what = source.type === 'synthetic-session' ? `the last session turn's prompt` : 'the prompt';
+    violations.push({
+      path: `${ROLE}.scheduler.max_batched_tokens`,
+      reason:
+        `is ${budget}, smaller than ${what} (${largestPrompt} tokens) with chunked_prefill: false;` +
+        ' such a request could never be scheduled',
+    });
+  }
+
+  if (load.type === 'trace_timestamps' && source.type !== 'trace') {
+    violations.push({
+      path: 'traffic.load.type',
+      reason: `trace_timestamps needs a trace source, got source type ${source.type}`,
+    });
+  }
+
+  const stopKeys = Object.keys(stop);
+  if (stopKeys.length !== 1) {
+    violations.push({
+      path: 'traffic.stop',
+      reason:
+        'must set exactly one of requests, requests_per_load_unit, max_virtual_time_seconds, ' +
+        (stopKeys.length === 0 ? 'got none' : `got ${stopKeys.join(', ')}`),
+    });
+  }
+  if ('requests_per_load_unit' in stop && load.type === 'trace_timestamps') {
+    violations.push({
+      path: 'traffic.stop.requests_per_load_unit',
+      reason: 'has no load unit with trace_timestamps; use requests or max_virtual_time_seconds',
+    });
+  }
+
+  if ('requests' in stop && stopKeys.length === 1 && config.report.warmup_requests >= stop.requests) {
+    violations.push({
+      path: 'report.warmup_requests',
+      reason: `is ${config.report.warmup_requests}, not less than traffic.stop.requests (${stop.requests}); every request would be warmup`,
+    });
+  }
+
+  return violations;
+}

@@ -1,0 +1,277 @@
+/**
+ * The zod schema of one run config (spec replay.md §2): every key, its default and its
+ * per-field rule. Objects are strict (unknown keys are errors); blocks with a `type` are
+ * discriminated unions whose `type` defaults to the first option. Every field carries its
+ * own error text (`must be a positive integer, got 0`). Cross-field rules live in
+ * `rules.ts`; `load.ts` runs both and turns issues into `ConfigError`s.
+ */
+import * as z from 'zod';
+import { formatValue } from './errors.js';
+import type { RunConfig, StopConfig } from './types.js';
+
+export { kvBlocksPerRank, largestSyntheticPromptTokens, sessionTurnPromptTokens } from './kv-capacity.js';
+
+type RawIssue = z.core.$ZodRawIssue;
+
+/** An error text for a field: `<rule>, got <value>`, or `is required (<rule>)` when absent. */
+function says(rule: string, whenMissing = 'is required') {
+  return (issue: RawIssue): string =>
+    issue.input === undefined ? `${whenMissing} (${rule})` : `${rule}, got ${formatValue(issue.input)}`;
+}
+
+const POSITIVE_INT = 'must be a positive integer';
+const NON_NEGATIVE_INT = 'must be a non-negative integer';
+const COST = 'must be a finite non-negative number';
+const POSITIVE = 'must be a positive finite number';
+const FRACTION = 'must be a number in (0, 1]';
+
+const positiveInt = () => z.int({ error: says(POSITIVE_INT) }).min(1, { error: says(POSITIVE_INT) });
+const nonNegativeInt = () => z.int({ error: says(NON_NEGATIVE_INT) }).min(0, { error: says(NON_NEGATIVE_INT) });
+/** Finite and >= 0. zod numbers already reject NaN and +-Infinity (YAML `.nan`, `.inf`). */
+const cost = () => z.number({ error: says(COST) }).min(0, { error: says(COST) });
+const positive = (whenMissing?: string) =>
+  z.number({ error: says(POSITIVE, whenMissing) }).gt(0, { error: says(POSITIVE, whenMissing) });
+const fraction = () => z.number({ error: says(FRACTION) }).gt(0, { error: says(FRACTION) }).max(1, { error: says(FRACTION) });
+const label = () => z.string({ error: says('must be a string') });
+const flag = () => z.boolean({ error: says('must be true or false') });
+const exactly = <T extends string>(value: T) => z.literal(value, { error: says(`must be ${value}`) });
+
+/**
+ * A strict object whose errors say `must be a mapping` and, for unknown keys, which keys
+ * are allowed (and for which `type`, inside a discriminated union).
+ */
+function strict<S extends z.core.$ZodLooseShape>(shape: S) {
+  const allowed = Object.keys(shape).join(', ');
+  return z.strictObject(shape, {
+    error: (issue: RawIssue) => {
+      if (issue.code !== 'unrecognized_keys') return says('must be a mapping')(issue);
+      const input = issue.input as Record<string, unknown> | undefined;
+      if (!('type' in shape)) return `unknown key (allowed: ${allowed})`;
+      const type = input !== undefined && 'type' in input ? String(input.type) : undefined;
+      return type === undefined
+        ? `unknown key for the default type, which applies when type is omitted (allowed: ${allowed})`
+        : `unknown key for type ${type} (allowed: ${allowed})`;
+    },
+  });
+}
+
+/** A union on `type`; a missing `type` selects the first option (its literal has a default). */
+function byType<const O extends readonly [z.core.$ZodTypeDiscriminable, ...z.core.$ZodTypeDiscriminable[]]>(
+  types: readonly string[],
+  options: O,
+) {
+  return z.discriminatedUnion('type', options, {
+    error: (issue: RawIssue) => {
+      if (issue.code !== 'invalid_union') return says('must be a mapping')(issue);
+      const input = issue.input as Record<string, unknown>;
+      return `must be one of ${types.join(', ')}, got ${formatValue(input.type)}`;
+    },
+  });
+}
+
+// ---- engine.workers.aggregated --------------------------------------------------------
+
+const parallelismSchema = strict({
+  replicas: positiveInt().default(1).describe('Independent engine workers; requests are placed round-robin.'),
+  tensor: positiveInt().default(1).describe('Tensor-parallel GPUs per attention-DP rank.'),
+  attention_data: positiveInt()
+    .default(1)
+    .describe('Attention data-parallel ranks per worker, each with its own queues, budget and KV pool.'),
+}).describe('GPUs per worker = tensor x attention_data.');
+
+const schedulerSchema = strict({
+  max_batched_tokens: positiveInt().default(8192).describe('Token budget of one pass (vLLM --max-num-batched-tokens).'),
+  max_sequences: positiveInt().default(256).describe('Most running requests per rank (vLLM --max-num-seqs).'),
+  chunked_prefill: flag()
+    .default(true)
+    .describe('Split long prompts over passes. When false, a prompt larger than max_batched_tokens is a config error.'),
+});
+
+const capacitySchema = byType(
+  ['unlimited', 'fixed', 'memory'],
+  [
+    strict({ type: exactly('unlimited').default('unlimited') }),
+    strict({
+      type: exactly('fixed'),
+      blocks: positiveInt().describe('KV blocks per attention-DP rank.'),
+    }),
+    strict({
+      type: exactly('memory'),
+      gpu_memory_gib: positive().describe('Memory of one GPU, GiB.'),
+      memory_fraction: fraction().default(0.9).describe('Share of GPU memory the engine may use (vLLM --gpu-memory-utilization).'),
+      weights_gib: cost().describe('Model weights held by one attention-DP rank (all its tensor-parallel GPUs together), GiB.'),
+      kv_bytes_per_token: positive().describe('KV cache bytes per token for the whole model (all layers, all KV heads).'),
+    }),
+  ],
+).describe(
+  'KV pool per attention-DP rank. memory: floor((tensor x gpu_memory_gib x memory_fraction - weights_gib) x 2^30 / (kv_bytes_per_token x block_size)) blocks.',
+);
+
+const kvCacheSchema = strict({
+  block_size: positiveInt().default(16).describe('Tokens per KV block.'),
+  capacity: capacitySchema.prefault({}),
+});
+
+const timingSchema = byType(
+  ['fixed', 'polynomial', 'linear'],
+  [
+    strict({
+      type: exactly('fixed').default('fixed'),
+      prefill_ms: cost().default(10).describe('Added to a pass that has any prefill work, ms.'),
+      decode_ms: cost().default(2).describe('Added to a pass that emits any token, ms.'),
+    }),
+    strict({ type: exactly('polynomial') }),
+    strict({
+      type: exactly('linear'),
+      base_ms: cost().default(0).describe('Fixed cost of every pass, ms.'),
+      prefill_token_us: cost().default(0).describe('Per new prefill token, us.'),
+      prefill_pair_ns: cost().default(0).describe('Per prefill attention pair, chunk x (already_computed + chunk/2), ns.'),
+      decode_request_us: cost().default(0).describe('Per decoding request, us.'),
+      decode_kv_token_ns: cost().default(0).describe('Per context token of the decoding requests, ns.'),
+    }),
+  ],
+).describe('Pass time provider (spec replay.md section 4).');
+
+const workerRoleSchema = strict({
+  parallelism: parallelismSchema.prefault({}),
+  scheduler: schedulerSchema.prefault({}),
+  kv_cache: kvCacheSchema.prefault({}),
+  timing: timingSchema.prefault({}),
+});
+
+// ---- engine -----------------------------------------------------------------------------
+
+const CONTEXT_LENGTH = 'must be a positive integer or max';
+const contextLengthSchema = z
+  .union([z.int({ error: says(CONTEXT_LENGTH) }).min(1, { error: says(CONTEXT_LENGTH) }), z.literal('max')], {
+    error: says(CONTEXT_LENGTH),
+  })
+  .default('max')
+  .describe('Most tokens (prompt + output) of one request, or max for no limit. A longer prompt is rejected.');
+
+const tokenizationSchema = strict({
+  workers: positiveInt().default(1).describe('FIFO tokenizer servers per engine worker.'),
+  base_ms: cost().default(0).describe('Cost of one request, ms.'),
+  per_input_us: cost().default(0).describe('Cost per prompt token, us.'),
+}).describe('Optional: tokenization before the scheduler queue (spec replay.md section 6).');
+
+const detokenizationSchema = strict({
+  workers: positiveInt().default(1).describe('FIFO detokenizer servers per engine worker.'),
+  base_ms: cost().default(0).describe('Cost of one job (one server share of one pass), ms.'),
+  per_output_us: cost().default(0).describe('Cost per output token in the job, us.'),
+  chunk_outputs: positiveInt().optional().describe('Split a job into jobs of at most this many outputs, each paying base_ms.'),
+}).describe('Optional: detokenization between a pass end and the client (spec replay.md section 6).');
+
+const engineSchema = strict({
+  model: label().default('unknown').describe('Label carried into reports.'),
+  hardware: label().default('unknown').describe('Label carried into reports.'),
+  backend: exactly('vllm').default('vllm').describe('Scheduling semantics; only vllm for now.'),
+  context_length: contextLengthSchema,
+  workers: strict({ aggregated: workerRoleSchema.prefault({}) }).prefault({}),
+  tokenization: tokenizationSchema.optional(),
+  detokenization: detokenizationSchema.optional(),
+});
+
+// ---- traffic ----------------------------------------------------------------------------
+
+const sourceSchema = byType(
+  ['synthetic', 'synthetic-session', 'trace'],
+  [
+    strict({
+      type: exactly('synthetic').default('synthetic'),
+      input_tokens: positiveInt().default(1024).describe('Prompt tokens (the upper end when random_range_ratio < 1).'),
+      output_tokens: nonNegativeInt().default(128).describe('Output tokens (the upper end when random_range_ratio < 1).'),
+      random_range_ratio: fraction().default(1).describe('Lengths are drawn between ratio x value and value; 1 = fixed.'),
+      seed: nonNegativeInt().default(0).describe('Seed of the length draws.'),
+    }),
+    strict({
+      type: exactly('synthetic-session'),
+      turns: positiveInt().describe('Turns per session.'),
+      new_input_tokens_per_turn: positiveInt().describe('New prompt tokens per turn; each turn resends the conversation so far.'),
+      output_tokens_per_turn: nonNegativeInt().describe('Output tokens per turn.'),
+      inter_turn_delay_ms: cost().default(0).describe('Wait after the client acted on a turn before sending the next, ms.'),
+    }),
+    strict({
+      type: exactly('trace'),
+      path: z
+        .string({ error: says('must be a non-empty path') })
+        .min(1, { error: says('must be a non-empty path') })
+        .describe('Trace file; a relative path is relative to the config file.'),
+      format: exactly('mooncake').default('mooncake').describe('Trace format; only mooncake (JSONL) for now.'),
+      block_size: positiveInt().default(512).describe('Tokens per hash_ids entry of the trace.'),
+    }),
+  ],
+).describe('Where requests come from.');
+
+const responseOverheadSchema = strict({
+  base_ms: cost().default(0).describe('Per response, ms.'),
+  per_output_token_us: cost().default(0).describe('Per output token of the response, us.'),
+})
+  .optional()
+  .describe('Optional: client-side cost before acting on a finished response (spec replay.md section 6).');
+
+const loadSchema = byType(
+  ['concurrency', 'poisson', 'constant_rate', 'trace_timestamps'],
+  [
+    strict({
+      type: exactly('concurrency').default('concurrency'),
+      concurrency: positiveInt().default(10).describe('Closed-loop slots.'),
+      response_overhead: responseOverheadSchema,
+    }),
+    strict({
+      type: exactly('poisson'),
+      requests_per_second: positive('is required with type poisson').describe('Mean arrival rate.'),
+      seed: nonNegativeInt().default(42).describe('Seed of the arrival gaps.'),
+      response_overhead: responseOverheadSchema,
+    }),
+    strict({
+      type: exactly('constant_rate'),
+      requests_per_second: positive('is required with type constant_rate').describe('Arrival rate; gaps are exactly 1000 / rate ms.'),
+      response_overhead: responseOverheadSchema,
+    }),
+    strict({
+      type: exactly('trace_timestamps'),
+      speedup: positive().default(1).describe('Divides the trace timestamps.'),
+      response_overhead: responseOverheadSchema,
+    }),
+  ],
+).describe('How requests are sent.');
+
+const stopSchema = strict({
+  requests: positiveInt().optional().describe('Total requests sent (for a trace, its first N rows).'),
+  requests_per_load_unit: positive()
+    .optional()
+    .describe('Requests = round(this x concurrency, or x requests_per_second), at least 1.'),
+  max_virtual_time_seconds: positive().optional().describe('Nothing after this virtual time is recorded.'),
+})
+  .meta({ minProperties: 1, maxProperties: 1 })
+  .describe('Exactly one stop condition.')
+  .prefault({ requests: 100 })
+  // The exactly-one rule is checked in rules.ts; this only narrows the type.
+  .transform((stop) => stop as StopConfig);
+
+const trafficSchema = strict({
+  source: sourceSchema.prefault({}),
+  load: loadSchema.prefault({}),
+  stop: stopSchema,
+});
+
+const reportSchema = strict({
+  warmup_requests: nonNegativeInt().default(0).describe('The first N requests sent are left out of every metric.'),
+});
+
+/** The whole run config. Parse with `parseRunConfig` (load.ts), which adds the cross-field rules. */
+export const runConfigSchema = strict({
+  engine: engineSchema.prefault({}),
+  traffic: trafficSchema.prefault({}),
+  report: reportSchema.prefault({}),
+});
+
+export type RunConfigInput = z.input<typeof runConfigSchema>;
+
+// Compile-time check: the schema's output is exactly the RunConfig the core consumes.
+type SchemaOutput = z.output<typeof runConfigSchema>;
+const outputIsRunConfig = (config: SchemaOutput): RunConfig => config;
+const runConfigIsOutput = (config: RunConfig): SchemaOutput => config;
+void outputIsRunConfig;
+void runConfigIsOutput;
