@@ -1,0 +1,58 @@
+/**
+ * Growable ring deque of int32 (request ids). `waiting` needs push-back for arrivals and
+ * push-front for preempted requests (spec replay.md §3), with no Array.shift in the loop.
+ */
+export class IntDeque {
+  private buf: Int32Array;
+  private mask: number;
+  private head = 0;
+  private count = 0;
+
+  constructor(initialCapacity = 64) {
+    let cap = 16;
+    while (cap < initialCapacity) cap *= 2;
+    this.buf = new Int32Array(cap);
+    this.mask = cap - 1;
+  }
+
+  get size(): number {
+    return this.count;
+  }
+
+  peekFront(): number {
+    return this.buf[this.head];
+  }
+
+  pushBack(value: number): void {
+    if (this.count === this.buf.length) this.grow();
+    this.buf[(this.head + this.count) & this.mask] = value;
+    this.count++;
+  }
+
+  pushFront(value: number): void {
+    if (this.count === this.buf.length) this.grow();
+    this.head = (this.head - 1) & this.mask;
+    this.buf[this.head] = value;
+    this.count++;
+  }
+
+  popFront(): number {
+    const value = this.buf[this.head];
+    this.head = (this.head + 1) & this.mask;
+    this.count--;
+    return value;
+  }
+
+  /** Element at position i from the front (0 = front). */
+  at(i: number): number {
+    return this.buf[(this.head + i) & this.mask];
+  }
+
+  private grow(): void {
+    const next = new Int32Array(this.buf.length * 2);
+    for (let i = 0; i < this.count; i++) next[i] = this.buf[(this.head + i) & this.mask];
+    this.buf = next;
+    this.mask = next.length - 1;
+    this.head = 0;
+  }
+}

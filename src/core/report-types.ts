@@ -1,0 +1,127 @@
+/**
+ * Shapes of what a replay reports (spec replay.md §7): the summary written as `summary.json`
+ * and one record per request written as `requests.jsonl`. Names are AIPerf's tags.
+ */
+
+/** Tags of the per-request metrics, in report order. */
+export const METRIC_TAGS = [
+  'time_to_first_token',
+  'time_to_second_token',
+  'request_latency',
+  'inter_token_latency',
+  'output_token_throughput_per_user',
+  'e2e_output_token_throughput',
+  'token_gap',
+  'input_sequence_length',
+  'output_sequence_length',
+] as const;
+
+export type MetricTag = (typeof METRIC_TAGS)[number];
+
+export const METRIC_UNITS: Record<MetricTag, string> = {
+  time_to_first_token: 'ms',
+  time_to_second_token: 'ms',
+  request_latency: 'ms',
+  inter_token_latency: 'ms',
+  output_token_throughput_per_user: 'tokens/sec/user',
+  e2e_output_token_throughput: 'tokens/sec',
+  token_gap: 'ms',
+  input_sequence_length: 'tokens',
+  output_sequence_length: 'tokens',
+};
+
+export const STAT_NAMES = ['avg', 'min', 'max', 'p1', 'p5', 'p10', 'p25', 'p50', 'p75', 'p90', 'p95', 'p99', 'std'] as const;
+export type StatName = (typeof STAT_NAMES)[number];
+
+export interface MetricStats {
+  unit: string;
+  avg: number;
+  min: number;
+  max: number;
+  p1: number;
+  p5: number;
+  p10: number;
+  p25: number;
+  p50: number;
+  p75: number;
+  p90: number;
+  p95: number;
+  p99: number;
+  std: number;
+  count: number;
+  /** Present and true only when percentiles came from the 0.1 % relative-error sketch. */
+  approximate?: boolean;
+}
+
+export interface RunStats {
+  request_count: number;
+  error_request_count: number;
+  incomplete_request_count: number;
+  benchmark_duration_s: number;
+  request_throughput: number;
+  output_token_throughput: number;
+  input_token_throughput: number;
+  total_token_throughput: number;
+  worker_seconds: number;
+  gpu_hours: number;
+}
+
+export interface TtftStages {
+  mean_tokenization_ms: number;
+  mean_queue_ms: number;
+  mean_prefill_ms: number;
+  mean_detokenization_ms: number;
+}
+
+export interface SimulatorStats {
+  /** Host time of the simulation and its statistics: the only field that differs run to run. */
+  wall_time_ms: number;
+  us_per_output_token: number;
+  /** Output tokens received by the client over the whole run (warmup included). */
+  output_tokens: number;
+  /** Engine passes run, preemptions, and the virtual time of the last event processed. */
+  passes: number;
+  preemptions: number;
+  virtual_end_ms: number;
+}
+
+export interface ReplaySummary {
+  metrics: Partial<Record<MetricTag, MetricStats>>;
+  run: RunStats;
+  ttft_stages: TtftStages;
+  simulator: SimulatorStats;
+  /** The effective config (defaults filled, overrides applied). */
+  config: unknown;
+}
+
+export type RequestStatus = 'completed' | 'rejected' | 'incomplete';
+
+/** One line of `requests.jsonl`. Times are ms of virtual time; null where the stage was not reached. */
+export interface RequestRecord {
+  request_id: number;
+  session_id: number;
+  turn_index: number;
+  status: RequestStatus;
+  warmup: boolean;
+  sent_ms: number;
+  tokenized_ms: number | null;
+  queued_ms: number | null;
+  first_scheduled_ms: number | null;
+  first_token_emitted_ms: number | null;
+  /** Client receive time of each output token. */
+  token_ms: number[];
+  /** Engine emit time of each output token (pass end). */
+  token_emitted_ms: number[];
+  /** Receive time of the response end (last token, or the rejection). */
+  response_received_ms: number | null;
+  /** When the client acted on the response (receipt + response overhead). */
+  response_acted_ms: number | null;
+  input_tokens: number;
+  output_tokens: number;
+  time_to_first_token: number | null;
+  time_to_second_token: number | null;
+  request_latency: number | null;
+  inter_token_latency: number | null;
+  output_token_throughput_per_user: number | null;
+  e2e_output_token_throughput: number | null;
+}

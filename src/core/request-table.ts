@@ -1,0 +1,130 @@
+/**
+ * Request state as columns keyed by dense request id (no per-request objects). Times are ms
+ * of virtual time, NaN until the stage is reached. Columns grow by doubling when the run's
+ * request count is not known up front (a time cap); the hot loop re-reads them per call.
+ */
+
+export const Status = {
+  /** Reserved id (a trace row not yet sent). */
+  Created: 0,
+  Tokenizing: 1,
+  Waiting: 2,
+  Running: 3,
+  /** Finished in the engine; some outputs may still be on their way to the client. */
+  EngineDone: 4,
+  Completed: 5,
+  Rejected: 6,
+} as const;
+
+export class RequestTable {
+  capacity: number;
+  count = 0;
+
+  // Stamps (ms).
+  sentMs: Float64Array;
+  tokenizedMs: Float64Array;
+  firstScheduledMs: Float64Array;
+  firstEmittedMs: Float64Array;
+  firstReceivedMs: Float64Array;
+  secondReceivedMs: Float64Array;
+  lastReceivedMs: Float64Array;
+  responseReceivedMs: Float64Array;
+  actedMs: Float64Array;
+
+  // Lengths and progress (tokens).
+  prompt: Int32Array;
+  outputLen: Int32Array;
+  generated: Int32Array;
+  computed: Int32Array;
+  scheduled: Int32Array;
+  received: Int32Array;
+  blocksHeld: Int32Array;
+
+  // Placement and identity.
+  rank: Int32Array;
+  detokServer: Int32Array;
+  sessionId: Int32Array;
+  turnIndex: Int32Array;
+  slot: Int32Array;
+  status: Uint8Array;
+  isWarmup: Uint8Array;
+
+  constructor(capacity: number) {
+    this.capacity = Math.max(16, capacity);
+    const n = this.capacity;
+    this.sentMs = nanArray(n);
+    this.tokenizedMs = nanArray(n);
+    this.firstScheduledMs = nanArray(n);
+    this.firstEmittedMs = nanArray(n);
+    this.firstReceivedMs = nanArray(n);
+    this.secondReceivedMs = nanArray(n);
+    this.lastReceivedMs = nanArray(n);
+    this.responseReceivedMs = nanArray(n);
+    this.actedMs = nanArray(n);
+    this.prompt = new Int32Array(n);
+    this.outputLen = new Int32Array(n);
+    this.generated = new Int32Array(n);
+    this.computed = new Int32Array(n);
+    this.scheduled = new Int32Array(n);
+    this.received = new Int32Array(n);
+    this.blocksHeld = new Int32Array(n);
+    this.rank = new Int32Array(n);
+    this.detokServer = new Int32Array(n);
+    this.sessionId = new Int32Array(n);
+    this.turnIndex = new Int32Array(n);
+    this.slot = new Int32Array(n);
+    this.status = new Uint8Array(n);
+    this.isWarmup = new Uint8Array(n);
+  }
+
+  /** Makes room for ids below `size`. */
+  ensure(size: number): void {
+    if (size <= this.capacity) return;
+    let n = this.capacity;
+    while (n < size) n *= 2;
+    this.sentMs = growNan(this.sentMs, n);
+    this.tokenizedMs = growNan(this.tokenizedMs, n);
+    this.firstScheduledMs = growNan(this.firstScheduledMs, n);
+    this.firstEmittedMs = growNan(this.firstEmittedMs, n);
+    this.firstReceivedMs = growNan(this.firstReceivedMs, n);
+    this.secondReceivedMs = growNan(this.secondReceivedMs, n);
+    this.lastReceivedMs = growNan(this.lastReceivedMs, n);
+    this.responseReceivedMs = growNan(this.responseReceivedMs, n);
+    this.actedMs = growNan(this.actedMs, n);
+    this.prompt = growInt(this.prompt, n);
+    this.outputLen = growInt(this.outputLen, n);
+    this.generated = growInt(this.generated, n);
+    this.computed = growInt(this.computed, n);
+    this.scheduled = growInt(this.scheduled, n);
+    this.received = growInt(this.received, n);
+    this.blocksHeld = growInt(this.blocksHeld, n);
+    this.rank = growInt(this.rank, n);
+    this.detokServer = growInt(this.detokServer, n);
+    this.sessionId = growInt(this.sessionId, n);
+    this.turnIndex = growInt(this.turnIndex, n);
+    this.slot = growInt(this.slot, n);
+    const status = new Uint8Array(n);
+    status.set(this.status);
+    this.status = status;
+    const warmup = new Uint8Array(n);
+    warmup.set(this.isWarmup);
+    this.isWarmup = warmup;
+    this.capacity = n;
+  }
+}
+
+function nanArray(n: number): Float64Array {
+  return new Float64Array(n).fill(NaN);
+}
+
+function growNan(a: Float64Array, n: number): Float64Array {
+  const b = nanArray(n);
+  b.set(a);
+  return b;
+}
+
+function growInt(a: Int32Array, n: number): Int32Array {
+  const b = new Int32Array(n);
+  b.set(a);
+  return b;
+}

@@ -1,0 +1,543 @@
+/**
+ * The replay loop (spec replay.md §1-§6): one discrete-event simulation of the load
+ * generator, the server's tokenization and detokenization processes, and the engine workers.
+ *
+ * Reading guide: `run` drains the event queue instant by instant; at each instant events pop
+ * in the spec's tie order (pass ends, deliveries, arrivals) and passes start last, on every
+ * engine worker that became idle or got work. Request state lives in a RequestTable; the only
+ * per-token work is in EngineRank.finishPass and `deliverOutput`.
+ */
+import { uniformFloat64 } from 'pure-rand/distribution/uniformFloat64';
+import { uniformInt } from 'pure-rand/distribution/uniformInt';
+import { xoroshiro128plus } from 'pure-rand/generator/xoroshiro128plus';
+import { EngineRank, PassOutputs } from './engine-rank.js';
+import { EventKind, EventQueue } from './event-queue.js';
+import { fnv1a32OfId } from './fnv.js';
+import { IntDeque } from './int-deque.js';
+import { RequestTable, Status } from './request-table.js';
+import type { ResolvedRun } from './resolve.js';
+import { TokenGapPool } from './token-gaps.js';
+
+type Rng = ReturnType<typeof xoroshiro128plus>;
+
+export interface SimulationResult {
+  table: RequestTable;
+  /** Requests created (ids 0 .. count-1; for traces, rows up to the stop limit). */
+  requestCount: number;
+  gaps: TokenGapPool;
+  /** Last response received (any request that ended), ms; 0 when none. */
+  lastResponseMs: number;
+  /** Time of the last processed event (the run's virtual end). */
+  endMs: number;
+  passCount: number;
+  preemptionCount: number;
+  /** Per-token times, only when recording was asked for. */
+  tokenReceivedMs: number[][] | null;
+  tokenEmittedMs: number[][] | null;
+}
+
+export interface SimulationOptions {
+  /** Keep every token's emit and receive time (for requests.jsonl). Costs memory. */
+  recordTokens?: boolean;
+}
+
+/** Sentinel for "no session continues": a synthetic request or a trace row of its own. */
+const NO_NEXT = -1;
+
+export class Simulation {
+  private readonly cfg: ResolvedRun;
+  private readonly table: RequestTable;
+  private readonly events = new EventQueue(4096);
+  private readonly ranks: EngineRank[] = [];
+  private readonly outputs: PassOutputs[] = [];
+  private readonly workerBusy: Uint8Array;
+  private readonly workerFlagged: Uint8Array;
+  private readonly toStart: Int32Array;
+  private toStartCount = 0;
+  private nextWorker = 0;
+  private readonly nextRank: Int32Array;
+  private readonly gaps: TokenGapPool;
+
+  // Client-path servers: the time each becomes free, plus per detokenization server its FIFO
+  // of pending jobs (output ids and job sizes).
+  private readonly tokFreeMs: Float64Array;
+  private readonly detokFreeMs: Float64Array;
+  private readonly detokOutputs: IntDeque[] = [];
+  private readonly detokJobSizes: IntDeque[] = [];
+  private readonly detokCounts: Int32Array;
+
+  // Traffic.
+  private readonly rng: Rng | null;
+  private readonly arrivalRng: Rng | null;
+  private created = 0;
+  private sent = 0;
+  private sessions = 0;
+  private nextArrivalMs = 0;
+  /** Trace rows: next row of the same session, or NO_NEXT. */
+  private readonly traceNextInSession: Int32Array | null = null;
+  /** Trace rows that start a unit, in send order (timestamp order for trace_timestamps). */
+  private readonly traceStarts: Int32Array | null = null;
+  private traceCursor = 0;
+
+  private nowMs = 0;
+  private lastResponseMs = 0;
+  private passCount = 0;
+  private readonly tokenReceivedMs: number[][] | null;
+  private readonly tokenEmittedMs: number[][] | null;
+  private readonly recordEmit: ((id: number, nowMs: number) => void) | null;
+
+  constructor(run: ResolvedRun, options: SimulationOptions = {}) {
+    this.cfg = run;
+    const expected = Number.isFinite(run.maxRequests) ? run.maxRequests : 1024;
+    this.table = new RequestTable(expected);
+    const workers = run.replicas;
+    const rankLimits = {
+      maxBatchedTokens: run.maxBatchedTokens,
+      maxSequences: run.maxSequences,
+      chunkedPrefill: run.chunkedPrefill,
+      blockSize: run.blockSize,
+      kvBlocks: run.kvBlocksPerRank,
+      lengthLimit: run.lengthLimit,
+    };
+    for (let w = 0; w < workers; w++) {
+      for (let k = 0; k < run.ranksPerWorker; k++) this.ranks.push(new EngineRank(rankLimits, this.table));
+      this.outputs.push(new PassOutputs(run.maxSequences * run.ranksPerWorker));
+    }
+    this.workerBusy = new Uint8Array(workers);
+    this.workerFlagged = new Uint8Array(workers);
+    this.toStart = new Int32Array(workers);
+    this.nextRank = new Int32Array(workers);
+    const table = this.table;
+    this.gaps = new TokenGapPool((id) => table.status[id] === Status.Completed);
+
+    this.tokFreeMs = new Float64Array(run.tokenization ? run.tokenization.serversPerWorker * workers : 0);
+    const detokServers = run.detokenization ? run.detokenization.serversPerWorker * workers : 0;
+    this.detokFreeMs = new Float64Array(detokServers);
+    for (let s = 0; s < detokServers; s++) {
+      this.detokOutputs.push(new IntDeque(64));
+      this.detokJobSizes.push(new IntDeque(16));
+    }
+    this.detokCounts = new Int32Array(run.detokenization ? run.detokenization.serversPerWorker : 0);
+
+    const source = run.source;
+    this.rng = source.kind === 'synthetic' ? xoroshiro128plus(source.seed) : null;
+    this.arrivalRng = run.load.kind === 'poisson' ? xoroshiro128plus(run.load.seed) : null;
+    if (source.kind === 'trace') {
+      const built = buildTraceOrder(source.trace.rows, run.maxRequests, source.trace, run.load.kind === 'timestamps');
+      this.traceNextInSession = built.nextInSession;
+      this.traceStarts = built.starts;
+      const t = this.table;
+      t.ensure(run.maxRequests);
+      for (let row = 0; row < run.maxRequests; row++) {
+        t.prompt[row] = source.trace.inputLength[row];
+        t.outputLen[row] = source.trace.outputLength[row];
+        t.sessionId[row] = built.sessionIndex[row];
+        t.turnIndex[row] = built.turnIndex[row];
+      }
+    }
+
+    const record = options.recordTokens === true;
+    this.tokenReceivedMs = record ? [] : null;
+    this.tokenEmittedMs = record ? [] : null;
+    const emitted = this.tokenEmittedMs;
+    this.recordEmit = emitted === null ? null : (id, nowMs) => emitted[id].push(nowMs);
+  }
+
+  run(): SimulationResult {
+    this.startTraffic();
+    const events = this.events;
+    const capMs = this.cfg.capMs;
+    for (;;) {
+      if (events.size === 0 || events.peekTimeMs() > this.nowMs) {
+        if (this.toStartCount > 0) {
+          this.startPasses();
+          continue;
+        }
+        if (events.size === 0) break;
+        const next = events.peekTimeMs();
+        if (next > capMs) break;
+        this.nowMs = next;
+      }
+      const kind = events.peekKind();
+      const target = events.peekTarget();
+      events.pop();
+      switch (kind) {
+        case EventKind.PassEnd:
+          this.endPass(target);
+          break;
+        case EventKind.DetokJobEnd:
+          this.endDetokJob(target);
+          break;
+        case EventKind.Tokenized:
+          this.enterScheduler(target);
+          break;
+        case EventKind.ClientAct:
+          this.act(target);
+          break;
+        case EventKind.Send:
+          this.sendScheduled(target);
+          break;
+      }
+    }
+    let preemptions = 0;
+    for (const rank of this.ranks) preemptions += rank.preemptionCount;
+    return {
+      table: this.table,
+      requestCount: this.cfg.source.kind === 'trace' ? this.cfg.maxRequests : this.created,
+      gaps: this.gaps,
+      lastResponseMs: this.lastResponseMs,
+      endMs: this.nowMs,
+      passCount: this.passCount,
+      preemptionCount: preemptions,
+      tokenReceivedMs: this.tokenReceivedMs,
+      tokenEmittedMs: this.tokenEmittedMs,
+    };
+  }
+
+  // ---- Traffic (spec §5) -------------------------------------------------------------
+
+  private startTraffic(): void {
+    const load = this.cfg.load;
+    switch (load.kind) {
+      case 'closed':
+        for (let slot = 0; slot < load.concurrency; slot++) this.startUnit(slot);
+        break;
+      case 'poisson':
+      case 'constant':
+        this.nextArrivalMs = 0;
+        this.events.push(0, EventKind.Send, -1);
+        break;
+      case 'timestamps': {
+        const starts = this.traceStarts as Int32Array;
+        if (starts.length > 0) {
+          const trace = (this.cfg.source as { trace: { timestampMs: Float64Array } }).trace;
+          const first = trace.timestampMs[starts[0]];
+          for (let i = 0; i < starts.length; i++) {
+            const row = starts[i];
+            this.events.push((trace.timestampMs[row] - first) / load.speedup, EventKind.Send, row);
+          }
+        }
+        break;
+      }
+    }
+  }
+
+  /** Starts a new unit of work (a request, a session, a trace row) on a closed-loop slot or an arrival. */
+  private startUnit(slot: number): void {
+    const source = this.cfg.source;
+    if (source.kind === 'trace') {
+      const starts = this.traceStarts as Int32Array;
+      if (this.traceCursor >= starts.length) return;
+      this.send(starts[this.traceCursor++], slot);
+      return;
+    }
+    if (this.created >= this.cfg.maxRequests) return;
+    const id = this.createRequest();
+    const t = this.table;
+    if (source.kind === 'synthetic') {
+      t.prompt[id] = drawLength(this.rng as Rng, source.inputTokens, source.rangeRatio, 1);
+      t.outputLen[id] = drawLength(this.rng as Rng, source.outputTokens, source.rangeRatio, 0);
+      t.sessionId[id] = id;
+      t.turnIndex[id] = 0;
+    } else {
+      t.prompt[id] = source.newInputTokens;
+      t.outputLen[id] = source.outputTokens;
+      t.sessionId[id] = this.sessions++;
+      t.turnIndex[id] = 0;
+    }
+    this.send(id, slot);
+  }
+
+  private createRequest(): number {
+    const id = this.created++;
+    this.table.ensure(this.created);
+    return id;
+  }
+
+  /** A Send event: an open-loop arrival (target -1), a trace row (target = row), or a delayed session turn. */
+  private sendScheduled(target: number): void {
+    const load = this.cfg.load;
+    if (target >= 0) {
+      if (load.kind === 'timestamps' || this.cfg.source.kind === 'trace') {
+        this.send(target, this.table.slot[target]);
+      } else {
+        this.sendNextTurn(target);
+      }
+      return;
+    }
+    // Open-loop arrival: start a unit and schedule the next arrival (first at 0).
+    this.startUnit(-1);
+    const more =
+      this.cfg.source.kind === 'trace'
+        ? this.traceCursor < (this.traceStarts as Int32Array).length
+        : this.created < this.cfg.maxRequests;
+    if (!more) return;
+    const rate = (load as { ratePerSecond: number }).ratePerSecond;
+    const gapMs = load.kind === 'poisson' ? (-Math.log(1 - uniformFloat64(this.arrivalRng as Rng)) * 1000) / rate : 1000 / rate;
+    this.nextArrivalMs += gapMs;
+    this.events.push(this.nextArrivalMs, EventKind.Send, -1);
+  }
+
+  /** Sends request `id` now: stamps it, then tokenization or straight to the scheduler. */
+  private send(id: number, slot: number): void {
+    const t = this.table;
+    const now = this.nowMs;
+    t.sentMs[id] = now;
+    t.slot[id] = slot;
+    t.isWarmup[id] = this.sent < this.cfg.warmupRequests ? 1 : 0;
+    this.sent++;
+    if (this.tokenReceivedMs !== null) {
+      this.tokenReceivedMs[id] = [];
+      (this.tokenEmittedMs as number[][])[id] = [];
+    }
+    const tok = this.cfg.tokenization;
+    if (tok === null) {
+      this.enterScheduler(id);
+      return;
+    }
+    t.status[id] = Status.Tokenizing;
+    const server = fnv1a32OfId(id) % this.tokFreeMs.length;
+    const start = Math.max(now, this.tokFreeMs[server]);
+    const end = start + tok.baseMs + tok.perTokenMs * t.prompt[id];
+    this.tokFreeMs[server] = end;
+    this.events.push(end, EventKind.Tokenized, id);
+  }
+
+  /** The request reaches a scheduler's `waiting` queue: replica round-robin, then rank round-robin. */
+  private enterScheduler(id: number): void {
+    const t = this.table;
+    t.tokenizedMs[id] = this.nowMs;
+    const worker = this.nextWorker;
+    this.nextWorker = worker + 1 === this.cfg.replicas ? 0 : worker + 1;
+    const ranks = this.cfg.ranksPerWorker;
+    const k = this.nextRank[worker];
+    this.nextRank[worker] = k + 1 === ranks ? 0 : k + 1;
+    const rank = worker * ranks + k;
+    t.rank[id] = rank;
+    if (this.cfg.detokenization !== null) {
+      t.detokServer[id] = fnv1a32OfId(id) % this.cfg.detokenization.serversPerWorker;
+    }
+    this.ranks[rank].enqueue(id);
+    this.flagWorker(worker);
+  }
+
+  /** The client acts on a finished response (spec §6): a session's next turn, or the slot's next unit. */
+  private act(id: number): void {
+    const t = this.table;
+    t.actedMs[id] = this.nowMs;
+    const source = this.cfg.source;
+    if (source.kind === 'session') {
+      if (t.turnIndex[id] + 1 < source.turns && this.created < this.cfg.maxRequests) {
+        if (source.interTurnDelayMs > 0) this.events.push(this.nowMs + source.interTurnDelayMs, EventKind.Send, id);
+        else this.sendNextTurn(id);
+        return;
+      }
+    } else if (source.kind === 'trace' && this.traceNextInSession !== null) {
+      const next = this.traceNextInSession[id];
+      if (next !== NO_NEXT) {
+        t.slot[next] = t.slot[id];
+        this.events.push(this.nowMs + source.trace.delayMs[next], EventKind.Send, next);
+        return;
+      }
+    }
+    if (this.cfg.load.kind === 'closed') this.startUnit(t.slot[id]);
+  }
+
+  /** Sends the turn after request `prev` of a synthetic session. */
+  private sendNextTurn(prev: number): void {
+    const source = this.cfg.source;
+    if (source.kind !== 'session' || this.created >= this.cfg.maxRequests) return;
+    const t = this.table;
+    const id = this.createRequest();
+    const turn = t.turnIndex[prev] + 1;
+    // The prompt of turn k carries the whole conversation so far (spec §5; no prefix cache).
+    t.prompt[id] = (turn + 1) * source.newInputTokens + turn * source.outputTokens;
+    t.outputLen[id] = source.outputTokens;
+    t.sessionId[id] = t.sessionId[prev];
+    t.turnIndex[id] = turn;
+    this.send(id, t.slot[prev]);
+  }
+
+  // ---- Engine (spec §3) ------------------------------------------------------------
+
+  private flagWorker(worker: number): void {
+    if (this.workerBusy[worker] === 0 && this.workerFlagged[worker] === 0) {
+      this.workerFlagged[worker] = 1;
+      this.toStart[this.toStartCount++] = worker;
+    }
+  }
+
+  /** Starts a pass on every flagged idle worker that has work (the last phase of an instant). */
+  private startPasses(): void {
+    const count = this.toStartCount;
+    this.toStartCount = 0;
+    const ranksPerWorker = this.cfg.ranksPerWorker;
+    const passTime = this.cfg.passTime;
+    for (let i = 0; i < count; i++) {
+      const worker = this.toStart[i];
+      this.workerFlagged[worker] = 0;
+      let any = false;
+      let durationMs = 0;
+      for (let k = 0; k < ranksPerWorker; k++) {
+        const rank = this.ranks[worker * ranksPerWorker + k];
+        if (!rank.hasWork) continue;
+        if (!rank.composePass(this.nowMs)) continue;
+        any = true;
+        if (rank.scheduledCount > 0) {
+          // Attention-DP ranks run in lockstep: the pass ends when the slowest rank ends.
+          const ms = passTime(rank.view);
+          if (!(ms >= 0 && ms < Infinity)) throw new Error(`timing provider returned ${ms} ms for a pass; a pass time must be finite and >= 0`);
+          if (ms > durationMs) durationMs = ms;
+        }
+      }
+      if (!any) continue;
+      this.workerBusy[worker] = 1;
+      this.passCount++;
+      this.events.push(this.nowMs + durationMs, EventKind.PassEnd, worker);
+    }
+  }
+
+  private endPass(worker: number): void {
+    const now = this.nowMs;
+    const out = this.outputs[worker];
+    out.clear();
+    const ranksPerWorker = this.cfg.ranksPerWorker;
+    for (let k = 0; k < ranksPerWorker; k++) this.ranks[worker * ranksPerWorker + k].finishPass(now, out, this.recordEmit);
+    this.workerBusy[worker] = 0;
+    this.flagWorker(worker);
+
+    // Requests that ended without output skip detokenization (spec §6).
+    for (let i = 0; i < out.endedCount; i++) this.receiveEnd(out.ended[i]);
+
+    const detok = this.cfg.detokenization;
+    if (detok === null) {
+      const emitted = out.emitted;
+      for (let i = 0; i < out.emittedCount; i++) this.deliverOutput(emitted[i]);
+      return;
+    }
+    this.queueDetokJobs(worker, out, detok.serversPerWorker, detok.baseMs, detok.perTokenMs, detok.chunkOutputs);
+  }
+
+  // ---- Client path (spec §6) ----------------------------------------------------------
+
+  /** One FIFO job per server with outputs in this pass (or chunks of `chunkOutputs`). */
+  private queueDetokJobs(worker: number, out: PassOutputs, servers: number, baseMs: number, perOutputMs: number, chunk: number): void {
+    const t = this.table;
+    const counts = this.detokCounts;
+    counts.fill(0);
+    const emitted = out.emitted;
+    const n = out.emittedCount;
+    for (let i = 0; i < n; i++) counts[t.detokServer[emitted[i]]]++;
+    for (let i = 0; i < n; i++) {
+      const id = emitted[i];
+      this.detokOutputs[worker * servers + t.detokServer[id]].pushBack(id);
+    }
+    const now = this.nowMs;
+    for (let s = 0; s < servers; s++) {
+      let remaining = counts[s];
+      if (remaining === 0) continue;
+      const global = worker * servers + s;
+      while (remaining > 0) {
+        const size = chunk > 0 && remaining > chunk ? chunk : remaining;
+        remaining -= size;
+        const free = this.detokFreeMs[global];
+        const end = (free > now ? free : now) + baseMs + perOutputMs * size;
+        this.detokFreeMs[global] = end;
+        this.detokJobSizes[global].pushBack(size);
+        this.events.push(end, EventKind.DetokJobEnd, global);
+      }
+    }
+  }
+
+  private endDetokJob(server: number): void {
+    const size = this.detokJobSizes[server].popFront();
+    const outputs = this.detokOutputs[server];
+    for (let i = 0; i < size; i++) this.deliverOutput(outputs.popFront());
+  }
+
+  /** The client receives one output token of request `id` now. */
+  private deliverOutput(id: number): void {
+    const t = this.table;
+    const now = this.nowMs;
+    const n = t.received[id]++;
+    if (n === 0) {
+      t.firstReceivedMs[id] = now;
+    } else {
+      if (n === 1) t.secondReceivedMs[id] = now;
+      if (t.isWarmup[id] === 0) this.gaps.push(now - t.lastReceivedMs[id], id);
+    }
+    t.lastReceivedMs[id] = now;
+    if (this.tokenReceivedMs !== null) this.tokenReceivedMs[id].push(now);
+    if (n + 1 === t.generated[id] && t.status[id] === Status.EngineDone) this.receiveEnd(id);
+  }
+
+  /** The client has the whole response (last token, a zero-length output, or a rejection). */
+  private receiveEnd(id: number): void {
+    const t = this.table;
+    const now = this.nowMs;
+    t.responseReceivedMs[id] = now;
+    if (t.status[id] !== Status.Rejected) t.status[id] = Status.Completed;
+    if (now > this.lastResponseMs) this.lastResponseMs = now;
+    const overhead = this.cfg.responseOverhead;
+    let actMs = now;
+    if (overhead !== null) {
+      actMs += overhead.baseMs;
+      if (t.status[id] !== Status.Rejected) actMs += overhead.perOutputTokenMs * t.received[id];
+    }
+    this.events.push(actMs, EventKind.ClientAct, id);
+  }
+}
+
+/**
+ * A synthetic length: fixed when ratio is 1, otherwise uniform over the integers
+ * [max(min, floor(length * ratio)), length] (the random_range_ratio of sglang's bench_serving).
+ */
+function drawLength(rng: Rng, length: number, ratio: number, min: number): number {
+  if (ratio >= 1) return length;
+  const lo = Math.max(min, Math.floor(length * ratio));
+  return lo >= length ? length : uniformInt(rng, lo, length);
+}
+
+/**
+ * Orders a trace for sending. Without session replay (closed or open loop), every row up to
+ * `limit` is its own unit, in file order. With trace_timestamps, rows sharing a session id
+ * form one session: its first row is sent at its timestamp, each later row after the previous
+ * one is acted on plus its `delay`; sessions start in timestamp order (file order on ties).
+ */
+function buildTraceOrder(
+  rows: number,
+  limit: number,
+  trace: { timestampMs: Float64Array; sessionId: string[] | null },
+  bySession: boolean,
+): { starts: Int32Array; nextInSession: Int32Array | null; sessionIndex: Int32Array; turnIndex: Int32Array } {
+  const n = Math.min(rows, limit);
+  const sessionIndex = new Int32Array(n);
+  const turnIndex = new Int32Array(n);
+  if (!bySession) {
+    const starts = new Int32Array(n);
+    for (let i = 0; i < n; i++) {
+      starts[i] = i;
+      sessionIndex[i] = i;
+    }
+    return { starts, nextInSession: null, sessionIndex, turnIndex };
+  }
+  const nextInSession = new Int32Array(n).fill(NO_NEXT);
+  const lastOfSession = new Map<string, number>();
+  const startList: number[] = [];
+  for (let i = 0; i < n; i++) {
+    const session = trace.sessionId === null ? '' : trace.sessionId[i];
+    const prev = session === '' ? undefined : lastOfSession.get(session);
+    if (prev === undefined) {
+      sessionIndex[i] = startList.length;
+      startList.push(i);
+    } else {
+      nextInSession[prev] = i;
+      sessionIndex[i] = sessionIndex[prev];
+      turnIndex[i] = turnIndex[prev] + 1;
+    }
+    if (session !== '') lastOfSession.set(session, i);
+  }
+  const ts = trace.timestampMs;
+  startList.sort((a, b) => ts[a] - ts[b] || a - b);
+  return { starts: Int32Array.from(startList), nextInSession, sessionIndex, turnIndex };
+}

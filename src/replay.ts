@@ -1,0 +1,89 @@
+/**
+ * The replay entry point: one run config in, one report out (spec replay.md). Reads the
+ * trace a config names (cached per process by path, since sweeps replay one trace many
+ * times), compiles the config, runs the simulation and builds the summary.
+ */
+import { statSync } from 'node:fs';
+import { resolve as resolvePath } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { InputError } from './config/errors.js';
+import type { RunConfig } from './config/types.js';
+import { buildRequestRecords, buildSummary } from './core/report.js';
+import type { ReplaySummary, RequestRecord } from './core/report-types.js';
+import { resolveRun, type TraceRows } from './core/resolve.js';
+import { Simulation } from './core/simulation.js';
+import { readMooncakeTrace } from './io/read-mooncake.js';
+
+export interface ReplayOptions {
+  /** Folder that relative paths in the config (the trace) are resolved against. */
+  baseDir: string;
+  /** Also build one record per request, with every token's emit and receive time. */
+  perRequest?: boolean;
+}
+
+export interface ReplayResult {
+  summary: ReplaySummary;
+  requests?: RequestRecord[];
+}
+
+const traceCache = new Map<string, { key: string; rows: TraceRows }>();
+
+function loadTrace(path: string, blockSize: number): TraceRows {
+  const stat = statSync(path);
+  const key = `${stat.size}:${stat.mtimeMs}:${blockSize}`;
+  const cached = traceCache.get(path);
+  if (cached && cached.key === key) return cached.rows;
+  const rows = readMooncakeTrace(path, { blockSize });
+  traceCache.set(path, { key, rows });
+  return rows;
+}
+
+/** With chunked prefill off, every prompt must fit one pass (spec §2): checked per trace row. */
+function checkTracePrompts(config: RunConfig, trace: TraceRows, file: string): void {
+  const scheduler = config.engine.workers.aggregated.scheduler;
+  if (scheduler.chunked_prefill) return;
+  for (let row = 0; row < trace.rows; row++) {
+    if (trace.inputLength[row] > scheduler.max_batched_tokens) {
+      throw new InputError(
+        file,
+        row + 1,
+        `input_length: ${trace.inputLength[row]} tokens do not fit max_batched_tokens ${scheduler.max_batched_tokens} with chunked_prefill: false`,
+      );
+    }
+  }
+}
+
+export function replay(config: RunConfig, options: ReplayOptions): ReplayResult {
+  let trace: TraceRows | null = null;
+  let traceLabel = 'trace';
+  const source = config.traffic.source;
+  if (source.type === 'trace') {
+    const path = resolvePath(options.baseDir, source.path);
+    trace = loadTrace(path, source.block_size);
+    traceLabel = source.path;
+    checkTracePrompts(config, trace, source.path);
+  }
+  const run = resolveRun(config, trace, traceLabel);
+  const perRequest = options.perRequest === true;
+  const started = performance.now();
+  const result = new Simulation(run, { recordTokens: perRequest }).run();
+  const core = buildSummary(run, result);
+  const wallMs = performance.now() - started;
+  let outputTokens = 0;
+  for (let id = 0; id < result.requestCount; id++) outputTokens += result.table.received[id];
+  const summary: ReplaySummary = {
+    metrics: core.metrics,
+    run: core.run,
+    ttft_stages: core.ttft_stages,
+    simulator: {
+      wall_time_ms: wallMs,
+      us_per_output_token: outputTokens > 0 ? (wallMs * 1000) / outputTokens : 0,
+      output_tokens: outputTokens,
+      passes: core.engine.passes,
+      preemptions: core.engine.preemptions,
+      virtual_end_ms: core.engine.virtual_end_ms,
+    },
+    config,
+  };
+  return perRequest ? { summary, requests: buildRequestRecords(result) } : { summary };
+}
