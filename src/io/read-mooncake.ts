@@ -1,0 +1,239 @@
+/**
+ * Reader of Mooncake trace JSONL (spec replay.md §5): one JSON object per line with
+ * `timestamp` (ms), `input_length`, `output_length`, `hash_ids` (one id per block_size
+ * prompt tokens), optional `session_id` and `delay` (ms). Rows come back as columns.
+ * Every line is checked; a bad line is an `InputError` naming the file and line, unless
+ * `skipInvalid` is set, in which case it is counted in `skipped`.
+ *
+ * Accepted on purpose: unknown keys (ignored), `null` for the optional keys (same as
+ * absent), CRLF line ends, timestamps in any order (file order is kept; the replay sorts
+ * by timestamp when it needs to). Rejected: blank lines anywhere but the final newline.
+ */
+import { readFileSync } from 'node:fs';
+import { InputError, formatValue } from '../config/errors.js';
+
+export interface MooncakeTrace {
+  /** The file as the caller named it. */
+  path: string;
+  /** Rows kept (valid rows, in file order, at most `limit`). */
+  rows: number;
+  timestampMs: Float64Array;
+  inputLength: Int32Array;
+  outputLength: Int32Array;
+  /** Session id per row as a string ('' for rows without one); null when no row has one. */
+  sessionId: string[] | null;
+  /** `delay` per row, ms; 0 where absent. */
+  delayMs: Float64Array;
+  /** Row r's hash ids are `hashIds[hashIdOffsets[r] .. hashIdOffsets[r + 1])`; length rows + 1. */
+  hashIdOffsets: Int32Array;
+  hashIds: Int32Array;
+  /** Lines skipped as invalid (only with `skipInvalid`). */
+  skipped: number;
+}
+
+export interface ReadMooncakeOptions {
+  /** Count bad lines in `skipped` instead of throwing. */
+  skipInvalid?: boolean;
+  /** Stop after this many valid rows (the rest of the file is not read). */
+  limit?: number;
+  /** Tokens per hash id; `hash_ids` must have ceil(input_length / blockSize) entries. Default 512. */
+  blockSize?: number;
+  /** File label of errors; default `path` as given. */
+  label?: string;
+}
+
+export const MOONCAKE_BLOCK_SIZE = 512;
+const INT32_MAX = 2 ** 31 - 1;
+
+/** Reads and checks a whole Mooncake trace file. */
+export function readMooncakeTrace(path: string, opts: ReadMooncakeOptions = {}): MooncakeTrace {
+  const label = opts.label ?? path;
+  let bytes: Buffer;
+  try {
+    bytes = readFileSync(path);
+  } catch (err) {
+    throw new InputError(label, 0, `cannot read the trace (${err instanceof Error ? err.message : String(err)})`);
+  }
+  const trace = parseMooncakeTrace(bytes, { ...opts, label });
+  trace.path = path;
+  return trace;
+}
+
+/** Grows typed arrays by doubling; `finish` trims them to the rows kept. */
+class Columns {
+  capacity = 1024;
+  timestampMs = new Float64Array(this.capacity);
+  inputLength = new Int32Array(this.capacity);
+  outputLength = new Int32Array(this.capacity);
+  delayMs = new Float64Array(this.capacity);
+  hashIdOffsets = new Int32Array(this.capacity + 1);
+  hashIds = new Int32Array(16 * 1024);
+  hashIdCount = 0;
+
+  ensureRow(row: number): void {
+    if (row < this.capacity) return;
+    this.capacity *= 2;
+    this.timestampMs = grow(this.timestampMs, this.capacity);
+    this.inputLength = grow(this.inputLength, this.capacity);
+    this.outputLength = grow(this.outputLength, this.capacity);
+    this.delayMs = grow(this.delayMs, this.capacity);
+    this.hashIdOffsets = grow(this.hashIdOffsets, this.capacity + 1);
+  }
+
+  ensureHashIds(extra: number): void {
+    const needed = this.hashIdCount + extra;
+    if (needed <= this.hashIds.length) return;
+    let size = this.hashIds.length * 2;
+    while (size < needed) size *= 2;
+    this.hashIds = grow(this.hashIds, size);
+  }
+}
+
+function grow<T extends Float64Array | Int32Array>(array: T, size: number): T {
+  const bigger = new (array.constructor as { new (n: number): T })(size);
+  bigger.set(array);
+  return bigger;
+}
+
+/**
+ * Parses Mooncake JSONL bytes (or text). `opts.label` names the source in errors; the
+ * returned `path` is that label.
+ */
+export function parseMooncakeTrace(input: Buffer | string, opts: ReadMooncakeOptions = {}): MooncakeTrace {
+  const label = opts.label ?? '<trace>';
+  const blockSize = opts.blockSize ?? MOONCAKE_BLOCK_SIZE;
+  const limit = opts.limit ?? Infinity;
+  const skipInvalid = opts.skipInvalid ?? false;
+  if (!Number.isInteger(blockSize) || blockSize < 1) throw new RangeError(`blockSize must be a positive integer, got ${blockSize}`);
+  const bytes = typeof input === 'string' ? Buffer.from(input, 'utf8') : input;
+
+  const cols = new Columns();
+  const sessionIds: string[] = [];
+  let hasSession = false;
+  let rows = 0;
+  let skipped = 0;
+  let lineNo = 0;
+  let pos = 0;
+  const row = new RowParser(blockSize);
+
+  while (pos < bytes.length && rows < limit) {
+    const newline = bytes.indexOf(10, pos);
+    const end = newline < 0 ? bytes.length : newline;
+    lineNo++;
+    let text = bytes.toString('utf8', pos, end);
+    pos = end + 1;
+    if (text.endsWith('\r')) text = text.slice(0, -1);
+
+    const problem = row.parse(text);
+    if (problem !== null) {
+      if (!skipInvalid) throw new InputError(label, lineNo, problem);
+      skipped++;
+      continue;
+    }
+    cols.ensureRow(rows);
+    cols.timestampMs[rows] = row.timestampMs;
+    cols.inputLength[rows] = row.inputLength;
+    cols.outputLength[rows] = row.outputLength;
+    cols.delayMs[rows] = row.delayMs;
+    const ids = row.hashIds;
+    cols.ensureHashIds(ids.length);
+    for (let k = 0; k < ids.length; k++) cols.hashIds[cols.hashIdCount + k] = ids[k];
+    cols.hashIdCount += ids.length;
+    cols.hashIdOffsets[rows + 1] = cols.hashIdCount;
+    sessionIds.push(row.sessionId);
+    if (row.sessionId !== '') hasSession = true;
+    rows++;
+  }
+
+  if (rows === 0) {
+    const why = skipped > 0 ? ` (all ${skipped} lines were invalid and skipped)` : '';
+    throw new InputError(label, 0, `the trace has no rows${why}`);
+  }
+
+  return {
+    path: label,
+    rows,
+    timestampMs: cols.timestampMs.slice(0, rows),
+    inputLength: cols.inputLength.slice(0, rows),
+    outputLength: cols.outputLength.slice(0, rows),
+    sessionId: hasSession ? sessionIds : null,
+    delayMs: cols.delayMs.slice(0, rows),
+    hashIdOffsets: cols.hashIdOffsets.slice(0, rows + 1),
+    hashIds: cols.hashIds.slice(0, cols.hashIdCount),
+    skipped,
+  };
+}
+
+/** Checks one line; on success its fields hold the row, on failure `parse` returns the reason. */
+class RowParser {
+  timestampMs = 0;
+  inputLength = 0;
+  outputLength = 0;
+  delayMs = 0;
+  sessionId = '';
+  hashIds: number[] = [];
+
+  constructor(private readonly blockSize: number) {}
+
+  parse(text: string): string | null {
+    if (text.trim() === '') return 'empty line (only the final newline may end a line with nothing on it)';
+    let value: unknown;
+    try {
+      value = JSON.parse(text);
+    } catch (err) {
+      return `not valid JSON (${err instanceof Error ? err.message : String(err)})`;
+    }
+    if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+      return `must be a JSON object, got ${formatValue(value)}`;
+    }
+    const obj = value as Record<string, unknown>;
+
+    const timestamp = obj.timestamp;
+    if (typeof timestamp !== 'number' || !Number.isFinite(timestamp) || timestamp < 0) {
+      return field('timestamp', timestamp, 'must be a finite non-negative number');
+    }
+    const input = obj.input_length;
+    if (!isIntIn(input, 1)) return field('input_length', input, 'must be a positive integer');
+    const output = obj.output_length;
+    if (!isIntIn(output, 0)) return field('output_length', output, 'must be a non-negative integer');
+
+    const hashIds = obj.hash_ids;
+    if (!Array.isArray(hashIds)) return field('hash_ids', hashIds, 'must be a list of non-negative integers');
+    const expected = Math.ceil(input / this.blockSize);
+    if (hashIds.length !== expected) {
+      return `hash_ids: has ${hashIds.length} ids, expected ceil(${input} / ${this.blockSize}) = ${expected}`;
+    }
+    for (let k = 0; k < hashIds.length; k++) {
+      if (!isIntIn(hashIds[k], 0)) return field(`hash_ids.${k}`, hashIds[k], 'must be an integer in [0, 2^31)');
+    }
+
+    const session = obj.session_id;
+    let sessionId = '';
+    if (typeof session === 'string' && session !== '') sessionId = session;
+    else if (typeof session === 'number' && Number.isSafeInteger(session)) sessionId = String(session);
+    else if (session !== undefined && session !== null) {
+      return field('session_id', session, 'must be a non-empty string or an integer');
+    }
+
+    const delay = obj.delay;
+    let delayMs = 0;
+    if (typeof delay === 'number' && Number.isFinite(delay) && delay >= 0) delayMs = delay;
+    else if (delay !== undefined && delay !== null) return field('delay', delay, 'must be a finite non-negative number');
+
+    this.timestampMs = timestamp;
+    this.inputLength = input;
+    this.outputLength = output;
+    this.hashIds = hashIds as number[];
+    this.sessionId = sessionId;
+    this.delayMs = delayMs;
+    return null;
+  }
+}
+
+function isIntIn(value: unknown, min: number): value is number {
+  return typeof value === 'number' && Number.isInteger(value) && value >= min && value <= INT32_MAX;
+}
+
+function field(name: string, value: unknown, rule: string): string {
+  return value === undefined ? `${name}: is required (${rule})` : `${name}: ${rule}, got ${formatValue(value)}`;
+}
