@@ -1,0 +1,266 @@
+/**
+ * Engine behaviour (spec replay.md §3, §5), each expected time derived by hand in the
+ * comment above its assertion. Fixed timing 10/2 ms unless stated: a pass costs 10 ms with
+ * any prefill work plus 2 ms when it emits a token.
+ */
+import { describe, expect, it } from 'vitest';
+import { fixedEngine, runCore, traceRows } from './helpers/core-run.js';
+
+const synthetic = (input: number, output: number) => ({ type: 'synthetic', input_tokens: input, output_tokens: output });
+const closedLoop = (concurrency: number) => ({ type: 'concurrency', concurrency });
+const traceSource = { type: 'trace', path: 'mem.jsonl' };
+
+describe('KV blocks and preemption', () => {
+  it('preempts the newest running request, recomputes it later, and admits nothing in that pass', () => {
+    // 10 blocks of 16 tokens. R0, R1: ISL 64 (4 blocks each), OSL 20, both admitted at 0.
+    // Token k of each is emitted at 12 + 2(k-1). Both take block 5 in pass 2 (free 0).
+    // R0 needs block 6 when it schedules position 80, in pass 18 (starts 44): R1 (newest) is
+    // preempted with 17 tokens generated. R1 needs 81 tokens = 6 blocks to come back; only 4
+    // are free until R0 finishes (token 20 at 50). Pass at 50 recomputes 81 tokens (12 ms):
+    // R1's token 18 at 62, then 64 and 66.
+    const { records, summary } = runCore({
+      engine: fixedEngine({ kv_cache: { block_size: 16, capacity: { type: 'fixed', blocks: 10 } } }),
+      traffic: { source: synthetic(64, 20), load: closedLoop(2), stop: { requests: 2 } },
+    });
+    const r0 = Array.from({ length: 20 }, (_, k) => 12 + 2 * k);
+    const r1 = [...Array.from({ length: 17 }, (_, k) => 12 + 2 * k), 62, 64, 66];
+    expect(records[0].token_ms).toEqual(r0);
+    expect(records[1].token_ms).toEqual(r1);
+    expect(summary.engine.preemptions).toBe(1);
+    expect(records[1].first_scheduled_ms).toBe(0);
+    // Emit times equal receive times without detokenization.
+    expect(records[1].token_emitted_ms).toEqual(r1);
+  });
+
+  it('rejects a prompt that needs more blocks than the pool, and ends a request that fills it', () => {
+    // 4 blocks x 16 = 64 tokens. ISL 65 needs 5 blocks: rejected. ISL 64 fits; after its first
+    // token the sequence (65 tokens) could not take another decode, so it ends with 1 token.
+    const { records } = runCore({
+      engine: fixedEngine({ kv_cache: { block_size: 16, capacity: { type: 'fixed', blocks: 4 } } }),
+      traffic: { source: traceSource, load: closedLoop(2), stop: { requests: 2 } },
+    }, traceRows([[0, 64, 10], [0, 65, 10]]));
+    expect(records[0].status).toBe('completed');
+    expect(records[0].token_ms).toEqual([12]);
+    expect(records[1].status).toBe('rejected');
+    expect(records[1].response_received_ms).toBe(12);
+  });
+
+  it('delivers a rejection at the end of the pass in which it reached the head of waiting', () => {
+    // context_length 100: R1 (ISL 200) is rejected while composing the pass at 0 that prefills
+    // R0; the client gets the rejection when that pass ends (12), not at 0.
+    const { records, summary } = runCore({
+      engine: { ...fixedEngine(), context_length: 100 },
+      traffic: { source: traceSource, load: closedLoop(2), stop: { requests: 2 } },
+    }, traceRows([[0, 50, 4], [0, 200, 4]]));
+    expect(records[0].token_ms).toEqual([12, 14, 16, 18]);
+    expect(records[1].status).toBe('rejected');
+    expect(records[1].response_received_ms).toBe(12);
+    expect(records[1].token_ms).toEqual([]);
+    expect(summary.run.error_request_count).toBe(1);
+    expect(summary.run.request_count).toBe(1);
+  });
+
+  it('ends a request when prompt plus output reaches context_length', () => {
+    // context_length 100, ISL 97: tokens 98, 99, 100 -> ends at 100 tokens with 3 outputs.
+    const { records } = runCore({
+      engine: { ...fixedEngine(), context_length: 100 },
+      traffic: { source: synthetic(97, 10), load: closedLoop(1), stop: { requests: 1 } },
+    });
+    expect(records[0].token_ms).toEqual([12, 14, 16]);
+  });
+});
+
+describe('chunked prefill and the token budget', () => {
+  const linear = { type: 'linear', base_ms: 0, prefill_token_us: 1, prefill_pair_ns: 0, decode_request_us: 1000, decode_kv_token_ns: 0 };
+  const twoPrompts = (chunked: boolean) =>
+    runCore({
+      engine: { workers: { aggregated: { scheduler: { max_batched_tokens: 8192, chunked_prefill: chunked }, timing: linear } } },
+      traffic: { source: synthetic(6000, 2), load: closedLoop(2), stop: { requests: 2 } },
+    });
+
+  it('fills the budget with a chunk of the next prompt when chunked prefill is on', () => {
+    // Pass 1: R0 6000 + R1 2192 tokens = 8.192 ms; R0's first token. Pass 2: R0 decodes (1 ms),
+    // R1 finishes its 3808 tokens (3.808 ms): both emit at 13.0.
+    const { records } = twoPrompts(true);
+    expect(records[1].first_scheduled_ms).toBe(0);
+    expect(records[0].token_ms[0]).toBeCloseTo(8.192, 9);
+    expect(records[1].token_ms[0]).toBeCloseTo(13.0, 9);
+  });
+
+  it('keeps a prompt whole and blocks the queue head when chunked prefill is off', () => {
+    // Pass 1: R0 6000 tokens alone (6 ms); R1 does not fit the 2192 left and waits.
+    // Pass 2 at 6: R0 decodes (1 ms) + R1 6000 (6 ms) = 7 ms -> 13.
+    const { records } = twoPrompts(false);
+    expect(records[1].first_scheduled_ms).toBeCloseTo(6, 9);
+    expect(records[0].token_ms[0]).toBeCloseTo(6, 9);
+    expect(records[1].token_ms[0]).toBeCloseTo(13, 9);
+  });
+
+  it('admits no more than max_sequences, strictly first come first served', () => {
+    // max_sequences 1: R0 runs alone (12, 14), then R1 (26, 28), then R2 (40, 42).
+    const { records } = runCore({
+      engine: fixedEngine({ scheduler: { max_sequences: 1 } }),
+      traffic: { source: synthetic(100, 2), load: closedLoop(3), stop: { requests: 3 } },
+    });
+    expect(records.map((r) => r.token_ms)).toEqual([[12, 14], [26, 28], [40, 42]]);
+  });
+});
+
+describe('replicas and attention-DP ranks', () => {
+  const linear = { type: 'linear', base_ms: 0, prefill_token_us: 1, prefill_pair_ns: 0, decode_request_us: 1000, decode_kv_token_ns: 0 };
+  const trace = traceRows([[0, 1000, 2], [0, 3000, 2]]);
+  it('runs attention-DP ranks in lockstep: a pass ends when the slowest rank ends', () => {
+    // R0 -> rank 0 (1000 tokens, 1 ms), R1 -> rank 1 (3000 tokens, 3 ms): the pass ends at 3.
+    // Pass 2: both decode, 1 ms each -> 4.
+    const { records } = runCore({
+      engine: { workers: { aggregated: { parallelism: { attention_data: 2 }, timing: linear } } },
+      traffic: { source: traceSource, load: closedLoop(2), stop: { requests: 2 } },
+    }, trace);
+    expect(records[0].token_ms).toEqual([3, 4]);
+    expect(records[1].token_ms).toEqual([3, 4]);
+  });
+
+  it('runs replicas independently', () => {
+    // Same requests on two replicas: R0 at 1, 2; R1 at 3, 4.
+    const { records, summary } = runCore({
+      engine: { workers: { aggregated: { parallelism: { replicas: 2, tensor: 2 }, timing: linear } } },
+      traffic: { source: traceSource, load: closedLoop(2), stop: { requests: 2 } },
+    }, trace);
+    expect(records[0].token_ms).toEqual([1, 2]);
+    expect(records[1].token_ms).toEqual([3, 4]);
+    // Worker time: 2 workers x 4 ms; 2 GPUs each.
+    expect(summary.run.worker_seconds).toBeCloseTo(0.008, 12);
+    expect(summary.run.gpu_hours).toBeCloseTo((0.008 * 2) / 3600, 15);
+  });
+
+  it('places requests on replicas round-robin in the order they reach the scheduler', () => {
+    // max_sequences 1, two replicas: R0 -> w0, R1 -> w1, R2 -> w0 (after R0).
+    const { records } = runCore({
+      engine: fixedEngine({ parallelism: { replicas: 2 }, scheduler: { max_sequences: 1 } }),
+      traffic: { source: synthetic(100, 2), load: closedLoop(3), stop: { requests: 3 } },
+    });
+    expect(records.map((r) => r.token_ms)).toEqual([[12, 14], [12, 14], [26, 28]]);
+  });
+});
+
+describe('traffic', () => {
+  it('lets an arrival at the exact end of a pass join the pass that starts then', () => {
+    // Prefill 18 + decode 2 = 20 ms; constant rate 50/s: R1 arrives at 20, when R0's first pass
+    // ends, and joins the pass at 20 (R0 decode + R1 prefill, 20 ms): R1's first token at 40.
+    const { records } = runCore({
+      engine: { workers: { aggregated: { timing: { type: 'fixed', prefill_ms: 18, decode_ms: 2 } } } },
+      traffic: { source: synthetic(100, 2), load: { type: 'constant_rate', requests_per_second: 50 }, stop: { requests: 2 } },
+    });
+    expect(records[1].sent_ms).toBe(20);
+    expect(records[1].token_ms).toEqual([40, 42]);
+    expect(records[0].token_ms).toEqual([20, 40]);
+  });
+
+  it('runs synthetic sessions turn by turn on one slot, with the conversation as the next prompt', () => {
+    // Turn 0: sent 0, tokens 12, 14. Turn 1 sent at 14 + 5 = 19 with prompt 2*100 + 2 = 202:
+    // tokens 31, 33. A new session starts at 33 (no delay between sessions): 45, 47; 52: 64, 66.
+    const { records } = runCore({
+      engine: fixedEngine(),
+      traffic: {
+        source: { type: 'synthetic-session', turns: 2, new_input_tokens_per_turn: 100, output_tokens_per_turn: 2, inter_turn_delay_ms: 5 },
+        load: closedLoop(1),
+        stop: { requests: 4 },
+      },
+    });
+    expect(records.map((r) => r.sent_ms)).toEqual([0, 19, 33, 52]);
+    expect(records.map((r) => r.input_tokens)).toEqual([100, 202, 100, 202]);
+    expect(records.map((r) => [r.session_id, r.turn_index])).toEqual([[0, 0], [0, 1], [1, 0], [1, 1]]);
+    expect(records[3].token_ms).toEqual([64, 66]);
+  });
+
+  it('replays trace timestamps divided by speedup, later turns after the previous turn plus delay', () => {
+    // Session a: row 0 at 0; session b: row 1 at 5/2 = 2.5; row 2 is a's second turn (delay 3).
+    // Row 0: pass 0-12 (token 1); pass 12-24 decodes row 0 and prefills row 1: row 0's token 2
+    // and row 1's token 1 at 24; row 1's token 2 at 26. Row 0 acted on at 24 -> row 2 sent at 27:
+    // tokens 39, 41.
+    const { records } = runCore({
+      engine: fixedEngine(),
+      traffic: { source: traceSource, load: { type: 'trace_timestamps', speedup: 2 }, stop: { requests: 3 } },
+    }, traceRows([[0, 100, 2, 'a'], [5, 100, 2, 'b'], [1000, 100, 2, 'a', 3]]));
+    expect(records.map((r) => r.sent_ms)).toEqual([0, 2.5, 27]);
+    expect(records.map((r) => r.token_ms)).toEqual([[12, 24], [24, 26], [39, 41]]);
+    expect(records[2].turn_index).toBe(1);
+    expect(records[2].session_id).toBe(records[0].session_id);
+  });
+
+  it('replays a trace in closed loop in file order, ignoring timestamps', () => {
+    const { records } = runCore({
+      engine: fixedEngine(),
+      traffic: { source: traceSource, load: closedLoop(1), stop: { requests: 2 } },
+    }, traceRows([[500, 100, 2], [0, 300, 1], [7, 50, 1]]));
+    expect(records.map((r) => [r.sent_ms, r.input_tokens])).toEqual([[0, 100], [14, 300]]);
+  });
+
+  it('draws Poisson gaps from the seed: same seed same gaps, mean and shape of an exponential', () => {
+    const run = (seed: number) =>
+      runCore({
+        engine: { workers: { aggregated: { timing: { type: 'fixed', prefill_ms: 0.01, decode_ms: 0 } } } },
+        traffic: { source: synthetic(10, 1), load: { type: 'poisson', requests_per_second: 100, seed }, stop: { requests: 20000 } },
+      }).records.map((r) => r.sent_ms);
+    const a = run(7);
+    expect(run(7)).toEqual(a);
+    expect(run(8)).not.toEqual(a);
+    expect(a[0]).toBe(0);
+    const gaps = a.slice(1).map((t, i) => t - a[i]);
+    const mean = gaps.reduce((x, y) => x + y, 0) / gaps.length;
+    expect(mean).toBeGreaterThan(10 * 0.97);
+    expect(mean).toBeLessThan(10 * 1.03);
+    // P(gap < mean) = 1 - 1/e for an exponential.
+    const below = gaps.filter((g) => g < 10).length / gaps.length;
+    expect(below).toBeGreaterThan(0.632 - 0.015);
+    expect(below).toBeLessThan(0.632 + 0.015);
+  });
+
+  it('stops at requests_per_load_unit x concurrency, rounded', () => {
+    const { summary } = runCore({
+      engine: fixedEngine(),
+      traffic: { source: synthetic(10, 2), load: closedLoop(3), stop: { requests_per_load_unit: 2.5 } },
+    });
+    expect(summary.run.request_count).toBe(8);
+  });
+
+  it('leaves the first warmup_requests out of every metric', () => {
+    const { summary } = runCore({
+      engine: fixedEngine(),
+      traffic: { source: synthetic(100, 2), load: closedLoop(1), stop: { requests: 3 } },
+      report: { warmup_requests: 1 },
+    });
+    expect(summary.run.request_count).toBe(2);
+    expect(summary.metrics.time_to_first_token?.count).toBe(2);
+    // Duration from the first valid send (14) to the last valid receipt (42).
+    expect(summary.run.benchmark_duration_s).toBeCloseTo(0.028, 12);
+  });
+
+  it('with a time cap, records nothing after it and leaves unfinished requests incomplete', () => {
+    // Cap 0.015 s: R0 gets tokens at 12 and 14 of 4; the pass ending at 16 is after the cap.
+    const { records, summary } = runCore({
+      engine: fixedEngine(),
+      traffic: { source: synthetic(100, 4), load: closedLoop(1), stop: { max_virtual_time_seconds: 0.015 } },
+    });
+    expect(records[0].status).toBe('incomplete');
+    expect(records[0].token_ms).toEqual([12, 14]);
+    expect(summary.run.request_count).toBe(0);
+    expect(summary.run.incomplete_request_count).toBe(1);
+  });
+});
+
+describe('report', () => {
+  it('computes AIPerf request-level ITL and keeps pooled token gaps separately', () => {
+    // Trace: R0 ISL 100 OSL 3, R1 ISL 100 OSL 5 in one batch: gaps 2, 2 and 2, 2, 2, 2.
+    const { summary } = runCore({
+      engine: fixedEngine(),
+      traffic: { source: traceSource, load: closedLoop(2), stop: { requests: 2 } },
+    }, traceRows([[0, 100, 3], [0, 100, 5]]));
+    expect(summary.metrics.inter_token_latency?.avg).toBe(2);
+    expect(summary.metrics.token_gap?.count).toBe(6);
+    expect(summary.metrics.output_token_throughput_per_user?.avg).toBe(500);
+    expect(summary.metrics.output_sequence_length?.avg).toBe(4);
+    // e2e throughput per request: 3 / 0.016 and 5 / 0.020.
+    expect(summary.metrics.e2e_output_token_throughput?.avg).toBeCloseTo((3 / 0.016 + 5 / 0.02) / 2, 9);
+  });
+});
