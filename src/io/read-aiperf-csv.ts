@@ -8,7 +8,7 @@
 import { readFileSync } from 'node:fs';
 import { basename } from 'node:path';
 import { parse } from 'csv-parse/sync';
-import { InputError } from './read-aiperf-errors.js';
+import { AiperfInputError } from './read-aiperf-errors.js';
 import { parseNumberText } from './read-aiperf-json.js';
 import { getMetricInfo, tagFromHeaderCell } from './read-aiperf-tags.js';
 import { AIPERF_STATS, type AiperfLayout, type AiperfMetric, type AiperfStat, type AiperfSummary, type AiperfTelemetryRow } from './read-aiperf-types.js';
@@ -37,7 +37,7 @@ export function parseCsvLines(text: string, file: string): CsvLine[] {
   } catch (error) {
     const message = error instanceof Error ? error.message : String(error);
     const lineMatch = /(?:line|lines) (\d+)/i.exec(message);
-    throw new InputError(file, lineMatch ? { line: Number(lineMatch[1]) } : undefined, `not a valid CSV file (${message})`);
+    throw new AiperfInputError(file, lineMatch ? { line: Number(lineMatch[1]) } : undefined, `not a valid CSV file (${message})`);
   }
   return records.map(({ record, info }) => ({
     cells: record.length === 1 && record[0].trim() === '' ? [] : record,
@@ -66,11 +66,11 @@ export function parseAiperfCsv(text: string, file: string): AiperfSummary {
     return blanks;
   };
   skipBlank();
-  if (index >= lines.length) throw new InputError(file, { line: 1 }, 'the file is empty; expected the statistics section "Metric,avg,min,max,..."');
+  if (index >= lines.length) throw new AiperfInputError(file, { line: 1 }, 'the file is empty; expected the statistics section "Metric,avg,min,max,..."');
   const header = lines[index];
   const headerCells = header.cells.map((cell) => cell.trim());
   if (headerCells[0] !== 'Metric' || headerCells.length < 2 || headerCells[1] === 'Value') {
-    throw new InputError(
+    throw new AiperfInputError(
       file,
       { line: header.line },
       `expected the statistics section header "Metric,avg,min,max,...", got "${header.cells.join(',')}"`,
@@ -79,7 +79,7 @@ export function parseAiperfCsv(text: string, file: string): AiperfSummary {
   const statColumns = headerCells.slice(1).map((cell) => cell.toLowerCase());
   for (const [offset, column] of statColumns.entries()) {
     if (!STAT_SET.has(column)) {
-      throw new InputError(file, { line: header.line }, `unknown statistic column "${headerCells[offset + 1]}" (known: ${AIPERF_STATS.join(', ')})`);
+      throw new AiperfInputError(file, { line: header.line }, `unknown statistic column "${headerCells[offset + 1]}" (known: ${AIPERF_STATS.join(', ')})`);
     }
   }
   const layout = layoutFromStatHeader(statColumns, file);
@@ -94,18 +94,18 @@ export function parseAiperfCsv(text: string, file: string): AiperfSummary {
   const lastLine = index > 0 ? lines[index - 1].line : 1;
   skipBlank();
   if (index >= lines.length) {
-    throw new InputError(file, { line: lastLine }, 'the file ends without the single-value section "Metric,Value" (missing section?)');
+    throw new AiperfInputError(file, { line: lastLine }, 'the file ends without the single-value section "Metric,Value" (missing section?)');
   }
   const valueHeader = lines[index];
   if (valueHeader.cells.length < 2 || valueHeader.cells[0].trim() !== 'Metric' || valueHeader.cells[1].trim() !== 'Value') {
-    throw new InputError(file, { line: valueHeader.line }, `expected the single-value section header "Metric,Value", got "${valueHeader.cells.join(',')}"`);
+    throw new AiperfInputError(file, { line: valueHeader.line }, `expected the single-value section header "Metric,Value", got "${valueHeader.cells.join(',')}"`);
   }
   index++;
   while (index < lines.length && lines[index].cells.length > 0) {
     const row = lines[index];
-    if (row.cells.length < 2) throw new InputError(file, { line: row.line }, `expected "Header,value", got "${row.cells.join(',')}"`);
+    if (row.cells.length < 2) throw new AiperfInputError(file, { line: row.line }, `expected "Header,value", got "${row.cells.join(',')}"`);
     const metric = parseStatRow({ cells: row.cells.slice(0, 2), line: row.line }, ['avg'], 'single', file);
-    if (metric.stats.avg === undefined) throw new InputError(file, { line: row.line }, `"${row.cells[0]}" has no value`);
+    if (metric.stats.avg === undefined) throw new AiperfInputError(file, { line: row.line }, `"${row.cells[0]}" has no value`);
     metrics[metric.tag] = metric;
     index++;
   }
@@ -136,9 +136,9 @@ export function parseAiperfCsv(text: string, file: string): AiperfSummary {
 
 function parseStatRow(row: CsvLine, statColumns: string[], kind: AiperfMetric['kind'], file: string): AiperfMetric {
   const first = row.cells[0]?.trim() ?? '';
-  if (first === '') throw new InputError(file, { line: row.line }, 'a metric row has no header in its first cell');
+  if (first === '') throw new AiperfInputError(file, { line: row.line }, 'a metric row has no header in its first cell');
   if (row.cells.length !== statColumns.length + 1) {
-    throw new InputError(file, { line: row.line }, `"${first}" has ${row.cells.length} cells; the section header has ${statColumns.length + 1}`);
+    throw new AiperfInputError(file, { line: row.line }, `"${first}" has ${row.cells.length} cells; the section header has ${statColumns.length + 1}`);
   }
   const parsed = tagFromHeaderCell(first);
   const info = getMetricInfo(parsed.tag);
@@ -155,7 +155,7 @@ function parseStatRow(row: CsvLine, statColumns: string[], kind: AiperfMetric['k
         continue;
       }
       if (/^(nan|n\/a|none|null)$/i.test(trimmed)) continue;
-      throw new InputError(file, { line: row.line }, `"${first}" ${column}: expected a number, got "${cell}"`);
+      throw new AiperfInputError(file, { line: row.line }, `"${first}" ${column}: expected a number, got "${cell}"`);
     }
     stats[column as AiperfStat] = value;
   }
@@ -167,13 +167,13 @@ function parseTelemetrySection(lines: CsvLine[], header: CsvLine, start: number,
   const lower = columns.map((cell) => cell.toLowerCase());
   const columnOf = (name: string): number => lower.indexOf(name);
   for (const required of ['endpoint', 'gpu_index', 'metric']) {
-    if (columnOf(required) < 0) throw new InputError(file, { line: header.line }, `the GPU telemetry section has no "${required}" column`);
+    if (columnOf(required) < 0) throw new AiperfInputError(file, { line: header.line }, `the GPU telemetry section has no "${required}" column`);
   }
   const rows: AiperfTelemetryRow[] = [];
   for (let index = start; index < lines.length && lines[index].cells.length > 0; index++) {
     const row = lines[index];
     if (row.cells.length !== columns.length) {
-      throw new InputError(file, { line: row.line }, `a GPU telemetry row has ${row.cells.length} cells; its header has ${columns.length}`);
+      throw new AiperfInputError(file, { line: row.line }, `a GPU telemetry row has ${row.cells.length} cells; its header has ${columns.length}`);
     }
     const cell = (name: string): string => (columnOf(name) >= 0 ? row.cells[columnOf(name)].trim() : '');
     const parsed = tagFromHeaderCell(cell('metric'));
@@ -183,7 +183,7 @@ function parseTelemetrySection(lines: CsvLine[], header: CsvLine, start: number,
       if (STAT_SET.has(name)) {
         const value = parseNumberText(row.cells[column]);
         if (value === undefined && row.cells[column].trim() !== '') {
-          throw new InputError(file, { line: row.line }, `GPU telemetry ${name}: expected a number, got "${row.cells[column]}"`);
+          throw new AiperfInputError(file, { line: row.line }, `GPU telemetry ${name}: expected a number, got "${row.cells[column]}"`);
         }
         if (value !== undefined) stats[name as AiperfStat] = value;
       } else if (!TELEMETRY_ID_COLUMNS.has(name)) {

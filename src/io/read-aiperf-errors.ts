@@ -3,6 +3,10 @@
  * the line (JSONL, CSV) or the dotted key (JSON) where the input stops making sense.
  */
 
+import { InputError, formatValue } from '../config/errors.js';
+
+export { InputError } from '../config/errors.js';
+
 export interface InputLocation {
   /** 1-based line number. */
   line?: number;
@@ -12,29 +16,23 @@ export interface InputLocation {
   key?: string;
 }
 
-export class InputError extends Error {
-  readonly file: string;
-  readonly line: number | undefined;
+/**
+ * The project's `InputError` (`file:line: reason`, exit status 2) with the JSON key and the
+ * column, when known, at the head of the reason: `run.json: records.ttft.avg: expected a
+ * number`, `run.jsonl:3: metadata.request_start_ns: ...`, `run.json:12: column 5: ...`.
+ */
+export class AiperfInputError extends InputError {
   readonly key: string | undefined;
+  readonly column: number | undefined;
 
-  constructor(file: string, where: InputLocation | undefined, message: string) {
-    super(`${file}: ${formatLocation(where)}${message}`);
+  constructor(file: string, where: InputLocation | undefined, reason: string) {
+    const key = where?.key !== undefined ? `${where.key}: ` : '';
+    const column = where?.column !== undefined ? `column ${where.column}: ` : '';
+    super(file, where?.line ?? 0, `${key}${column}${reason}`);
     this.name = 'InputError';
-    this.file = file;
-    this.line = where?.line;
     this.key = where?.key;
+    this.column = where?.column;
   }
-}
-
-function formatLocation(where: InputLocation | undefined): string {
-  if (!where) return '';
-  if (where.line !== undefined) {
-    const column = where.column !== undefined ? ` column ${where.column}` : '';
-    const key = where.key !== undefined ? ` (${where.key})` : '';
-    return `line ${where.line}${column}${key}: `;
-  }
-  if (where.key !== undefined) return `${where.key}: `;
-  return '';
 }
 
 /** Line and column (1-based) of a character offset in a text. */
@@ -65,15 +63,13 @@ export function parseJsonText(text: string, file: string, baseLine = 1): unknown
     const offset = position ? Number(position[1]) : /end of JSON input/i.test(message) ? text.length : 0;
     const where = locateOffset(text, offset);
     const line = where.line + baseLine - 1;
-    const reason = /end of JSON input/i.test(message) ? 'the JSON ends early (truncated file?)' : `not valid JSON (${message})`;
-    throw new InputError(file, { line, column: where.column }, reason);
+    const endsEarly = /end of JSON input/i.test(message) || offset >= text.trimEnd().length;
+    const reason = endsEarly ? `the JSON ends early (truncated file?): ${message}` : `not valid JSON (${message})`;
+    throw new AiperfInputError(file, { line, column: where.column }, reason);
   }
 }
 
+/** A value as error messages show it (strings quoted, containers named). */
 export function describeValue(value: unknown): string {
-  if (value === null) return 'null';
-  if (typeof value === 'string') return JSON.stringify(value.length > 40 ? `${value.slice(0, 40)}...` : value);
-  if (Array.isArray(value)) return 'a list';
-  if (typeof value === 'object') return 'an object';
-  return String(value);
+  return formatValue(value);
 }

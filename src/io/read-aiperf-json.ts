@@ -6,7 +6,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { basename } from 'node:path';
-import { InputError, describeValue, parseJsonText } from './read-aiperf-errors.js';
+import { AiperfInputError, describeValue, parseJsonText } from './read-aiperf-errors.js';
 import { canonicalTag, getMetricInfo } from './read-aiperf-tags.js';
 import { AIPERF_STATS, type AiperfLayout, type AiperfMetric, type AiperfStat, type AiperfSummary } from './read-aiperf-types.js';
 
@@ -44,14 +44,14 @@ export function readAiperfJson(file: string): AiperfSummary {
 export function parseAiperfJson(text: string, file: string): AiperfSummary {
   const document = parseJsonText(text, file);
   if (!isObject(document)) {
-    throw new InputError(file, { line: 1 }, `expected a JSON object of AIPerf metrics, got ${describeValue(document)}`);
+    throw new AiperfInputError(file, { line: 1 }, `expected a JSON object of AIPerf metrics, got ${describeValue(document)}`);
   }
   const hasRecords = 'records' in document;
   let blocks: Record<string, unknown> = document;
   let keyPrefix = '';
   if (hasRecords) {
     if (!isObject(document.records)) {
-      throw new InputError(file, { key: 'records' }, `expected an object of metric blocks, got ${describeValue(document.records)}`);
+      throw new AiperfInputError(file, { key: 'records' }, `expected an object of metric blocks, got ${describeValue(document.records)}`);
     }
     blocks = document.records;
     keyPrefix = 'records.';
@@ -63,7 +63,7 @@ export function parseAiperfJson(text: string, file: string): AiperfSummary {
     if (!hasRecords && NON_METRIC_KEYS.has(rawKey)) continue;
     if (!isObject(block)) {
       if (hasRecords) {
-        throw new InputError(file, { key: keyPrefix + rawKey }, `expected a metric block {unit, avg, ...}, got ${describeValue(block)}`);
+        throw new AiperfInputError(file, { key: keyPrefix + rawKey }, `expected a metric block {unit, avg, ...}, got ${describeValue(block)}`);
       }
       continue; // an unknown scalar at the top level of a newer layout
     }
@@ -112,7 +112,7 @@ function optionalString(document: Record<string, unknown>, key: string, file: st
   if (value === undefined || value === null) return undefined;
   if (typeof value === 'string') return value;
   if (typeof value === 'number') return String(value);
-  throw new InputError(file, { key }, `expected a string, got ${describeValue(value)}`);
+  throw new AiperfInputError(file, { key }, `expected a string, got ${describeValue(value)}`);
 }
 
 function parseMetricBlock(rawTag: string, block: Record<string, unknown>, keyPath: string, file: string): AiperfMetric {
@@ -120,7 +120,7 @@ function parseMetricBlock(rawTag: string, block: Record<string, unknown>, keyPat
   const info = getMetricInfo(tag);
   let unit = info?.unit ?? '';
   if (block.unit !== undefined && block.unit !== null) {
-    if (typeof block.unit !== 'string') throw new InputError(file, { key: `${keyPath}.unit` }, `expected a unit string, got ${describeValue(block.unit)}`);
+    if (typeof block.unit !== 'string') throw new AiperfInputError(file, { key: `${keyPath}.unit` }, `expected a unit string, got ${describeValue(block.unit)}`);
     unit = block.unit;
   }
   const stats: Partial<Record<AiperfStat, number>> = {};
@@ -138,12 +138,12 @@ function parseMetricBlock(rawTag: string, block: Record<string, unknown>, keyPat
         continue;
       }
     }
-    throw new InputError(file, { key: `${keyPath}.${stat}` }, `expected a number, got ${describeValue(value)}`);
+    throw new AiperfInputError(file, { key: `${keyPath}.${stat}` }, `expected a number, got ${describeValue(value)}`);
   }
   const hasSpread = Object.keys(stats).some((stat) => stat !== 'avg' && stat !== 'count');
   const kind: AiperfMetric['kind'] = info ? (info.kind === 'single' ? 'single' : 'distribution') : hasSpread ? 'distribution' : 'single';
   if (kind === 'single') {
-    if (stats.avg === undefined) throw new InputError(file, { key: `${keyPath}.avg` }, 'a single-value metric needs its value in "avg"');
+    if (stats.avg === undefined) throw new AiperfInputError(file, { key: `${keyPath}.avg` }, 'a single-value metric needs its value in "avg"');
     return { tag, unit, kind, stats: { avg: stats.avg } };
   }
   return { tag, unit, kind, stats };
@@ -161,12 +161,12 @@ export function parseNumberText(text: string): number | undefined {
 
 function parseErrorSummary(value: unknown, file: string): AiperfSummary['errorSummary'] {
   if (value === undefined || value === null) return [];
-  if (!Array.isArray(value)) throw new InputError(file, { key: 'error_summary' }, `expected a list, got ${describeValue(value)}`);
+  if (!Array.isArray(value)) throw new AiperfInputError(file, { key: 'error_summary' }, `expected a list, got ${describeValue(value)}`);
   return value.map((entry, index) => {
-    if (!isObject(entry)) throw new InputError(file, { key: `error_summary.${index}` }, `expected an object, got ${describeValue(entry)}`);
+    if (!isObject(entry)) throw new AiperfInputError(file, { key: `error_summary.${index}` }, `expected an object, got ${describeValue(entry)}`);
     const details = isObject(entry.error_details) ? entry.error_details : {};
     const count = entry.count;
-    if (typeof count !== 'number') throw new InputError(file, { key: `error_summary.${index}.count` }, `expected a number, got ${describeValue(count)}`);
+    if (typeof count !== 'number') throw new AiperfInputError(file, { key: `error_summary.${index}.count` }, `expected a number, got ${describeValue(count)}`);
     return {
       type: typeof details.type === 'string' ? details.type : undefined,
       code: typeof details.code === 'number' ? details.code : undefined,

@@ -10,7 +10,7 @@
  * followed by `:` only occurs as a real key.
  */
 import { readFileSync } from 'node:fs';
-import { InputError, describeValue, parseJsonText } from './read-aiperf-errors.js';
+import { AiperfInputError, describeValue, parseJsonText } from './read-aiperf-errors.js';
 import { canonicalTag } from './read-aiperf-tags.js';
 import type { AiperfRequestError, AiperfRequestRecord } from './read-aiperf-types.js';
 
@@ -73,7 +73,7 @@ function timestampOf(
   if (isObject(value)) value = value.value;
   if (value === undefined || value === null) return undefined;
   if (typeof value !== 'number' || !Number.isFinite(value)) {
-    throw new InputError(file, { line, key: keyPath }, `expected a timestamp in nanoseconds, got ${describeValue(value)}`);
+    throw new AiperfInputError(file, { line, key: keyPath }, `expected a timestamp in nanoseconds, got ${describeValue(value)}`);
   }
   // A value written as a float (1.7e18) cannot be exact anyway; round it.
   return exact.get(key) ?? BigInt(Math.round(value));
@@ -81,11 +81,11 @@ function timestampOf(
 
 function parseRecordLine(lineText: string, line: number, file: string): AiperfRequestRecord {
   const parsed = parseJsonText(lineText, file, line);
-  if (!isObject(parsed)) throw new InputError(file, { line }, `expected a JSON object per line, got ${describeValue(parsed)}`);
+  if (!isObject(parsed)) throw new AiperfInputError(file, { line }, `expected a JSON object per line, got ${describeValue(parsed)}`);
   const metadata = parsed.metadata;
-  if (!isObject(metadata)) throw new InputError(file, { line, key: 'metadata' }, `expected an object, got ${describeValue(metadata)}`);
+  if (!isObject(metadata)) throw new AiperfInputError(file, { line, key: 'metadata' }, `expected an object, got ${describeValue(metadata)}`);
   const metricsBlock = parsed.metrics ?? {};
-  if (!isObject(metricsBlock)) throw new InputError(file, { line, key: 'metrics' }, `expected an object, got ${describeValue(metricsBlock)}`);
+  if (!isObject(metricsBlock)) throw new AiperfInputError(file, { line, key: 'metrics' }, `expected an object, got ${describeValue(metricsBlock)}`);
   const exact = captureTimestamps(lineText);
   const metrics: Record<string, number | number[]> = {};
   for (const [rawTag, entry] of Object.entries(metricsBlock)) {
@@ -97,7 +97,7 @@ function parseRecordLine(lineText: string, line: number, file: string): AiperfRe
     } else if (Array.isArray(value) && value.every((item) => typeof item === 'number')) {
       metrics[canonicalTag(rawTag)] = value as number[];
     } else {
-      throw new InputError(file, { line, key: `metrics.${rawTag}.value` }, `expected a number or a list of numbers, got ${describeValue(value)}`);
+      throw new AiperfInputError(file, { line, key: `metrics.${rawTag}.value` }, `expected a number or a list of numbers, got ${describeValue(value)}`);
     }
   }
   const requestStartNs =
@@ -132,7 +132,7 @@ function optionalText(value: unknown): string | undefined {
 
 function parseRecordError(value: unknown, line: number, file: string): AiperfRequestError | null {
   if (value === undefined || value === null) return null;
-  if (!isObject(value)) throw new InputError(file, { line, key: 'error' }, `expected an error object or null, got ${describeValue(value)}`);
+  if (!isObject(value)) throw new AiperfInputError(file, { line, key: 'error' }, `expected an error object or null, got ${describeValue(value)}`);
   return {
     code: typeof value.code === 'number' ? value.code : undefined,
     type: typeof value.type === 'string' ? value.type : undefined,

@@ -11,14 +11,14 @@
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { readAiperfCsv } from './read-aiperf-csv.js';
-import { InputError } from './read-aiperf-errors.js';
+import { AiperfInputError } from './read-aiperf-errors.js';
 import { readAiperfJson } from './read-aiperf-json.js';
 import { readAiperfJsonl } from './read-aiperf-jsonl.js';
 import { resolveAiperfLoad } from './read-aiperf-load.js';
 import type { AiperfLoad, AiperfRequestRecord, AiperfSummary } from './read-aiperf-types.js';
 
 export * from './read-aiperf-types.js';
-export { InputError } from './read-aiperf-errors.js';
+export { AiperfInputError, InputError } from './read-aiperf-errors.js';
 export { parseAiperfJson, readAiperfJson } from './read-aiperf-json.js';
 export { parseAiperfCsv, readAiperfCsv } from './read-aiperf-csv.js';
 export { isValidRecord, parseAiperfJsonl, readAiperfJsonl } from './read-aiperf-jsonl.js';
@@ -80,7 +80,7 @@ function isRunFolder(dir: string): boolean {
  * sorted by path. A path to a summary file stands for its folder.
  */
 export function findAiperfRunDirs(path: string, maxDepth = 4): string[] {
-  if (!existsSync(path)) throw new InputError(path, undefined, 'no such file or folder');
+  if (!existsSync(path)) throw new AiperfInputError(path, undefined, 'no such file or folder');
   if (statSync(path).isFile()) return [dirname(path)];
   if (isRunFolder(path)) return [path];
   const found: string[] = [];
@@ -98,7 +98,7 @@ export function findAiperfRunDirs(path: string, maxDepth = 4): string[] {
 
 /** Reads one measured run: a folder, or a path to its summary JSON or CSV. */
 export function readAiperfRun(path: string, options: ReadAiperfRunOptions = {}): AiperfRun {
-  if (!existsSync(path)) throw new InputError(path, undefined, 'no such file or folder');
+  if (!existsSync(path)) throw new AiperfInputError(path, undefined, 'no such file or folder');
   let dir = path;
   let files: AiperfRunFiles;
   if (statSync(path).isFile()) {
@@ -111,7 +111,7 @@ export function readAiperfRun(path: string, options: ReadAiperfRunOptions = {}):
   let summary: AiperfSummary;
   if (files.json) summary = readAiperfJson(files.json);
   else if (files.csv) summary = readAiperfCsv(files.csv);
-  else throw new InputError(dir, undefined, 'no AIPerf summary here (profile_export_aiperf.json or .csv, or *_genai_perf.*)');
+  else throw new AiperfInputError(dir, undefined, 'no AIPerf summary here (profile_export_aiperf.json or .csv, or *_genai_perf.*)');
   const records = options.records && files.jsonl ? readAiperfJsonl(files.jsonl) : undefined;
   return { dir, files, summary, load: resolveAiperfLoad(summary, basename(dir), options.load), records };
 }
