@@ -1,0 +1,41 @@
+import { describe, expect, it } from 'vitest';
+import { runConfigJsonSchema } from '../src/config/json-schema.js';
+
+describe('runConfigJsonSchema', () => {
+  it('is plain JSON with a $schema, a title and a description', () => {
+    const schema = runConfigJsonSchema();
+    expect(JSON.parse(JSON.stringify(schema))).toEqual(schema);
+    expect(schema.$schema).toBe('https://json-schema.org/draft/2020-12/schema');
+    expect(schema.title).toBe('servesim run config');
+    expect(typeof schema.description).toBe('string');
+    expect(Object.keys(schema).slice(0, 3)).toEqual(['$schema', 'title', 'description']);
+  });
+
+  it('has engine, traffic and report properties, none of them required', () => {
+    const schema = runConfigJsonSchema() as {
+      properties: Record<string, { properties?: Record<string, unknown> }>;
+      required?: string[];
+      additionalProperties: boolean;
+    };
+    expect(Object.keys(schema.properties)).toEqual(['engine', 'traffic', 'report']);
+    expect(schema.required ?? []).toEqual([]);
+    expect(schema.additionalProperties).toBe(false);
+    expect(Object.keys(schema.properties.engine.properties ?? {})).toContain('detokenization');
+    expect(Object.keys(schema.properties.traffic.properties ?? {})).toEqual(['source', 'load', 'stop']);
+  });
+
+  it('describes fields and gives their defaults', () => {
+    const text = JSON.stringify(runConfigJsonSchema());
+    expect(text).toContain('vLLM --max-num-seqs');
+    const schema = runConfigJsonSchema() as any;
+    const scheduler = schema.properties.engine.properties.workers.properties.aggregated.properties.scheduler;
+    expect(scheduler.properties.max_batched_tokens).toMatchObject({ type: 'integer', minimum: 1, default: 8192 });
+  });
+
+  it('lists every load type as one option of traffic.load', () => {
+    const schema = runConfigJsonSchema() as any;
+    const load = schema.properties.traffic.properties.load;
+    const types = load.oneOf.map((option: any) => option.properties.type.const);
+    expect(types).toEqual(['concurrency', 'poisson', 'constant_rate', 'trace_timestamps']);
+  });
+});
