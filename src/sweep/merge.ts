@@ -1,0 +1,98 @@
+/**
+ * `servesim sweep merge DIR... --out DIR`: folds the output directories of one sweep (its shards,
+ * or runs on several machines) into one, identical to what a single run of the whole plan writes:
+ * the same `plan.json`, `points.jsonl` (plan order, one line per point) and `summary.csv`.
+ * Every directory must hold the same plan. When a point has results in several directories, an ok
+ * one wins over a failed one, and the earlier directory on the command line wins among equals.
+ */
+import { existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import type { PlanOutline } from './plan.js';
+import {
+  CHART_FILE,
+  PLAN_FILE,
+  POINTS_FILE,
+  SHARD_FILE,
+  SUMMARY_FILE,
+  TIMINGS_FILE,
+  ResultsError,
+  compactPoints,
+  latestById,
+  outlineFromPlanFile,
+  planFileContent,
+  readPlanFile,
+  readPoints,
+  writeFileAtomic,
+  type PointRecord,
+} from './results.js';
+import { summaryCsv } from './summary-csv.js';
+import { writeChart } from './run-sweep.js';
+
+export interface MergeOptions {
+  dirs: string[];
+  outDir: string;
+  note?: (line: string) => void;
+  chart?: boolean;
+}
+
+export interface MergeResult {
+  outDir: string;
+  planned: number;
+  ok: number;
+  failed: Array<{ index: number; id: string; status: string; error: string }>;
+  /** Points with no result in any directory. */
+  missing: Array<{ index: number; id: string }>;
+}
+
+export async function mergeSweeps(options: MergeOptions): Promise<MergeResult> {
+  const note = options.note ?? ((line: string) => process.stderr.write(`${line}\n`));
+  if (options.dirs.length === 0) throw new ResultsError('sweep merge: give at least one sweep output directory');
+  const outDir = resolve(options.outDir);
+
+  let plan: PlanOutline | undefined;
+  let planText = '';
+  let firstDir = '';
+  const chosen = new Map<string, PointRecord>();
+  let timings = '';
+  for (const dir of options.dirs) {
+    const outline = outlineFromPlanFile(readPlanFile(dir));
+    const text = planFileContent(outline);
+    if (plan === undefined) {
+      plan = outline;
+      planText = text;
+      firstDir = dir;
+    } else if (text !== planText) {
+      throw new ResultsError(
+        `${join(dir, PLAN_FILE)}: a different plan from ${join(firstDir, PLAN_FILE)}; only outputs of the same sweep can be merged`,
+      );
+    }
+    const { records, tornBytes } = readPoints(join(dir, POINTS_FILE));
+    if (tornBytes > 0) note(`${join(dir, POINTS_FILE)}: left out an incomplete last line (${tornBytes} bytes)`);
+    for (const [id, record] of latestById(records)) {
+      const earlier = chosen.get(id);
+      if (earlier === undefined || (earlier.status !== 'ok' && record.status === 'ok')) chosen.set(id, record);
+    }
+    const timingsPath = join(dir, TIMINGS_FILE);
+    if (existsSync(timingsPath)) timings += readFileSync(timingsPath, 'utf8');
+  }
+  if (plan === undefined) throw new ResultsError('sweep merge: nothing to merge');
+
+  mkdirSync(outDir, { recursive: true });
+  writeFileAtomic(join(outDir, PLAN_FILE), planText);
+  rmSync(join(outDir, SHARD_FILE), { force: true });
+  const records = [...chosen.values()];
+  compactPoints(join(outDir, POINTS_FILE), plan, records);
+  // Wall times of every input, in command-line order (not deterministic; see results.ts).
+  writeFileAtomic(join(outDir, TIMINGS_FILE), timings);
+  writeFileAtomic(join(outDir, SUMMARY_FILE), summaryCsv(plan, plan.points, chosen));
+  if (options.chart !== false) await writeChart(plan, plan.points, chosen, join(outDir, CHART_FILE), note);
+
+  const result: MergeResult = { outDir, planned: plan.points.length, ok: 0, failed: [], missing: [] };
+  for (const point of plan.points) {
+    const record = chosen.get(point.id);
+    if (record === undefined) result.missing.push({ index: point.index, id: point.id });
+    else if (record.status === 'ok') result.ok++;
+    else result.failed.push({ index: point.index, id: point.id, status: record.status, error: record.error ?? '' });
+  }
+  return result;
+}

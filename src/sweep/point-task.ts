@@ -1,0 +1,53 @@
+/**
+ * What a pool thread does with one point, apart from the replay itself (which is passed in, so
+ * that tests can drive the same code with a stand-in): the test-only fault hook, then the replay,
+ * then the split of the summary into its deterministic part and its wall-time fields.
+ */
+import type { RunConfig } from '../config/types.js';
+import type { ReplaySummary } from '../core/report-types.js';
+import { splitWallTime, type PointSummary } from './results.js';
+
+export interface PointTask {
+  id: string;
+  config: RunConfig;
+  /** Folder that relative paths in the config (trace files) resolve against. */
+  baseDir: string;
+}
+
+export interface PointTaskResult {
+  summary: PointSummary;
+  /** The simulator's wall-time fields (`wall_time_ms`, `us_per_output_token`). */
+  wall: Record<string, number>;
+}
+
+export type ReplayFn = (config: RunConfig, opts: { baseDir: string }) => { summary: ReplaySummary };
+
+/** Prefix of `engine.model` that asks for a fault, honoured only with SERVESIM_TEST_FAULTS=1. */
+export const FAULT_PREFIX = '__fault:';
+
+/**
+ * Test-only fault hook. With `SERVESIM_TEST_FAULTS=1` in the environment and an `engine.model`
+ * label of `__fault:throw`, `__fault:exit`, `__fault:hang` or `__fault:sleep:MS`, the pool thread
+ * throws, exits (code 7), blocks forever, or sleeps MS ms before replaying. Without the variable
+ * the label is just a label.
+ */
+export function applyTestFault(config: RunConfig): void {
+  if (process.env.SERVESIM_TEST_FAULTS !== '1') return;
+  const model = config.engine?.model;
+  if (typeof model !== 'string' || !model.startsWith(FAULT_PREFIX)) return;
+  const fault = model.slice(FAULT_PREFIX.length);
+  if (fault === 'throw') throw new Error('test fault: thrown by the point');
+  if (fault === 'exit') process.exit(7);
+  if (fault === 'hang') {
+    // Blocks without spinning; a terminated thread is woken and torn down.
+    Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0);
+  }
+  const sleep = /^sleep:(\d+)$/.exec(fault);
+  if (sleep !== null) Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, Number(sleep[1]));
+}
+
+export function runPointTask(task: PointTask, replayFn: ReplayFn): PointTaskResult {
+  applyTestFault(task.config);
+  const { summary } = replayFn(task.config, { baseDir: task.baseDir });
+  return splitWallTime(summary);
+}

@@ -1,0 +1,220 @@
+/**
+ * The files of a sweep directory and the records in them.
+ *
+ * - `points.jsonl` is an append log: one full line per finished point, written with one append
+ *   as the point finishes, so a kill loses nothing that had finished. At a clean end it is
+ *   rewritten (atomically) in plan order, one line per point, so that its bytes do not depend on
+ *   the number of pool threads or the finish order. Every field of a line is deterministic.
+ * - `timings.jsonl` holds what is not deterministic: wall times, one line per attempt.
+ * - `plan.json` lists the points in plan order with their ids and overrides.
+ */
+import { appendFileSync, existsSync, readFileSync, renameSync, truncateSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { ReplaySummary } from '../core/report-types.js';
+import type { Overrides, PlanOutline } from './plan.js';
+
+export const PLAN_FILE = 'plan.json';
+export const POINTS_FILE = 'points.jsonl';
+export const TIMINGS_FILE = 'timings.jsonl';
+export const SUMMARY_FILE = 'summary.csv';
+export const CHART_FILE = 'sweep.svg';
+export const SHARD_FILE = 'shard.json';
+
+export type PointStatus = 'ok' | 'failed' | 'timeout';
+
+/** A replay summary without the simulator's wall-time fields (they differ run to run). */
+export type PointSummary = Omit<ReplaySummary, 'simulator'> & { simulator: Record<string, unknown> };
+
+/** Simulator fields that depend on the host and the moment, kept out of `points.jsonl`. */
+export const WALL_TIME_FIELDS = ['wall_time_ms', 'us_per_output_token'] as const;
+
+/** One line of `points.jsonl`. */
+export interface PointRecord {
+  id: string;
+  overrides: Overrides;
+  status: PointStatus;
+  summary: PointSummary | null;
+  error: string | null;
+}
+
+/** One line of `timings.jsonl`. */
+export interface TimingRecord {
+  id: string;
+  status: PointStatus;
+  /** Wall time of the point as seen by the sweep (dispatch to result), ms. */
+  wall_ms: number;
+  /** The simulator's own wall-time fields, when the point finished. */
+  simulator: Record<string, number> | null;
+}
+
+/** Splits a replay summary into its deterministic part and its wall-time fields. */
+export function splitWallTime(summary: ReplaySummary): { summary: PointSummary; wall: Record<string, number> } {
+  const simulator: Record<string, unknown> = {};
+  const wall: Record<string, number> = {};
+  for (const [key, value] of Object.entries(summary.simulator ?? {})) {
+    if ((WALL_TIME_FIELDS as readonly string[]).includes(key)) wall[key] = value as number;
+    else simulator[key] = value;
+  }
+  return { summary: { ...summary, simulator }, wall };
+}
+
+/** The JSON line for a record (fixed key order). */
+export function formatPointLine(record: PointRecord): string {
+  const ordered: PointRecord = {
+    id: record.id,
+    overrides: record.overrides,
+    status: record.status,
+    summary: record.summary,
+    error: record.error,
+  };
+  return `${JSON.stringify(ordered)}\n`;
+}
+
+export class ResultsError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'ResultsError';
+  }
+}
+
+function isPointRecord(value: unknown): value is PointRecord {
+  if (value === null || typeof value !== 'object') return false;
+  const v = value as Record<string, unknown>;
+  return (
+    typeof v.id === 'string' &&
+    (v.status === 'ok' || v.status === 'failed' || v.status === 'timeout') &&
+    typeof v.overrides === 'object' &&
+    v.overrides !== null
+  );
+}
+
+export interface ReadPointsResult {
+  /** Every record in file order (a point run twice appears twice; the last one counts). */
+  records: PointRecord[];
+  /** Bytes of an incomplete last line (a write cut short by a kill), 0 if none. */
+  tornBytes: number;
+}
+
+/**
+ * Reads `points.jsonl`. An incomplete last line (no newline, not valid JSON) is the trace of a
+ * write cut short and is left out; with `repair`, it is also cut from the file so that appends
+ * start on a fresh line. Any other bad line is an error naming the file and line.
+ */
+export function readPoints(file: string, repair = false): ReadPointsResult {
+  if (!existsSync(file)) return { records: [], tornBytes: 0 };
+  const text = readFileSync(file, 'utf8');
+  const records: PointRecord[] = [];
+  let start = 0;
+  let line = 0;
+  let tornBytes = 0;
+  while (start < text.length) {
+    line++;
+    const end = text.indexOf('\n', start);
+    const isLast = end === -1;
+    const body = isLast ? text.slice(start) : text.slice(start, end);
+    if (body.trim() !== '') {
+      let parsed: unknown;
+      let ok = true;
+      try {
+        parsed = JSON.parse(body);
+      } catch {
+        ok = false;
+      }
+      if (ok && isPointRecord(parsed)) {
+        records.push(parsed);
+        if (isLast && repair) appendFileSync(file, '\n');
+      } else if (isLast) {
+        tornBytes = Buffer.byteLength(body);
+        if (repair) truncateSync(file, Buffer.byteLength(text) - tornBytes);
+      } else {
+        throw new ResultsError(`${file}:${line}: not a point record; the file is damaged (remove or fix this line)`);
+      }
+    }
+    if (isLast) break;
+    start = end + 1;
+  }
+  return { records, tornBytes };
+}
+
+/** The last record of each id. */
+export function latestById(records: PointRecord[]): Map<string, PointRecord> {
+  const byId = new Map<string, PointRecord>();
+  for (const record of records) byId.set(record.id, record);
+  return byId;
+}
+
+export function appendPoint(file: string, record: PointRecord): void {
+  // One append of one full line: a process killed after this call returns has the line on disk.
+  appendFileSync(file, formatPointLine(record));
+}
+
+export function appendTiming(file: string, timing: TimingRecord): void {
+  appendFileSync(file, `${JSON.stringify(timing)}\n`);
+}
+
+/** Writes a file through a temporary name and a rename, so a reader never sees half of it. */
+export function writeFileAtomic(file: string, content: string): void {
+  const tmp = `${file}.${process.pid}.tmp`;
+  writeFileSync(tmp, content);
+  renameSync(tmp, file);
+}
+
+/**
+ * Rewrites `points.jsonl` with one line per point: plan points in plan order, then any records
+ * of ids outside this plan (from an earlier version of the sweep file) in their original order.
+ */
+export function compactPoints(file: string, plan: PlanOutline, records: PointRecord[]): void {
+  const byId = latestById(records);
+  const planIds = new Set(plan.points.map((p) => p.id));
+  let out = '';
+  for (const point of plan.points) {
+    const record = byId.get(point.id);
+    if (record !== undefined) out += formatPointLine(record);
+  }
+  for (const [id, record] of byId) if (!planIds.has(id)) out += formatPointLine(record);
+  writeFileAtomic(file, out);
+}
+
+/** The deterministic content of `plan.json`. */
+export interface PlanFile {
+  name: string;
+  axes: string[];
+  log2_axes: string[];
+  points: Array<{ index: number; id: string; overrides: Overrides }>;
+}
+
+export function planFileContent(plan: PlanOutline): string {
+  const content: PlanFile = {
+    name: plan.name,
+    axes: plan.axes,
+    log2_axes: plan.log2Axes,
+    points: plan.points.map((p) => ({ index: p.index, id: p.id, overrides: p.overrides })),
+  };
+  return `${JSON.stringify(content, null, 2)}\n`;
+}
+
+export function readPlanFile(dir: string): PlanFile {
+  const file = join(dir, PLAN_FILE);
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch {
+    throw new ResultsError(`${file}: missing; is ${dir} a sweep output directory?`);
+  }
+  try {
+    const parsed = JSON.parse(text) as PlanFile;
+    if (!Array.isArray(parsed.points) || !Array.isArray(parsed.axes)) throw new Error('bad shape');
+    return parsed;
+  } catch {
+    throw new ResultsError(`${file}: not a sweep plan`);
+  }
+}
+
+export function outlineFromPlanFile(file: PlanFile): PlanOutline {
+  return {
+    name: file.name,
+    axes: file.axes,
+    log2Axes: file.log2_axes ?? [],
+    points: file.points.map((p) => ({ index: p.index, id: p.id, overrides: p.overrides })),
+  };
+}

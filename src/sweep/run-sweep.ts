@@ -1,0 +1,296 @@
+/**
+ * Running a sweep (spec toolkit.md §2): plan and validate every point, resume from what the
+ * output directory already holds, run the rest on the pool, append each finished point as it
+ * finishes, then write `summary.csv` and `sweep.svg` in plan order.
+ *
+ * Resume: a point counts as done when its latest line in `points.jsonl` has status ok. Failed and
+ * timed-out points are run again on the next run (their earlier line stays in the log until the
+ * end-of-run rewrite keeps only the latest line per point).
+ */
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { hostname } from 'node:os';
+import { join, resolve } from 'node:path';
+import { loadRunConfigFromObject } from '../config/load.js';
+import { buildPlan, formatOverrides, type Plan, type PlanPoint, type ValidateRunConfig } from './plan.js';
+import { PointPool, defaultPoolThreadCount } from './pool.js';
+import { silentProgress, type ProgressReporter } from './progress.js';
+import {
+  CHART_FILE,
+  PLAN_FILE,
+  POINTS_FILE,
+  SHARD_FILE,
+  SUMMARY_FILE,
+  TIMINGS_FILE,
+  appendPoint,
+  appendTiming,
+  compactPoints,
+  latestById,
+  planFileContent,
+  readPoints,
+  writeFileAtomic,
+  type PointRecord,
+} from './results.js';
+import { isInShard, type Shard } from './shard.js';
+import { SweepError, readSweepBase, readSweepFile } from './sweep-file.js';
+import { summaryCsv } from './summary-csv.js';
+import { renderChart } from './chart.js';
+
+export interface RunSweepOptions {
+  sweepFile: string;
+  /** Output directory; `out/sweeps/<name>` under the current folder by default. */
+  outDir?: string;
+  /** Pool threads; as many as cores by default. */
+  poolThreads?: number;
+  /** Seconds a point may run before it is stopped and recorded as timed out. */
+  pointTimeoutS?: number;
+  shard?: Shard;
+  /** Module run by each pool thread; the shipped pool task (real replay) by default. */
+  taskFilename?: string;
+  /** Run-config validator; `loadRunConfigFromObject` by default. */
+  validate?: ValidateRunConfig;
+  progress?: ProgressReporter;
+  /** Aborting it stops the sweep: running points are dropped, finished ones kept. */
+  stopSignal?: AbortSignal;
+  /** Notes for the user (resumed points, repaired log); stderr by default. */
+  note?: (line: string) => void;
+  /** Draw `sweep.svg` (default true). */
+  chart?: boolean;
+}
+
+export interface FailedPoint {
+  index: number;
+  id: string;
+  overrides: Record<string, unknown>;
+  status: 'failed' | 'timeout';
+  error: string;
+}
+
+export interface RunSweepResult {
+  name: string;
+  outDir: string;
+  /** Points in the whole plan. */
+  planned: number;
+  /** Points in this run's slice (the whole plan without a shard). */
+  slice: number;
+  /** Slice points already done (status ok) before this run. */
+  alreadyDone: number;
+  /** Points run by this run (any outcome). */
+  ran: number;
+  ok: number;
+  failed: FailedPoint[];
+  /** Slice points with no result (the sweep was stopped before them). */
+  pending: number;
+  interrupted: boolean;
+  timings: { planMs: number; runMs: number; writeMs: number };
+}
+
+export function defaultOutDir(name: string): string {
+  return join('out', 'sweeps', name);
+}
+
+const defaultValidate: ValidateRunConfig = (raw, label) => loadRunConfigFromObject(raw, label);
+
+const LOCK_FILE = '.lock';
+
+/** Takes the output directory for this process; a lock left by a dead process on this host is taken over. */
+function takeLock(outDir: string): () => void {
+  const file = join(outDir, LOCK_FILE);
+  const mine = `${hostname()} ${process.pid}\n`;
+  for (let attempt = 0; attempt < 2; attempt++) {
+    try {
+      writeFileSync(file, mine, { flag: 'wx' });
+      return () => rmSync(file, { force: true });
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+    }
+    const [host, pidText] = readFileSync(file, 'utf8').trim().split(' ');
+    const pid = Number(pidText);
+    let alive = true;
+    if (host === hostname()) {
+      try {
+        process.kill(pid, 0);
+      } catch (err) {
+        alive = (err as NodeJS.ErrnoException).code === 'EPERM';
+      }
+    }
+    if (alive) {
+      throw new SweepError(
+        outDir,
+        '',
+        `in use by another sweep (${host} pid ${pid}); give each run or shard its own --out` +
+          (host === hostname() ? '' : `, or remove ${file} if no sweep is running there`),
+      );
+    }
+    rmSync(file, { force: true });
+  }
+  throw new Error(`cannot lock ${outDir}`);
+}
+
+/** Plans, validates and runs a sweep; throws `SweepError`/`PlanError` before running anything if the file or a point is invalid. */
+export async function runSweep(options: RunSweepOptions): Promise<RunSweepResult> {
+  const note = options.note ?? ((line: string) => process.stderr.write(`${line}\n`));
+  const progress = options.progress ?? silentProgress;
+  const t0 = performance.now();
+
+  const sweep = readSweepFile(options.sweepFile);
+  const base = readSweepBase(sweep);
+  const validate = options.validate ?? defaultValidate;
+  const plan: Plan = buildPlan({ sweep, baseRaw: base.raw, baseLabel: base.label, validate });
+  const slice = plan.points.filter((p) => isInShard(p.index, options.shard));
+
+  const outDir = resolve(options.outDir ?? defaultOutDir(plan.name));
+  mkdirSync(outDir, { recursive: true });
+  const releaseLock = takeLock(outDir);
+  try {
+    return await runInDir(options, plan, slice, base.baseDir, outDir, note, progress, t0);
+  } finally {
+    releaseLock();
+  }
+}
+
+async function runInDir(
+  options: RunSweepOptions,
+  plan: Plan,
+  slice: PlanPoint[],
+  baseDir: string,
+  outDir: string,
+  note: (line: string) => void,
+  progress: ProgressReporter,
+  t0: number,
+): Promise<RunSweepResult> {
+  const planPath = join(outDir, PLAN_FILE);
+  const planText = planFileContent(plan);
+  if (existsSync(planPath) && readFileSync(planPath, 'utf8') !== planText) {
+    note(`${planPath}: the plan changed since the last run; results of points still in it are kept`);
+  }
+  writeFileAtomic(planPath, planText);
+  const shardPath = join(outDir, SHARD_FILE);
+  if (options.shard === undefined) {
+    rmSync(shardPath, { force: true });
+  } else {
+    const shardInfo = { index: options.shard.index, count: options.shard.count, points: slice.map((p) => p.id) };
+    writeFileAtomic(shardPath, `${JSON.stringify(shardInfo, null, 2)}\n`);
+  }
+
+  const pointsPath = join(outDir, POINTS_FILE);
+  const timingsPath = join(outDir, TIMINGS_FILE);
+  const { records, tornBytes } = readPoints(pointsPath, true);
+  if (tornBytes > 0) note(`${pointsPath}: dropped an incomplete last line (${tornBytes} bytes) left by an interrupted write`);
+  const byId = latestById(records);
+  const todo = slice.filter((p) => byId.get(p.id)?.status !== 'ok');
+  const alreadyDone = slice.length - todo.length;
+  if (alreadyDone > 0 && todo.length > 0) note(`resuming: ${alreadyDone} of ${slice.length} points already done`);
+  const planMs = performance.now() - t0;
+
+  const tRun = performance.now();
+  let ran = 0;
+  let interrupted = options.stopSignal?.aborted === true;
+  progress.start(slice.length, alreadyDone);
+  if (todo.length > 0 && !interrupted) {
+    const pool = new PointPool({
+      poolThreads: Math.min(options.poolThreads ?? defaultPoolThreadCount(), todo.length),
+      taskFilename: options.taskFilename,
+      pointTimeoutS: options.pointTimeoutS,
+    });
+    const onStop = () => {
+      interrupted = true;
+      pool.stop();
+    };
+    options.stopSignal?.addEventListener('abort', onStop);
+    let next = 0;
+    // One lane per pool thread keeps every thread busy without queueing, so a point's time-out
+    // clock starts when the point starts.
+    const lanes = Array.from({ length: pool.poolThreads }, async () => {
+      while (next < todo.length && !interrupted) {
+        const point = todo[next++];
+        const outcome = await pool.run({ id: point.id, config: point.config, baseDir });
+        if (outcome.status === 'stopped') continue;
+        const record: PointRecord =
+          outcome.status === 'ok'
+            ? { id: point.id, overrides: point.overrides, status: 'ok', summary: outcome.result.summary, error: null }
+            : { id: point.id, overrides: point.overrides, status: outcome.status, summary: null, error: outcome.error };
+        appendPoint(pointsPath, record);
+        appendTiming(timingsPath, {
+          id: point.id,
+          status: record.status,
+          wall_ms: Math.round(outcome.wallMs * 1000) / 1000,
+          simulator: outcome.status === 'ok' ? outcome.result.wall : null,
+        });
+        records.push(record);
+        byId.set(record.id, record);
+        ran++;
+        progress.point({
+          id: point.id,
+          status: record.status,
+          label: formatOverrides(point.overrides),
+          error: record.error ?? undefined,
+        });
+      }
+    });
+    try {
+      await Promise.all(lanes);
+    } finally {
+      options.stopSignal?.removeEventListener('abort', onStop);
+      await pool.destroy();
+    }
+  }
+  progress.end();
+  const runMs = performance.now() - tRun;
+
+  const tWrite = performance.now();
+  compactPoints(pointsPath, plan, records);
+  writeFileAtomic(join(outDir, SUMMARY_FILE), summaryCsv(plan, slice, byId));
+  if (options.chart !== false) await writeChart(plan, slice, byId, join(outDir, CHART_FILE), note);
+  const writeMs = performance.now() - tWrite;
+
+  const failed: FailedPoint[] = [];
+  let ok = 0;
+  let pending = 0;
+  for (const point of slice) {
+    const record = byId.get(point.id);
+    if (record === undefined) pending++;
+    else if (record.status === 'ok') ok++;
+    else {
+      failed.push({
+        index: point.index,
+        id: point.id,
+        overrides: point.overrides,
+        status: record.status,
+        error: record.error ?? '',
+      });
+    }
+  }
+  return {
+    name: plan.name,
+    outDir,
+    planned: plan.points.length,
+    slice: slice.length,
+    alreadyDone,
+    ran,
+    ok,
+    failed,
+    pending,
+    interrupted,
+    timings: { planMs, runMs, writeMs },
+  };
+}
+
+export async function writeChart(
+  plan: Parameters<typeof renderChart>[0],
+  points: Parameters<typeof renderChart>[1],
+  byId: Map<string, PointRecord>,
+  file: string,
+  note: (line: string) => void,
+): Promise<void> {
+  try {
+    const svg = await renderChart(plan, points, byId);
+    if (svg === null) {
+      rmSync(file, { force: true });
+      note('no swept axis to draw against; no chart written');
+    } else {
+      writeFileAtomic(file, svg);
+    }
+  } catch (err) {
+    note(`chart not written: ${(err as Error).message}`);
+  }
+}
