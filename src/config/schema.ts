@@ -147,7 +147,7 @@ const contextLengthSchema = z
     error: says(CONTEXT_LENGTH),
   })
   .default('max')
-  .describe('Most tokens (prompt + output) of one request, or max for no limit. A longer prompt is rejected.');
+  .describe('Most tokens (prompt + output) of one request, or max for no limit; a prompt of this many tokens or more is rejected.');
 
 const tokenizationSchema = strict({
   workers: positiveInt().default(1).describe('FIFO tokenizer servers per engine worker.'),
