@@ -1,0 +1,146 @@
+/**
+ * The run config after validation and defaults (spec replay.md §2), spelled exactly as the
+ * YAML spells it. `config/schema.ts` produces it; `core/resolve.ts` compiles it into plain
+ * numbers for the replay loop. Nothing here is optional except the blocks the spec marks
+ * optional (tokenization, detokenization, response_overhead), which are absent when off.
+ */
+
+export interface ParallelismConfig {
+  replicas: number;
+  tensor: number;
+  attention_data: number;
+}
+
+export interface SchedulerConfig {
+  max_batched_tokens: number;
+  max_sequences: number;
+  chunked_prefill: boolean;
+}
+
+export type KvCapacityConfig =
+  | { type: 'unlimited' }
+  | { type: 'fixed'; blocks: number }
+  | {
+      type: 'memory';
+      gpu_memory_gib: number;
+      memory_fraction: number;
+      weights_gib: number;
+      kv_bytes_per_token: number;
+    };
+
+export interface KvCacheConfig {
+  block_size: number;
+  capacity: KvCapacityConfig;
+}
+
+export interface FixedTimingConfig {
+  type: 'fixed';
+  prefill_ms: number;
+  decode_ms: number;
+}
+
+/** The polynomial provider has no knobs: its coefficients are the spec's (replay.md §4). */
+export interface PolynomialTimingConfig {
+  type: 'polynomial';
+}
+
+export interface LinearTimingConfig {
+  type: 'linear';
+  base_ms: number;
+  prefill_token_us: number;
+  prefill_pair_ns: number;
+  decode_request_us: number;
+  decode_kv_token_ns: number;
+}
+
+export type TimingConfig = FixedTimingConfig | PolynomialTimingConfig | LinearTimingConfig;
+
+export interface WorkerRoleConfig {
+  parallelism: ParallelismConfig;
+  scheduler: SchedulerConfig;
+  kv_cache: KvCacheConfig;
+  timing: TimingConfig;
+}
+
+export interface TokenizationConfig {
+  workers: number;
+  base_ms: number;
+  per_input_us: number;
+}
+
+export interface DetokenizationConfig {
+  workers: number;
+  base_ms: number;
+  per_output_us: number;
+  /** Optional: split a server's pass outputs into jobs of at most this many outputs. */
+  chunk_outputs?: number;
+}
+
+export interface EngineConfig {
+  model: string;
+  hardware: string;
+  backend: 'vllm';
+  /** Positive integer, or 'max' for no limit. */
+  context_length: number | 'max';
+  workers: { aggregated: WorkerRoleConfig };
+  tokenization?: TokenizationConfig;
+  detokenization?: DetokenizationConfig;
+}
+
+export interface SyntheticSourceConfig {
+  type: 'synthetic';
+  input_tokens: number;
+  output_tokens: number;
+  random_range_ratio: number;
+  seed: number;
+}
+
+export interface SyntheticSessionSourceConfig {
+  type: 'synthetic-session';
+  turns: number;
+  new_input_tokens_per_turn: number;
+  output_tokens_per_turn: number;
+  inter_turn_delay_ms: number;
+}
+
+export interface TraceSourceConfig {
+  type: 'trace';
+  /** As written in the file; relative paths are resolved against the config file's folder. */
+  path: string;
+  format: 'mooncake';
+  block_size: number;
+}
+
+export type SourceConfig = SyntheticSourceConfig | SyntheticSessionSourceConfig | TraceSourceConfig;
+
+export interface ResponseOverheadConfig {
+  base_ms: number;
+  per_output_token_us: number;
+}
+
+export type LoadConfig =
+  | { type: 'concurrency'; concurrency: number; response_overhead?: ResponseOverheadConfig }
+  | { type: 'poisson'; requests_per_second: number; seed: number; response_overhead?: ResponseOverheadConfig }
+  | { type: 'constant_rate'; requests_per_second: number; response_overhead?: ResponseOverheadConfig }
+  | { type: 'trace_timestamps'; speedup: number; response_overhead?: ResponseOverheadConfig };
+
+export type StopConfig =
+  | { requests: number }
+  | { requests_per_load_unit: number }
+  | { max_virtual_time_seconds: number };
+
+export interface TrafficConfig {
+  source: SourceConfig;
+  load: LoadConfig;
+  stop: StopConfig;
+}
+
+export interface ReportConfig {
+  warmup_requests: number;
+}
+
+export interface RunConfig {
+  engine: EngineConfig;
+  traffic: TrafficConfig;
+  report: ReportConfig;
+}
