@@ -1,0 +1,156 @@
+import { appendFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import type { ReplaySummary } from '../src/core/report-types.js';
+import { createProgress, formatDuration } from '../src/sweep/progress.js';
+import {
+  appendPoint,
+  compactPoints,
+  formatPointLine,
+  readPoints,
+  splitWallTime,
+  type PointRecord,
+} from '../src/sweep/results.js';
+import { summaryColumns, summaryCsv } from '../src/sweep/summary-csv.js';
+import type { PlanOutline } from '../src/sweep/plan.js';
+import { read, tempDir } from './fixtures/sweep/helpers.js';
+
+const cleanups: Array<() => void> = [];
+afterEach(() => cleanups.splice(0).forEach((c) => c()));
+function dir(): string {
+  const t = tempDir();
+  cleanups.push(t.cleanup);
+  return t.dir;
+}
+
+const record = (id: string, status: PointRecord['status'] = 'ok'): PointRecord => ({
+  id,
+  overrides: { 'traffic.load.concurrency': 1 },
+  status,
+  summary: null,
+  error: status === 'ok' ? null : 'boom',
+});
+
+const outline: PlanOutline = {
+  name: 'p',
+  axes: ['traffic.load.concurrency'],
+  log2Axes: [],
+  points: [
+    { index: 0, id: 'aaaaaaaaaaaa', overrides: { 'traffic.load.concurrency': 1 } },
+    { index: 1, id: 'bbbbbbbbbbbb', overrides: { 'traffic.load.concurrency': 2 } },
+    { index: 2, id: 'cccccccccccc', overrides: { 'traffic.load.concurrency': 4 } },
+  ],
+};
+
+describe('points.jsonl', () => {
+  it('drops an incomplete last line left by a kill, and cuts it so appends start clean', () => {
+    const file = join(dir(), 'points.jsonl');
+    appendPoint(file, record('aaaaaaaaaaaa'));
+    appendFileSync(file, formatPointLine(record('bbbbbbbbbbbb')).slice(0, 30));
+    const seen = readPoints(file, true);
+    expect(seen.records.map((r) => r.id)).toEqual(['aaaaaaaaaaaa']);
+    expect(seen.tornBytes).toBe(30);
+    appendPoint(file, record('cccccccccccc'));
+    expect(readPoints(file).records.map((r) => r.id)).toEqual(['aaaaaaaaaaaa', 'cccccccccccc']);
+  });
+
+  it('keeps a complete last line that lost only its newline', () => {
+    const file = join(dir(), 'points.jsonl');
+    writeFileSync(file, formatPointLine(record('aaaaaaaaaaaa')).trimEnd());
+    expect(readPoints(file, true).records).toHaveLength(1);
+    expect(read(file).endsWith('\n')).toBe(true);
+  });
+
+  it('refuses a damaged line in the middle, naming the file and line', () => {
+    const file = join(dir(), 'points.jsonl');
+    writeFileSync(file, `${formatPointLine(record('aaaaaaaaaaaa'))}garbage\n${formatPointLine(record('bbbbbbbbbbbb'))}`);
+    expect(() => readPoints(file)).toThrow(/points\.jsonl:2: not a point record/);
+  });
+
+  it('compacts to one line per point in plan order, the latest attempt winning, foreign ids last', () => {
+    const file = join(dir(), 'points.jsonl');
+    const records = [record('cccccccccccc'), record('aaaaaaaaaaaa', 'failed'), record('zzzzzzzzzzzz'), record('aaaaaaaaaaaa')];
+    compactPoints(file, outline, records);
+    expect(readPoints(file).records.map((r) => [r.id, r.status])).toEqual([
+      ['aaaaaaaaaaaa', 'ok'],
+      ['cccccccccccc', 'ok'],
+      ['zzzzzzzzzzzz', 'ok'],
+    ]);
+  });
+
+  it('keeps the simulator wall-time fields out of the recorded summary', () => {
+    const summary = { metrics: {}, run: {}, ttft_stages: {}, config: {}, simulator: { wall_time_ms: 3.2, us_per_output_token: 1.1, output_tokens: 80, passes: 9 } };
+    const split = splitWallTime(summary as unknown as ReplaySummary);
+    expect(split.summary.simulator).toEqual({ output_tokens: 80, passes: 9 });
+    expect(split.wall).toEqual({ wall_time_ms: 3.2, us_per_output_token: 1.1 });
+  });
+});
+
+describe('summary.csv', () => {
+  it('has a row per point in plan order, pending where there is no result, whatever the record order', () => {
+    const byId = new Map([
+      ['cccccccccccc', { ...record('cccccccccccc'), summary: { metrics: { time_to_first_token: { avg: 12.5, count: 3 } }, run: { request_count: 3 } } as never }],
+      ['aaaaaaaaaaaa', record('aaaaaaaaaaaa', 'timeout')],
+    ]);
+    const text = summaryCsv(outline, [...outline.points].reverse(), byId);
+    const rows = text.trimEnd().split('\n');
+    expect(rows[0].split(',')).toEqual(summaryColumns(outline.axes));
+    expect(rows).toHaveLength(4);
+    const col = (name: string) => summaryColumns(outline.axes).indexOf(name);
+    const cells = rows.slice(1).map((r) => r.split(','));
+    expect(cells.map((c) => [c[0], c[1], c[2]])).toEqual([
+      ['aaaaaaaaaaaa', 'timeout', '1'],
+      ['bbbbbbbbbbbb', 'pending', '2'],
+      ['cccccccccccc', 'ok', '4'],
+    ]);
+    expect(cells[2][col('time_to_first_token.avg')]).toBe('12.5');
+    expect(cells[2][col('time_to_first_token.count')]).toBe('3');
+    expect(cells[2][col('run.request_count')]).toBe('3');
+    expect(cells[0][col('error')]).toBe('boom');
+  });
+});
+
+describe('progress', () => {
+  function capture(isTTY: boolean) {
+    let text = '';
+    let t = 0;
+    const stream = { isTTY, write: (s: string) => (text += s) };
+    const progress = createProgress(stream, { now: () => t, plainIntervalMs: 0 });
+    return { progress, text: () => text, advance: (ms: number) => (t += ms) };
+  }
+
+  it('prints plain lines with done/total, failures and ETA when not on a terminal', () => {
+    const c = capture(false);
+    c.progress.start(4, 1);
+    c.advance(2000);
+    c.progress.point({ id: 'aaaaaaaaaaaa', status: 'ok', label: 'x=1' });
+    c.advance(2000);
+    c.progress.point({ id: 'bbbbbbbbbbbb', status: 'failed', label: 'x=2', error: 'boom' });
+    c.progress.end();
+    expect(c.text()).toBe(
+      'sweep: 4 points, 1 already done, 3 to run\n' +
+        'sweep: 2/4 done, 0 failed, ETA 0:04 | ok aaaaaaaaaaaa (x=1)\n' +
+        'sweep: 3/4 done, 1 failed, ETA 0:02 | failed bbbbbbbbbbbb (x=2): boom\n',
+    );
+    expect(c.text()).not.toContain('\r');
+  });
+
+  it('redraws one bar on a terminal', () => {
+    const c = capture(true);
+    c.progress.start(2, 0);
+    c.advance(1000);
+    c.progress.point({ id: 'aaaaaaaaaaaa', status: 'ok', label: 'x=1' });
+    c.advance(1000);
+    c.progress.point({ id: 'bbbbbbbbbbbb', status: 'ok', label: 'x=2' });
+    c.progress.end();
+    expect(c.text()).toContain('\r[############------------] 1/2 done, 0 failed, ETA 0:01');
+    expect(c.text()).toContain('\r[########################] 2/2 done, 0 failed, ETA 0:00');
+    expect(c.text().endsWith('\n')).toBe(true);
+  });
+
+  it('formats durations', () => {
+    expect(formatDuration(5)).toBe('0:05');
+    expect(formatDuration(3725)).toBe('1:02:05');
+    expect(formatDuration(Number.NaN)).toBe('--:--');
+  });
+});

@@ -1,0 +1,202 @@
+/**
+ * Sweeps run on the real pool (compiled dist/src/sweep/pool-task.js and the real replay): byte
+ * identity across pool sizes and finish orders, resume, faults, shards and merge.
+ * Needs `npm run build` first.
+ */
+import { existsSync, writeFileSync } from 'node:fs';
+import { hostname } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { runSweepCommand } from '../src/cli/commands/sweep.js';
+import { mergeSweeps } from '../src/sweep/merge.js';
+import { PlanError } from '../src/sweep/plan.js';
+import type { ProgressReporter } from '../src/sweep/progress.js';
+import { runSweep, type RunSweepOptions } from '../src/sweep/run-sweep.js';
+import { ids, lines, read, requireBuild, tempDir, writeSweep } from './fixtures/sweep/helpers.js';
+
+// The pool threads copy the environment when they start: the fault hook is on for this file.
+process.env.SERVESIM_TEST_FAULTS = '1';
+
+beforeAll(requireBuild);
+const cleanups: Array<() => void> = [];
+afterEach(() => cleanups.splice(0).forEach((c) => c()));
+function dir(): string {
+  const t = tempDir();
+  cleanups.push(t.cleanup);
+  return t.dir;
+}
+
+const quiet = { note: () => {} } satisfies Partial<RunSweepOptions>;
+const OUTPUT_FILES = ['plan.json', 'points.jsonl', 'summary.csv', 'sweep.svg'];
+
+/** Stops the sweep through its stop signal once `after` points have finished. */
+function stopAfter(after: number): { progress: ProgressReporter; stopSignal: AbortSignal } {
+  const controller = new AbortController();
+  let done = 0;
+  return {
+    stopSignal: controller.signal,
+    progress: { start() {}, end() {}, point: () => void (++done === after && controller.abort()) },
+  };
+}
+
+describe('sweep run', () => {
+  it('writes the same bytes with 1 and 2 pool threads, whatever order the points finish in', async () => {
+    const d = dir();
+    // Slow points first: with two threads the fast ones finish before them.
+    const sweep = writeSweep(d, `grid:\n  engine.model: ['__fault:sleep:150', tiny]\n  traffic.load.concurrency: [1, 2, 4]\n`);
+    const one = await runSweep({ ...quiet, sweepFile: sweep, outDir: join(d, 'one'), poolThreads: 1 });
+    const two = await runSweep({ ...quiet, sweepFile: sweep, outDir: join(d, 'two'), poolThreads: 2 });
+    expect(one.ok).toBe(6);
+    expect(two.ok).toBe(6);
+
+    const planOrder = ids(join(d, 'one', 'points.jsonl'));
+    const finishOrderTwo = ids(join(d, 'two', 'timings.jsonl'));
+    expect(ids(join(d, 'one', 'timings.jsonl'))).toEqual(planOrder);
+    expect(finishOrderTwo).not.toEqual(planOrder);
+    expect([...finishOrderTwo].sort()).toEqual([...planOrder].sort());
+    for (const file of OUTPUT_FILES) expect(read(join(d, 'two', file)), file).toBe(read(join(d, 'one', file)));
+    expect(read(join(d, 'one', 'summary.csv')).split('\n')).toHaveLength(1 + 6 + 1);
+  });
+
+  it('records each point line as it finishes, deterministic apart from timings.jsonl', async () => {
+    const d = dir();
+    const sweep = writeSweep(d, 'grid:\n  traffic.load.concurrency: [1, 3]\n');
+    await runSweep({ ...quiet, sweepFile: sweep, outDir: join(d, 'a'), poolThreads: 2 });
+    await runSweep({ ...quiet, sweepFile: sweep, outDir: join(d, 'b'), poolThreads: 1 });
+    const line = JSON.parse(lines(join(d, 'a', 'points.jsonl'))[0]) as Record<string, unknown>;
+    expect(Object.keys(line)).toEqual(['id', 'overrides', 'status', 'summary', 'error']);
+    const simulator = (line.summary as { simulator: Record<string, unknown> }).simulator;
+    expect(simulator).not.toHaveProperty('wall_time_ms');
+    expect(simulator).toHaveProperty('output_tokens');
+    expect(new Set(lines(join(d, 'a', 'points.jsonl')))).toEqual(new Set(lines(join(d, 'b', 'points.jsonl'))));
+    const timing = JSON.parse(lines(join(d, 'a', 'timings.jsonl'))[0]) as Record<string, unknown>;
+    expect(timing).toHaveProperty('wall_ms');
+    expect((timing.simulator as Record<string, unknown>).wall_time_ms).toBeTypeOf('number');
+  });
+
+  it('resumes: points finished before a stop are not run again', async () => {
+    const d = dir();
+    const out = join(d, 'out');
+    const sweep = writeSweep(d, 'grid:\n  traffic.load.concurrency: {range: {min: 1, max: 32, scale: log2}}\n');
+    const first = await runSweep({ ...quiet, ...stopAfter(2), sweepFile: sweep, outDir: out, poolThreads: 1 });
+    expect(first.interrupted).toBe(true);
+    expect(first.ok).toBe(2);
+    expect(first.pending).toBe(4);
+    expect(read(join(out, 'summary.csv'))).toContain(',pending,');
+
+    const second = await runSweep({ ...quiet, sweepFile: sweep, outDir: out, poolThreads: 2 });
+    expect(second.alreadyDone).toBe(2);
+    expect(second.ran).toBe(4);
+    expect(second.ok).toBe(6);
+    const attempts = ids(join(out, 'timings.jsonl'));
+    expect(attempts).toHaveLength(6);
+    expect(new Set(attempts).size).toBe(6);
+
+    const third = await runSweep({ ...quiet, sweepFile: sweep, outDir: out });
+    expect(third.ran).toBe(0);
+    const whole = await runSweep({ ...quiet, sweepFile: sweep, outDir: join(d, 'whole'), poolThreads: 1 });
+    expect(whole.ok).toBe(6);
+    for (const file of OUTPUT_FILES) expect(read(join(out, file)), file).toBe(read(join(d, 'whole', file)));
+  });
+
+  it('records a throw, a pool thread exit and a time-out as failed while every other point completes', async () => {
+    const d = dir();
+    const out = join(d, 'out');
+    const sweep = writeSweep(
+      d,
+      `grid:\n  engine.model: [tiny, '__fault:throw', '__fault:exit', '__fault:hang']\n  traffic.load.concurrency: [1, 2]\n`,
+    );
+    const result = await runSweep({ ...quiet, sweepFile: sweep, outDir: out, poolThreads: 2, pointTimeoutS: 1 });
+    expect(result.ok).toBe(2);
+    const byIndex = new Map(result.failed.map((f) => [f.index, f]));
+    expect([...byIndex.keys()]).toEqual([2, 3, 4, 5, 6, 7]);
+    for (const i of [2, 3]) expect(byIndex.get(i)).toMatchObject({ status: 'failed', error: 'test fault: thrown by the point' });
+    for (const i of [4, 5]) expect(byIndex.get(i)).toMatchObject({ status: 'failed', error: 'pool thread exited with code 7' });
+    for (const i of [6, 7]) expect(byIndex.get(i)).toMatchObject({ status: 'timeout', error: 'timed out after 1 s (--point-timeout)' });
+
+    const csv = read(join(out, 'summary.csv')).trimEnd().split('\n');
+    expect(csv.slice(1).map((r) => r.split(',')[1])).toEqual(['ok', 'ok', 'failed', 'failed', 'failed', 'failed', 'timeout', 'timeout']);
+
+    // Failed points are run again on the next run; finished ones are not.
+    const again = await runSweep({ ...quiet, sweepFile: sweep, outDir: out, poolThreads: 2, pointTimeoutS: 1 });
+    expect(again.alreadyDone).toBe(2);
+    expect(again.ran).toBe(6);
+    expect(lines(join(out, 'points.jsonl'))).toHaveLength(8);
+  });
+
+  it('exits non-zero and prints the failed ids', async () => {
+    const d = dir();
+    const sweep = writeSweep(d, `grid:\n  engine.model: [tiny, '__fault:throw']\n`);
+    let stdout = '';
+    let stderr = '';
+    const code = await runSweepCommand(
+      { file: sweep, out: join(d, 'out'), workers: 1 },
+      { stdout: { write: (s: string) => (stdout += s) } as never, stderr: { write: (s: string) => (stderr += s) } as never },
+    );
+    expect(code).toBe(1);
+    const failedId = ids(join(d, 'out', 'points.jsonl'))[1];
+    expect(stdout).toContain('1/2 points ok');
+    expect(stderr).toContain(`failed ids: ${failedId}\n`);
+    expect(stderr).toContain(`${failedId}  point 1 (engine.model=__fault:throw): failed: test fault: thrown by the point`);
+  });
+
+  it('validates every point before running anything', async () => {
+    const d = dir();
+    const out = join(d, 'out');
+    const sweep = writeSweep(d, 'grid:\n  traffic.load.concurrency: [1, 0]\n');
+    await expect(runSweep({ ...quiet, sweepFile: sweep, outDir: out })).rejects.toBeInstanceOf(PlanError);
+    expect(existsSync(out)).toBe(false);
+    let stderr = '';
+    const code = await runSweepCommand({ file: sweep, out }, { stdout: { write: () => true } as never, stderr: { write: (s: string) => (stderr += s) } as never });
+    expect(code).toBe(2);
+    expect(stderr).toMatch(/1 of 2 points is invalid; nothing was run\.\n {2}point 1 \(traffic\.load\.concurrency=0\): traffic\.load\.concurrency: /);
+  });
+
+  it('refuses an output directory another live sweep holds, and takes over a dead one', async () => {
+    const d = dir();
+    const out = join(d, 'out');
+    const sweep = writeSweep(d, 'grid:\n  traffic.load.concurrency: [1]\n');
+    await runSweep({ ...quiet, sweepFile: sweep, outDir: out, poolThreads: 1 });
+    writeFileSync(join(out, '.lock'), `${hostname()} ${process.pid}\n`);
+    await expect(runSweep({ ...quiet, sweepFile: sweep, outDir: out })).rejects.toThrow(/in use by another sweep/);
+    writeFileSync(join(out, '.lock'), `${hostname()} 2147483646\n`);
+    await expect(runSweep({ ...quiet, sweepFile: sweep, outDir: out })).resolves.toMatchObject({ ok: 1 });
+    expect(existsSync(join(out, '.lock'))).toBe(false);
+  });
+});
+
+describe('shards and merge', () => {
+  it('runs disjoint slices that merge into the single-machine result', async () => {
+    const d = dir();
+    const sweep = writeSweep(d, `grid:\n  traffic.load.concurrency: [1, 2, 4, 8]\n  traffic.source.input_tokens: [16, 64]\n`);
+    const whole = await runSweep({ ...quiet, sweepFile: sweep, outDir: join(d, 'whole'), poolThreads: 2 });
+    expect(whole.ok).toBe(8);
+    const shardIds: string[][] = [];
+    for (let i = 0; i < 3; i++) {
+      const r = await runSweep({ ...quiet, sweepFile: sweep, outDir: join(d, `shard-${i}`), shard: { index: i, count: 3 }, poolThreads: 1 });
+      expect(r.slice).toBe(i < 2 ? 3 : 2);
+      shardIds.push(ids(join(d, `shard-${i}`, 'points.jsonl')));
+      expect(read(join(d, `shard-${i}`, 'plan.json'))).toBe(read(join(d, 'whole', 'plan.json')));
+    }
+    const all = shardIds.flat();
+    expect(new Set(all).size).toBe(all.length);
+    expect(new Set(all)).toEqual(new Set(ids(join(d, 'whole', 'points.jsonl'))));
+
+    const merged = await mergeSweeps({ dirs: [0, 1, 2].map((i) => join(d, `shard-${i}`)), outDir: join(d, 'merged'), note: () => {} });
+    expect(merged).toMatchObject({ planned: 8, ok: 8, failed: [], missing: [] });
+    for (const file of OUTPUT_FILES) expect(read(join(d, 'merged', file)), file).toBe(read(join(d, 'whole', file)));
+
+    const partial = await mergeSweeps({ dirs: [join(d, 'shard-0')], outDir: join(d, 'partial'), note: () => {} });
+    expect(partial.missing).toHaveLength(5);
+    expect(read(join(d, 'partial', 'summary.csv')).match(/,pending,/g)).toHaveLength(5);
+  });
+
+  it('refuses to merge outputs of different sweeps', async () => {
+    const d = dir();
+    const a = writeSweep(d, 'grid:\n  traffic.load.concurrency: [1]\n', 'a.yaml');
+    const b = writeSweep(d, 'grid:\n  traffic.load.concurrency: [2]\n', 'b.yaml');
+    await runSweep({ ...quiet, sweepFile: a, outDir: join(d, 'a'), poolThreads: 1, chart: false });
+    await runSweep({ ...quiet, sweepFile: b, outDir: join(d, 'b'), poolThreads: 1, chart: false });
+    await expect(mergeSweeps({ dirs: [join(d, 'a'), join(d, 'b')], outDir: join(d, 'm') })).rejects.toThrow(/a different plan/);
+  });
+});
