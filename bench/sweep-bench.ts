@@ -1,0 +1,156 @@
+/**
+ * `npm run bench:sweep [-- --json]`: the sweep pool's speed.
+ *
+ * 1. A 64-point grid (concurrency 1..128 x detokenization servers 1..8, 8000 requests each) run
+ *    end to end by `runSweep` with 1 pool thread and with one per core: wall times, points per
+ *    second, and parallel efficiency t1 / (tN x N).
+ * 2. Pool overhead per point: 256 points that do almost no work (1 request, 1 output token) run
+ *    through the pool on one thread, minus the same replays run in-process, per point.
+ *
+ * Run after `npm run build` (it runs the compiled pool task).
+ */
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { availableParallelism, cpus, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { loadRunConfigFromObject } from '../src/config/load.js';
+import { replay } from '../src/replay.js';
+import { runSweep, type RunSweepResult } from '../src/sweep/run-sweep.js';
+import { buildPlan } from '../src/sweep/plan.js';
+import { parseSweepFile } from '../src/sweep/sweep-file.js';
+
+const GRID_BASE = {
+  engine: {
+    model: 'bench',
+    workers: {
+      aggregated: {
+        scheduler: { max_batched_tokens: 8192, max_sequences: 256, chunked_prefill: true },
+        timing: { type: 'linear', base_ms: 12, prefill_token_us: 55, prefill_pair_ns: 1.3, decode_request_us: 30, decode_kv_token_ns: 48 },
+      },
+    },
+    detokenization: { workers: 1, base_ms: 2.85, per_output_us: 61.6 },
+  },
+  traffic: {
+    source: { type: 'synthetic', input_tokens: 512, output_tokens: 128, random_range_ratio: 0.5, seed: 1 },
+    load: { type: 'concurrency', concurrency: 1 },
+    stop: { requests: 8000 },
+  },
+};
+
+const GRID_SWEEP = {
+  name: 'bench-grid-64',
+  base: GRID_BASE,
+  grid: {
+    'traffic.load.concurrency': { range: { min: 1, max: 128, scale: 'log2' } },
+    'engine.detokenization.workers': [1, 2, 3, 4, 5, 6, 7, 8],
+  },
+};
+
+const TINY_POINTS = 256;
+const TINY_SWEEP = {
+  name: 'bench-tiny',
+  base: {
+    engine: { model: 'tiny', workers: { aggregated: { timing: { type: 'fixed', prefill_ms: 1, decode_ms: 1 } } } },
+    traffic: {
+      source: { type: 'synthetic', input_tokens: 16, output_tokens: 1, random_range_ratio: 1, seed: 0 },
+      load: { type: 'concurrency', concurrency: 1 },
+      stop: { requests: 1 },
+    },
+  },
+  grid: { 'traffic.source.seed': { range: { min: 0, max: TINY_POINTS - 1, step: 1 } } },
+};
+
+interface BenchResult {
+  points: number;
+  cores: number;
+  pool_threads: number;
+  cpu_model: string;
+  t1_s: number;
+  tN_s: number;
+  points_per_s_1: number;
+  points_per_s_N: number;
+  parallel_efficiency: number;
+  pool_overhead_ms_per_point: number;
+  overhead_detail: {
+    points: number;
+    pool_ms_per_point: number;
+    in_process_ms_per_point: number;
+  };
+}
+
+const round = (x: number, digits: number) => Number(x.toFixed(digits));
+
+async function timedSweep(dir: string, sweepFile: string, out: string, poolThreads: number): Promise<{ s: number; result: RunSweepResult }> {
+  const started = performance.now();
+  const result = await runSweep({ sweepFile, outDir: join(dir, out), poolThreads, note: () => {} });
+  const s = (performance.now() - started) / 1000;
+  if (result.ok !== result.slice) throw new Error(`bench sweep ${out}: ${result.failed.length} points failed`);
+  return { s, result };
+}
+
+/** In-process replay time of the tiny points, per point, after a warm-up pass. */
+function inProcessMsPerPoint(sweepFile: string): number {
+  const sweep = parseSweepFile(TINY_SWEEP, sweepFile);
+  const plan = buildPlan({ sweep, baseRaw: TINY_SWEEP.base, baseLabel: 'tiny', validate: (raw, label) => loadRunConfigFromObject(raw, label) });
+  for (const point of plan.points) replay(point.config, { baseDir: '.' });
+  const started = performance.now();
+  for (const point of plan.points) replay(point.config, { baseDir: '.' });
+  return (performance.now() - started) / plan.points.length;
+}
+
+async function main(): Promise<void> {
+  const asJson = process.argv.includes('--json');
+  const cores = availableParallelism();
+  const dir = mkdtempSync(join(tmpdir(), 'servesim-sweep-bench-'));
+  try {
+    const gridFile = join(dir, 'grid.yaml');
+    writeFileSync(gridFile, JSON.stringify(GRID_SWEEP));
+    const tinyFile = join(dir, 'tiny.yaml');
+    writeFileSync(tinyFile, JSON.stringify(TINY_SWEEP));
+
+    const one = await timedSweep(dir, gridFile, 'grid-1', 1);
+    const many = await timedSweep(dir, gridFile, `grid-${cores}`, cores);
+    const points = one.result.slice;
+
+    const tiny = await timedSweep(dir, tinyFile, 'tiny-1', 1);
+    const poolMsPerPoint = tiny.result.timings.runMs / tiny.result.slice;
+    const inProcess = inProcessMsPerPoint(tinyFile);
+
+    const result: BenchResult = {
+      points,
+      cores,
+      pool_threads: cores,
+      cpu_model: cpus()[0]?.model ?? 'unknown',
+      t1_s: round(one.s, 3),
+      tN_s: round(many.s, 3),
+      points_per_s_1: round(points / one.s, 2),
+      points_per_s_N: round(points / many.s, 2),
+      parallel_efficiency: round(one.s / (many.s * cores), 3),
+      pool_overhead_ms_per_point: round(poolMsPerPoint - inProcess, 3),
+      overhead_detail: {
+        points: tiny.result.slice,
+        pool_ms_per_point: round(poolMsPerPoint, 3),
+        in_process_ms_per_point: round(inProcess, 3),
+      },
+    };
+    if (asJson) {
+      process.stdout.write(`${JSON.stringify(result)}\n`);
+      return;
+    }
+    process.stdout.write(
+      [
+        `sweep bench: ${points}-point grid (concurrency 1..128 x detokenization servers 1..8, 8000 requests each) on ${cores} cores (${result.cpu_model})`,
+        `  1 pool thread:   ${result.t1_s.toFixed(2)} s, ${result.points_per_s_1.toFixed(2)} points/s`,
+        `  ${cores} pool threads:  ${result.tN_s.toFixed(2)} s, ${result.points_per_s_N.toFixed(2)} points/s`,
+        `  parallel efficiency t1 / (tN x ${cores}): ${result.parallel_efficiency.toFixed(3)}`,
+        `  pool overhead per point: ${result.pool_overhead_ms_per_point.toFixed(3)} ms` +
+          ` (${result.overhead_detail.points} points of 1 request, 1 output token: ${result.overhead_detail.pool_ms_per_point.toFixed(3)} ms/point on the pool` +
+          ` - ${result.overhead_detail.in_process_ms_per_point.toFixed(3)} ms/point in-process)`,
+        '',
+      ].join('\n'),
+    );
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+await main();
