@@ -114,10 +114,10 @@ export async function runSweepCommand(args: SweepRunArgs, deps: SweepCommandDeps
   try {
     shard = resolveShard(args.shard, args.shardCount, env);
     if (args.workers !== undefined && !(Number.isInteger(args.workers) && args.workers >= 1)) {
-      throw new ShardError(`--workers must be a positive integer, got ${args.workers}`);
+      throw new SweepError('--workers', '', `must be a positive integer, got ${args.workers}`);
     }
     if (args.pointTimeout !== undefined && !(args.pointTimeout > 0 && Number.isFinite(args.pointTimeout))) {
-      throw new ShardError(`--point-timeout must be a positive number of seconds, got ${args.pointTimeout}`);
+      throw new SweepError('--point-timeout', '', `must be a positive number of seconds, got ${args.pointTimeout}`);
     }
   } catch (e) {
     if (isUserError(e)) {
