@@ -39,6 +39,12 @@ export interface SimulationResult {
 export interface SimulationOptions {
   /** Keep every token's emit and receive time (for requests.jsonl). Costs memory. */
   recordTokens?: boolean;
+  /**
+   * Check the invariants after every pass start and end, and throw on the first broken one:
+   * INV-kv (blocks held by running requests + free = pool, free >= 0, per rank) and INV-clock
+   * (event time never decreases). For tests: it costs a scan of every rank per pass.
+   */
+  checkInvariants?: boolean;
 }
 
 /** Sentinel for "no session continues": a synthetic request or a trace row of its own. */
@@ -85,6 +91,7 @@ export class Simulation {
   private readonly tokenReceivedMs: number[][] | null;
   private readonly tokenEmittedMs: number[][] | null;
   private readonly recordEmit: ((id: number, nowMs: number) => void) | null;
+  private readonly checkInvariants: boolean;
 
   constructor(run: ResolvedRun, options: SimulationOptions = {}) {
     this.cfg = run;
@@ -141,12 +148,18 @@ export class Simulation {
     this.tokenEmittedMs = record ? [] : null;
     const emitted = this.tokenEmittedMs;
     this.recordEmit = emitted === null ? null : (id, nowMs) => emitted[id].push(nowMs);
+    this.checkInvariants = options.checkInvariants === true;
   }
 
   run(): SimulationResult {
     this.startTraffic();
     const events = this.events;
     const capMs = this.cfg.capMs;
+    // A run whose requests all end at the instant they start (every one rejected in an empty
+    // pass, or zero-length outputs with a zero-cost prefill) under a time cap would send
+    // requests forever without time advancing: stop it with a clear error instead.
+    let sameInstant = 0;
+    const stallLimit = 2_000_000 + 16 * (this.cfg.load.kind === 'closed' ? this.cfg.load.concurrency : 0);
     for (;;) {
       if (events.size === 0 || events.peekTimeMs() > this.nowMs) {
         if (this.toStartCount > 0) {
@@ -156,8 +169,11 @@ export class Simulation {
         if (events.size === 0) break;
         const next = events.peekTimeMs();
         if (next > capMs) break;
+        if (this.checkInvariants && next < this.nowMs) throw new Error(`INV-clock: event at ${next} ms after ${this.nowMs} ms`);
+        if (next > this.nowMs) sameInstant = 0;
         this.nowMs = next;
       }
+      if (++sameInstant > stallLimit) throw this.stallError();
       const kind = events.peekKind();
       const target = events.peekTarget();
       events.pop();
@@ -192,6 +208,14 @@ export class Simulation {
       tokenReceivedMs: this.tokenReceivedMs,
       tokenEmittedMs: this.tokenEmittedMs,
     };
+  }
+
+  private stallError(): Error {
+    return new Error(
+      `the run makes no progress in virtual time at ${this.nowMs} ms: requests end at the instant they are sent ` +
+        '(every request rejected, or zero-length outputs with a zero-cost prefill); give the client a response overhead ' +
+        '(traffic.load.response_overhead.base_ms > 0) or stop by a request count',
+    );
   }
 
   // ---- Traffic (spec §5) -------------------------------------------------------------
@@ -393,6 +417,7 @@ export class Simulation {
       if (!any) continue;
       this.workerBusy[worker] = 1;
       this.passCount++;
+      if (this.checkInvariants) this.verifyKv(worker);
       this.events.push(this.nowMs + durationMs, EventKind.PassEnd, worker);
     }
   }
@@ -405,6 +430,7 @@ export class Simulation {
     for (let k = 0; k < ranksPerWorker; k++) this.ranks[worker * ranksPerWorker + k].finishPass(now, out, this.recordEmit);
     this.workerBusy[worker] = 0;
     this.flagWorker(worker);
+    if (this.checkInvariants) this.verifyKv(worker);
 
     // Requests that ended without output skip detokenization (spec §6).
     for (let i = 0; i < out.endedCount; i++) this.receiveEnd(out.ended[i]);
@@ -416,6 +442,21 @@ export class Simulation {
       return;
     }
     this.queueDetokJobs(worker, out, detok.serversPerWorker, detok.baseMs, detok.perTokenMs, detok.chunkOutputs);
+  }
+
+  /** INV-kv for every rank of a worker: blocks held by running requests + free = pool. */
+  private verifyKv(worker: number): void {
+    const total = this.cfg.kvBlocksPerRank;
+    if (total === 0) return;
+    const ranksPerWorker = this.cfg.ranksPerWorker;
+    for (let k = 0; k < ranksPerWorker; k++) {
+      const rank = this.ranks[worker * ranksPerWorker + k];
+      let held = 0;
+      for (let i = 0; i < rank.runningCount; i++) held += this.table.blocksHeld[rank.running[i]];
+      if (rank.freeBlocks < 0 || held + rank.freeBlocks !== total) {
+        throw new Error(`INV-kv: rank ${worker * ranksPerWorker + k} holds ${held} blocks with ${rank.freeBlocks} free of ${total} at ${this.nowMs} ms`);
+      }
+    }
   }
 
   // ---- Client path (spec §6) ----------------------------------------------------------
