@@ -1,0 +1,57 @@
+/**
+ * `servesim replay RUN.yaml [--set k=v]... [--out DIR] [--per-request] [--json]`: one replay,
+ * printed as an AIPerf-style table (or the summary JSON), optionally written to DIR.
+ */
+import { mkdirSync, writeFileSync, createWriteStream } from 'node:fs';
+import { join } from 'node:path';
+import type { Argv, CommandModule } from 'yargs';
+import { loadRunConfig } from '../../config/load.js';
+import type { RequestRecord } from '../../core/report-types.js';
+import { replay } from '../../replay.js';
+import { formatSummaryTable } from '../format-table.js';
+
+interface ReplayArgs {
+  config: string;
+  set: string[];
+  out?: string;
+  perRequest: boolean;
+  json: boolean;
+}
+
+async function writeJsonl(path: string, records: RequestRecord[]): Promise<void> {
+  const stream = createWriteStream(path);
+  for (const record of records) {
+    if (!stream.write(JSON.stringify(record) + '\n')) await new Promise<void>((resolve) => stream.once('drain', () => resolve()));
+  }
+  await new Promise<void>((resolve, reject) => stream.end((err?: Error | null) => (err ? reject(err) : resolve())));
+}
+
+export async function runReplayCommand(args: ReplayArgs): Promise<void> {
+  const loaded = loadRunConfig(args.config, args.set);
+  const result = replay(loaded.config, { baseDir: loaded.baseDir, perRequest: args.perRequest });
+  if (args.out !== undefined) {
+    mkdirSync(args.out, { recursive: true });
+    writeFileSync(join(args.out, 'summary.json'), JSON.stringify(result.summary, null, 2) + '\n');
+    if (result.requests) await writeJsonl(join(args.out, 'requests.jsonl'), result.requests);
+  }
+  if (args.json) process.stdout.write(JSON.stringify(result.summary, null, 2) + '\n');
+  else {
+    process.stdout.write(formatSummaryTable(result.summary) + '\n');
+    if (args.out !== undefined) process.stdout.write(`wrote ${join(args.out, 'summary.json')}${result.requests ? ` and ${join(args.out, 'requests.jsonl')}` : ''}\n`);
+  }
+}
+
+export const replayCommand: CommandModule<object, ReplayArgs> = {
+  command: 'replay <config>',
+  describe: 'Replay one run config and print what AIPerf would measure',
+  builder: (yargs: Argv) =>
+    yargs
+      .positional('config', { type: 'string', demandOption: true, describe: 'run config (YAML)' })
+      .option('set', { type: 'string', array: true, default: [], describe: 'override a key: --set engine.workers.aggregated.scheduler.max_sequences=512' })
+      .option('out', { type: 'string', describe: 'write DIR/summary.json (and requests.jsonl with --per-request)' })
+      .option('per-request', { type: 'boolean', default: false, describe: 'also write DIR/requests.jsonl, one line per request' })
+      .option('json', { type: 'boolean', default: false, describe: 'print the summary JSON instead of the table' }) as unknown as Argv<ReplayArgs>,
+  handler: async (args) => {
+    await runReplayCommand(args);
+  },
+};
