@@ -1,0 +1,218 @@
+/**
+ * The two sides of a score, read from disk (toolkit.md §4):
+ * - simulated: a sweep folder (`points.jsonl`, with `plan.json` for the swept keys), a
+ *   folder of replay results (`summary.json` files), or AIPerf artifact folders written by
+ *   `--aiperf`;
+ * - measured: AIPerf artifact folders (every layout) or a tabular CSV with a column mapping.
+ * Errors name the file and the line or key.
+ */
+import { existsSync, readFileSync, readdirSync, statSync } from 'node:fs';
+import { basename, join, relative } from 'node:path';
+import type { RunConfig } from '../config/types.js';
+import type { ReplaySummary } from '../core/report-types.js';
+import { findAiperfRunDirs, readAiperfRun, type AiperfRun } from '../io/read-aiperf.js';
+import { AiperfInputError, parseJsonText } from '../io/read-aiperf-errors.js';
+import { readTabularPoints, type ColumnSelection, type TabularRead } from '../io/read-tabular.js';
+import { parseMetricName } from './metric-names.js';
+import {
+  canonicalKeyName,
+  keysOfAiperfLoad,
+  keysOfConfig,
+  metricsOfAiperf,
+  metricsOfSummary,
+  toKeyValue,
+  type PointKey,
+  type PointMetrics,
+  type ScorePoint,
+} from './points.js';
+
+export interface SkippedPoint {
+  source: string;
+  reason: string;
+}
+
+export interface SimSide {
+  /** What was read: `sweep`, `replay results` or `aiperf runs`. */
+  kind: 'sweep' | 'replay results' | 'aiperf runs';
+  path: string;
+  points: ScorePoint[];
+  /** Points that could not be scored (failed, timed out), with the reason. */
+  skipped: SkippedPoint[];
+  /** Swept keys (plan axes) in their canonical names. */
+  axes: string[];
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function readJsonFile(file: string): unknown {
+  return parseJsonText(readFileSync(file, 'utf8'), file);
+}
+
+function simPointFromSummary(summary: unknown, overrides: Record<string, unknown>, axes: readonly string[], source: string, file: string, line?: number): ScorePoint {
+  if (!isObject(summary) || !isObject(summary.metrics) || !isObject(summary.run)) {
+    throw new AiperfInputError(file, { line, key: 'summary' }, 'expected a replay summary with "metrics" and "run"');
+  }
+  const config = (isObject(summary.config) ? summary.config : {}) as unknown as RunConfig;
+  const key: PointKey = keysOfConfig(config);
+  for (const axis of axes.length > 0 ? axes : Object.keys(overrides)) {
+    const name = canonicalKeyName(axis);
+    if (name in key || !(axis in overrides)) continue;
+    key[name] = toKeyValue(overrides[axis]);
+  }
+  return { source, key, metrics: metricsOfSummary(summary as unknown as ReplaySummary) };
+}
+
+/** A sweep folder: `points.jsonl` (last line of each id counts) and `plan.json`'s axes. */
+export function readSweepPoints(dir: string): SimSide {
+  const pointsFile = join(dir, 'points.jsonl');
+  let axes: string[] = [];
+  const planFile = join(dir, 'plan.json');
+  if (existsSync(planFile)) {
+    const plan = readJsonFile(planFile);
+    if (isObject(plan) && Array.isArray(plan.axes)) axes = plan.axes.filter((axis): axis is string => typeof axis === 'string');
+  }
+  const lines = readFileSync(pointsFile, 'utf8').split('\n');
+  const byId = new Map<string, { record: Record<string, unknown>; line: number }>();
+  for (let index = 0; index < lines.length; index++) {
+    const text = lines[index];
+    if (text.trim() === '') continue;
+    const record = parseJsonText(text, pointsFile, index + 1);
+    if (!isObject(record) || typeof record.id !== 'string') {
+      throw new AiperfInputError(pointsFile, { line: index + 1 }, 'expected a point record {id, overrides, status, summary}');
+    }
+    byId.set(record.id, { record, line: index + 1 });
+  }
+  const points: ScorePoint[] = [];
+  const skipped: SkippedPoint[] = [];
+  for (const [id, { record, line }] of byId) {
+    const source = `${pointsFile}:${line} (${id})`;
+    const overrides = isObject(record.overrides) ? record.overrides : {};
+    if (record.status !== 'ok' || !isObject(record.summary)) {
+      const error = typeof record.error === 'string' ? `: ${record.error}` : '';
+      skipped.push({ source, reason: `status ${String(record.status)}${error}` });
+      continue;
+    }
+    points.push(simPointFromSummary(record.summary, overrides, axes, source, pointsFile, line));
+  }
+  return { kind: 'sweep', path: dir, points, skipped, axes: axes.map(canonicalKeyName) };
+}
+
+function findSummaryFiles(dir: string, depth = 3): string[] {
+  if (existsSync(join(dir, 'summary.json'))) return [join(dir, 'summary.json')];
+  if (depth === 0) return [];
+  const found: string[] = [];
+  for (const name of readdirSync(dir).sort()) {
+    const child = join(dir, name);
+    if (statSync(child).isDirectory()) found.push(...findSummaryFiles(child, depth - 1));
+  }
+  return found;
+}
+
+/**
+ * The simulated side: a sweep folder (has `points.jsonl`), a folder of replay results
+ * (`summary.json` files at or under it), or AIPerf artifact folders written with `--aiperf`.
+ */
+export function readSimPoints(path: string): SimSide {
+  if (!existsSync(path)) throw new AiperfInputError(path, undefined, 'no such file or folder');
+  if (statSync(path).isDirectory() && existsSync(join(path, 'points.jsonl'))) return readSweepPoints(path);
+  if (statSync(path).isFile() && basename(path) === 'points.jsonl') return readSweepPoints(join(path, '..'));
+  const summaries = statSync(path).isFile() && path.endsWith('.json') && basename(path) === 'summary.json' ? [path] : statSync(path).isDirectory() ? findSummaryFiles(path) : [];
+  if (summaries.length > 0) {
+    const points = summaries.map((file) => simPointFromSummary(readJsonFile(file), {}, [], file, file));
+    return { kind: 'replay results', path, points, skipped: [], axes: [] };
+  }
+  const runs = findAiperfRunDirs(path);
+  if (runs.length === 0) {
+    throw new AiperfInputError(path, undefined, 'no simulated points here: expected a sweep folder (points.jsonl), replay results (summary.json) or AIPerf artifact folders');
+  }
+  return { kind: 'aiperf runs', path, points: runs.map((dir) => pointOfAiperfRun(readAiperfRun(dir))), skipped: [], axes: [] };
+}
+
+function pointOfAiperfRun(run: AiperfRun): ScorePoint {
+  return { source: run.dir, key: keysOfAiperfLoad(run.load), metrics: metricsOfAiperf(run.summary.metrics) };
+}
+
+export interface MeasuredSide {
+  points: ScorePoint[];
+  /** How each input was read, for the report: AIPerf layout and load sources, or the column mapping. */
+  notes: string[];
+  /** Selections that were applied to CSV columns (the rest apply to point keys). */
+  appliedSelections: ColumnSelection[];
+}
+
+export interface ReadMeasuredOptions {
+  /** Column mapping for tabular CSVs (column -> key or metric name). */
+  mapping?: Record<string, string>;
+  select?: readonly ColumnSelection[];
+}
+
+/** True for a CSV that is an AIPerf/GenAI-Perf summary rather than a table of points. */
+function isAiperfSummaryCsv(file: string): boolean {
+  const name = basename(file);
+  if (name.endsWith('_aiperf.csv') || name.endsWith('_genai_perf.csv')) return true;
+  const head = readFileSync(file, 'utf8').slice(0, 200);
+  return /^\uFEFF?Metric,/.test(head);
+}
+
+function pointsOfTable(table: TabularRead): ScorePoint[] {
+  return table.points.map((row) => {
+    const metrics: PointMetrics = {};
+    for (const [name, value] of Object.entries(row.metrics)) {
+      if (value === null) continue;
+      const metric = parseMetricName(name);
+      (metrics[metric.tag] ??= {})[metric.stat] = value;
+    }
+    return { source: `${row.file}:${row.line}`, key: row.key, metrics };
+  });
+}
+
+export function readMeasuredPoints(paths: readonly string[], options: ReadMeasuredOptions = {}): MeasuredSide {
+  const points: ScorePoint[] = [];
+  const notes: string[] = [];
+  const applied: ColumnSelection[] = [];
+  for (const path of paths) {
+    if (!existsSync(path)) throw new AiperfInputError(path, undefined, 'no such file or folder');
+    if (statSync(path).isFile() && path.endsWith('.csv') && !isAiperfSummaryCsv(path)) {
+      const table = readTabularPoints(path, { mapping: options.mapping, select: options.select, unknownSelectColumns: 'ignore' });
+      for (const [column, target] of Object.entries(table.mapping)) parseMetricNameIfMetric(target, path, column);
+      applied.push(...table.appliedSelections);
+      const selection = table.appliedSelections.map((s) => `${s.column}=${s.value}`).join(', ');
+      notes.push(
+        `${path}: ${table.points.length} rows` +
+          (selection ? ` selected by ${selection} (${table.skippedRows} left out)` : '') +
+          `; columns ${Object.entries(table.mapping)
+            .map(([column, target]) => `${column} -> ${target}`)
+            .join(', ')}`,
+      );
+      points.push(...pointsOfTable(table));
+      continue;
+    }
+    for (const dir of findAiperfRunDirs(path)) {
+      const run = readAiperfRun(dir);
+      const sources = Object.entries(run.load.sources)
+        .filter(([field]) => field !== 'model' && field !== 'requestCount')
+        .map(([field, source]) => `${field} from ${source}`)
+        .join(', ');
+      notes.push(`${dir}: AIPerf ${run.summary.layout} layout (${run.summary.format}); ${sources || 'no load parameters found'}`);
+      points.push(pointOfAiperfRun(run));
+    }
+  }
+  return { points, notes, appliedSelections: applied };
+}
+
+function parseMetricNameIfMetric(target: string, file: string, column: string): void {
+  if (!target.includes('.')) return;
+  try {
+    parseMetricName(target);
+  } catch (error) {
+    throw new AiperfInputError(file, undefined, `column ${column}: ${(error as Error).message}`);
+  }
+}
+
+/** A path shown relative to the working folder when that is shorter. */
+export function shortPath(path: string): string {
+  const rel = relative(process.cwd(), path);
+  return rel !== '' && !rel.startsWith('..') && rel.length < path.length ? rel : path;
+}

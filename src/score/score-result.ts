@@ -1,0 +1,216 @@
+/**
+ * The score of a simulated sweep against measured points, as one plain object: what
+ * `scores.json` holds and what every other output (terminal table, `scores.csv`,
+ * `report.md`, `report.html`) is rendered from. Pure: no files are read or written here.
+ */
+import type { MetricName } from './metric-names.js';
+import { unitOfMetric } from './metric-names.js';
+import { groupRows, scorePairs, summarizeRows, type ScoreRow } from './mape.js';
+import { keyText, type PairResult } from './pair.js';
+import type { PointKey, ScorePoint } from './points.js';
+
+export interface GroupScore {
+  key: PointKey;
+  mape: number | null;
+  shape_error: number | null;
+  points: number;
+  baseline_mape?: number | null;
+  baseline_shape_error?: number | null;
+}
+
+export interface MetricSummary {
+  unit: string;
+  mape: number | null;
+  shape_error: number | null;
+  /** Points scored. */
+  points: number;
+  /** Points matched but not scored (zero or missing values). */
+  unscored: number;
+  max_ape: number | null;
+  baseline_mape?: number | null;
+  baseline_shape_error?: number | null;
+  baseline_points?: number;
+  groups?: GroupScore[];
+}
+
+export interface PointScoreJson {
+  key: PointKey;
+  metric: string;
+  sim: number | null;
+  measured: number | null;
+  error: number | null;
+  ape: number | null;
+  shape_ape: number | null;
+  anchor: boolean;
+  note: string | null;
+  sim_source: string;
+  measured_source: string;
+  baseline_sim?: number | null;
+  baseline_error?: number | null;
+  baseline_ape?: number | null;
+}
+
+export interface UnmatchedPoint {
+  key: PointKey;
+  source: string;
+  reason?: string;
+}
+
+export interface ScoreResult {
+  metrics: Record<string, MetricSummary>;
+  points: PointScoreJson[];
+  unmatched: {
+    sim: UnmatchedPoint[];
+    measured: UnmatchedPoint[];
+    baseline?: UnmatchedPoint[];
+  };
+  match: {
+    keys: string[];
+    load_key: string | null;
+    /** Simulated keys the measured side lacks that differ between matched simulated points. */
+    variant_keys: string[];
+    group_by: string[];
+  };
+  inputs: {
+    sim: string;
+    sim_label: string;
+    measured: string[];
+    measured_notes: string[];
+    baseline?: string;
+    baseline_label?: string;
+  };
+}
+
+export interface BuildScoreInput {
+  paired: PairResult;
+  metrics: readonly MetricName[];
+  groupBy: readonly string[];
+  /** Simulated points that could not be scored at all (failed sweep points). */
+  skippedSim: readonly UnmatchedPoint[];
+  baseline?: { paired: PairResult; skipped: readonly UnmatchedPoint[] };
+  inputs: ScoreResult['inputs'];
+}
+
+function unmatchedOf(points: readonly ScorePoint[]): UnmatchedPoint[] {
+  return points.map((point) => ({ key: point.key, source: point.source }));
+}
+
+function rowJson(row: ScoreRow): PointScoreJson {
+  return {
+    key: row.key,
+    metric: row.metric,
+    sim: row.sim,
+    measured: row.measured,
+    error: row.error,
+    ape: row.ape,
+    shape_ape: row.shapeApe,
+    anchor: row.isAnchor,
+    note: row.note,
+    sim_source: row.simSource,
+    measured_source: row.measuredSource,
+  };
+}
+
+/** The join of a baseline row to a main row: same metric, same measured point, same variant keys. */
+function joinText(row: ScoreRow, variantKeys: readonly string[]): string {
+  return `${row.metric}#${row.measuredSource}#${keyText(row.key, variantKeys.filter((name) => name in row.key))}`;
+}
+
+export function buildScore(input: BuildScoreInput): ScoreResult {
+  const { paired, metrics, groupBy } = input;
+  const keyNames = [...paired.matchKeys, ...paired.variantKeys];
+  const rows = scorePairs(paired.pairs, metrics, keyNames, paired.loadKey);
+  const baselineRows = input.baseline
+    ? scorePairs(input.baseline.paired.pairs, metrics, [...input.baseline.paired.matchKeys, ...input.baseline.paired.variantKeys], input.baseline.paired.loadKey)
+    : [];
+  const sharedVariants = input.baseline ? paired.variantKeys.filter((name) => input.baseline?.paired.variantKeys.includes(name)) : [];
+  const baselineByJoin = new Map<string, ScoreRow>();
+  for (const row of baselineRows) {
+    const text = joinText(row, sharedVariants);
+    if (!baselineByJoin.has(text)) baselineByJoin.set(text, row);
+  }
+  const points = rows.map((row) => {
+    const json = rowJson(row);
+    if (input.baseline) {
+      const baseline = baselineByJoin.get(joinText(row, sharedVariants));
+      json.baseline_sim = baseline?.sim ?? null;
+      json.baseline_error = baseline?.error ?? null;
+      json.baseline_ape = baseline?.ape ?? null;
+    }
+    return json;
+  });
+  const summaries: Record<string, MetricSummary> = {};
+  for (const metric of metrics) {
+    const metricRows = rows.filter((row) => row.metric === metric.id);
+    const score = summarizeRows(metricRows);
+    const summary: MetricSummary = {
+      unit: unitOfMetric(metric),
+      mape: score.mape,
+      shape_error: score.shapeError,
+      points: score.points,
+      unscored: score.unscored,
+      max_ape: score.maxApe,
+    };
+    const metricBaselineRows = baselineRows.filter((row) => row.metric === metric.id);
+    if (input.baseline) {
+      const baselineScore = summarizeRows(metricBaselineRows);
+      summary.baseline_mape = baselineScore.mape;
+      summary.baseline_shape_error = baselineScore.shapeError;
+      summary.baseline_points = baselineScore.points;
+    }
+    if (groupBy.length > 0) {
+      const baselineGroups = input.baseline ? groupRows(metricBaselineRows, groupBy) : [];
+      summary.groups = groupRows(metricRows, groupBy).map((group) => {
+        const groupScore = summarizeRows(group.rows);
+        const out: GroupScore = { key: group.key, mape: groupScore.mape, shape_error: groupScore.shapeError, points: groupScore.points };
+        if (input.baseline) {
+          const match = baselineGroups.find((candidate) => keyText(candidate.key, groupBy) === keyText(group.key, groupBy));
+          const baselineScore = match ? summarizeRows(match.rows) : undefined;
+          out.baseline_mape = baselineScore?.mape ?? null;
+          out.baseline_shape_error = baselineScore?.shapeError ?? null;
+        }
+        return out;
+      });
+    }
+    summaries[metric.id] = summary;
+  }
+  const result: ScoreResult = {
+    metrics: summaries,
+    points,
+    unmatched: {
+      sim: [...unmatchedOf(paired.unmatched.sim), ...input.skippedSim],
+      measured: unmatchedOf(paired.unmatched.measured),
+    },
+    match: { keys: paired.matchKeys, load_key: paired.loadKey ?? null, variant_keys: paired.variantKeys, group_by: [...groupBy] },
+    inputs: input.inputs,
+  };
+  if (input.baseline) result.unmatched.baseline = [...unmatchedOf(input.baseline.paired.unmatched.sim), ...input.baseline.skipped];
+  return result;
+}
+
+export interface LimitCheck {
+  metric: string;
+  maxMape: number;
+  mape: number | null;
+  passed: boolean;
+  message: string;
+}
+
+/** `--max-mape METRIC=X`: a metric above its limit (or with nothing scored) fails, named. */
+export function checkLimits(result: ScoreResult, limits: ReadonlyArray<{ metric: string; maxMape: number }>): LimitCheck[] {
+  return limits.map(({ metric, maxMape }) => {
+    const summary = result.metrics[metric];
+    const mape = summary?.mape ?? null;
+    if (mape === null) {
+      return { metric, maxMape, mape, passed: false, message: `${metric}: no point was scored, so its MAPE cannot be held to ${maxMape} %` };
+    }
+    const passed = mape <= maxMape;
+    return {
+      metric,
+      maxMape,
+      mape,
+      passed,
+      message: passed ? `${metric}: MAPE ${mape.toFixed(2)} % <= ${maxMape} %` : `${metric}: MAPE ${mape.toFixed(2)} % is above the limit ${maxMape} %`,
+    };
+  });
+}
