@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { percentileSorted, summarize } from '../src/core/stats.js';
+import fc from 'fast-check';
+import { percentileSorted, selectRanks, summarize } from '../src/core/stats.js';
 
 // Expected values printed by numpy 1.x: np.percentile(x, q) (default linear) and x.std() (population).
 const CASES = [
@@ -41,9 +42,24 @@ describe('statistics match numpy', () => {
     expect(s.avg).toBeNaN();
   });
 
-  it('does not depend on the order values come in', () => {
-    const a = summarize([5, 1, 4, 2, 3]);
-    const b = summarize([1, 2, 3, 4, 5]);
-    expect(a).toEqual(b);
+  it('gives order statistics equal to a full sort for any values, with many repeats', () => {
+    fc.assert(
+      fc.property(fc.array(fc.oneof(fc.integer({ min: 0, max: 5 }), fc.double({ min: -1e6, max: 1e6, noNaN: true })), { minLength: 1, maxLength: 3000 }), (values) => {
+        const sorted = Float64Array.from(values).sort();
+        const s = summarize(values);
+        const expected = [1, 5, 10, 25, 50, 75, 90, 95, 99].map((q) => percentileSorted(sorted, q));
+        expect([s.p1, s.p5, s.p10, s.p25, s.p50, s.p75, s.p90, s.p95, s.p99]).toEqual(expected);
+        expect(s.min).toBe(sorted[0]);
+        expect(s.max).toBe(sorted[sorted.length - 1]);
+      }),
+      { numRuns: 300, seed: 3 },
+    );
+  });
+
+  it('puts every selected rank in its sorted place', () => {
+    const a = Float64Array.from({ length: 1000 }, (_, i) => (i * 7919) % 1000);
+    selectRanks(a, [0, 10, 500, 999]);
+    expect([a[0], a[10], a[500], a[999]]).toEqual([0, 10, 500, 999]);
+    for (let i = 0; i < 10; i++) expect(a[i]).toBeLessThanOrEqual(10);
   });
 });

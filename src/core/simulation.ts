@@ -468,16 +468,18 @@ export class Simulation {
     counts.fill(0);
     const emitted = out.emitted;
     const n = out.emittedCount;
-    for (let i = 0; i < n; i++) counts[t.detokServer[emitted[i]]]++;
+    const base = worker * servers;
     for (let i = 0; i < n; i++) {
       const id = emitted[i];
-      this.detokOutputs[worker * servers + t.detokServer[id]].pushBack(id);
+      const server = t.detokServer[id];
+      counts[server]++;
+      this.detokOutputs[base + server].pushBack(id);
     }
     const now = this.nowMs;
     for (let s = 0; s < servers; s++) {
       let remaining = counts[s];
       if (remaining === 0) continue;
-      const global = worker * servers + s;
+      const global = base + s;
       while (remaining > 0) {
         const size = chunk > 0 && remaining > chunk ? chunk : remaining;
         remaining -= size;

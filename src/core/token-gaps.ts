@@ -9,7 +9,7 @@
  * incomplete. Warmup requests never push.
  */
 import { DDSketch } from '@datadog/sketches-js';
-import { summarizeSorted, type Stats } from './stats.js';
+import { summarizeInPlace, type Stats } from './stats.js';
 
 export const EXACT_LIMIT = 10_000_000;
 /** Buffer entries kept before folding finished gaps into the sketch (a little above the exact limit). */
@@ -48,9 +48,7 @@ export class TokenGapPool {
       const kept = new Float64Array(this.length);
       let n = 0;
       for (let i = 0; i < this.length; i++) if (isValid(this.owners[i])) kept[n++] = this.gaps[i];
-      const sorted = kept.subarray(0, n);
-      sorted.sort();
-      return { ...summarizeSorted(sorted), approximate: false };
+      return { ...summarizeInPlace(kept.subarray(0, n)), approximate: false };
     }
     this.fold(true);
     return this.sketchStats();
