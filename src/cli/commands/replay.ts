@@ -1,5 +1,5 @@
 /**
- * `servesim replay RUN.yaml [--set k=v]... [--out DIR] [--per-request] [--json]`: one replay,
+ * `servesim replay RUN.yaml [--set k=v]... [--out DIR] [--per-request] [--json] [--aiperf]`: one replay,
  * printed as an AIPerf-style table (or the summary JSON), optionally written to DIR.
  */
 import { mkdirSync, writeFileSync, createWriteStream } from 'node:fs';
@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import type { Argv, CommandModule } from 'yargs';
 import { loadRunConfig } from '../../config/load.js';
 import type { RequestRecord } from '../../core/report-types.js';
+import { aiperfFolderName, writeAiperfArtifacts } from '../../io/write-aiperf-artifacts.js';
 import { replay } from '../../replay.js';
 import { formatSummaryTable } from '../format-table.js';
 
@@ -16,6 +17,7 @@ interface ReplayArgs {
   out?: string;
   perRequest: boolean;
   json: boolean;
+  aiperf: boolean;
 }
 
 async function writeJsonl(path: string, records: RequestRecord[]): Promise<void> {
@@ -28,16 +30,27 @@ async function writeJsonl(path: string, records: RequestRecord[]): Promise<void>
 
 export async function runReplayCommand(args: ReplayArgs): Promise<void> {
   const loaded = loadRunConfig(args.config, args.set);
-  const result = replay(loaded.config, { baseDir: loaded.baseDir, perRequest: args.perRequest });
+  // AIPerf's per-request JSONL needs the per-request records.
+  const result = replay(loaded.config, { baseDir: loaded.baseDir, perRequest: args.perRequest || args.aiperf });
+  const written: string[] = [];
   if (args.out !== undefined) {
     mkdirSync(args.out, { recursive: true });
     writeFileSync(join(args.out, 'summary.json'), JSON.stringify(result.summary, null, 2) + '\n');
-    if (result.requests) await writeJsonl(join(args.out, 'requests.jsonl'), result.requests);
+    written.push(join(args.out, 'summary.json'));
+    if (result.requests && args.perRequest) {
+      await writeJsonl(join(args.out, 'requests.jsonl'), result.requests);
+      written.push(join(args.out, 'requests.jsonl'));
+    }
+  }
+  if (args.aiperf) {
+    const dir = join(args.out ?? '.', aiperfFolderName(loaded.config));
+    writeAiperfArtifacts(dir, result.summary, result.requests, loaded.config);
+    written.push(`${dir}/ (AIPerf artifacts)`);
   }
   if (args.json) process.stdout.write(JSON.stringify(result.summary, null, 2) + '\n');
   else {
     process.stdout.write(formatSummaryTable(result.summary) + '\n');
-    if (args.out !== undefined) process.stdout.write(`wrote ${join(args.out, 'summary.json')}${result.requests ? ` and ${join(args.out, 'requests.jsonl')}` : ''}\n`);
+    if (written.length > 0) process.stdout.write(`wrote ${written.join(', ')}\n`);
   }
 }
 
@@ -50,7 +63,12 @@ export const replayCommand: CommandModule<object, ReplayArgs> = {
       .option('set', { type: 'string', array: true, default: [], describe: 'override a key: --set engine.workers.aggregated.scheduler.max_sequences=512' })
       .option('out', { type: 'string', describe: 'write DIR/summary.json (and requests.jsonl with --per-request)' })
       .option('per-request', { type: 'boolean', default: false, describe: 'also write DIR/requests.jsonl, one line per request' })
-      .option('json', { type: 'boolean', default: false, describe: 'print the summary JSON instead of the table' }) as unknown as Argv<ReplayArgs>,
+      .option('json', { type: 'boolean', default: false, describe: 'print the summary JSON instead of the table' })
+      .option('aiperf', {
+        type: 'boolean',
+        default: false,
+        describe: "also write AIPerf's files (profile_export_aiperf.json/.csv, profile_export.jsonl) in DIR/<AIPerf folder name>",
+      }) as unknown as Argv<ReplayArgs>,
   handler: async (args) => {
     await runReplayCommand(args);
   },
