@@ -190,6 +190,26 @@ describe('response overhead', () => {
   });
 });
 
+describe('the worked timeline of docs/client-path.md', () => {
+  it('matches the table: tokenized 2, emitted 14/16/18, received 15.5/17.5/19.5, acted 23.5', () => {
+    const { records, summary } = run(
+      { tokenization: { workers: 1, base_ms: 1, per_input_us: 10 }, detokenization: detok(1, 1, 500) },
+      { source: synthetic(100, 3), load: closedLoop(1, { base_ms: 1, per_output_token_us: 1000 }), stop: { requests: 2 } },
+    );
+    const r = records[0];
+    expect(r.tokenized_ms).toBe(2);
+    expect(r.first_scheduled_ms).toBe(2);
+    expect(r.token_emitted_ms).toEqual([14, 16, 18]);
+    expect(r.token_ms).toEqual([15.5, 17.5, 19.5]);
+    expect(r.response_received_ms).toBe(19.5);
+    expect(r.response_acted_ms).toBe(23.5);
+    expect(records[1].sent_ms).toBe(23.5);
+    expect(r.time_to_first_token).toBe(15.5);
+    expect(r.request_latency).toBe(19.5);
+    expect(summary.ttft_stages).toEqual({ mean_tokenization_ms: 2, mean_queue_ms: 0, mean_prefill_ms: 12, mean_detokenization_ms: 1.5 });
+  });
+});
+
 describe('time cap', () => {
   it('leaves a request whose tokens are emitted before the cap but received after it incomplete, with no first-token time', () => {
     // Emitted at 12, received at 17 (base 5); cap at 15 ms.
