@@ -7,10 +7,12 @@
  * 2. Pool overhead per point: 256 points that do almost no work (1 request, 1 output token) run
  *    through the pool on one thread, minus the same replays run in-process, per point.
  *
+ * Each measurement is the best of `--runs K` (default 2) alternating runs, since other processes on
+ * the machine can only make a run slower; the load average at the start is printed with the figures.
  * Run after `npm run build` (it runs the compiled pool task).
  */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { availableParallelism, cpus, tmpdir } from 'node:os';
+import { availableParallelism, cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadRunConfigFromObject } from '../src/config/load.js';
 import { replay } from '../src/replay.js';
@@ -64,11 +66,16 @@ interface BenchResult {
   cores: number;
   pool_threads: number;
   cpu_model: string;
+  runs: number;
+  load_average_1min: number;
+  /** Whole sweep (plan, pool, summary.csv, chart), best of `runs`. */
   t1_s: number;
   tN_s: number;
   points_per_s_1: number;
   points_per_s_N: number;
   parallel_efficiency: number;
+  /** The pool phase alone (points dispatched, run and recorded). */
+  pool_phase: { t1_s: number; tN_s: number; parallel_efficiency: number };
   pool_overhead_ms_per_point: number;
   overhead_detail: {
     points: number;
@@ -99,7 +106,10 @@ function inProcessMsPerPoint(sweepFile: string): number {
 
 async function main(): Promise<void> {
   const asJson = process.argv.includes('--json');
+  const runsArg = process.argv.indexOf('--runs');
+  const runs = runsArg === -1 ? 2 : Math.max(1, Number(process.argv[runsArg + 1]) || 1);
   const cores = availableParallelism();
+  const load = loadavg()[0];
   const dir = mkdtempSync(join(tmpdir(), 'servesim-sweep-bench-'));
   try {
     const gridFile = join(dir, 'grid.yaml');
@@ -107,12 +117,26 @@ async function main(): Promise<void> {
     const tinyFile = join(dir, 'tiny.yaml');
     writeFileSync(tinyFile, JSON.stringify(TINY_SWEEP));
 
-    const one = await timedSweep(dir, gridFile, 'grid-1', 1);
-    const many = await timedSweep(dir, gridFile, `grid-${cores}`, cores);
-    const points = one.result.slice;
-
-    const tiny = await timedSweep(dir, tinyFile, 'tiny-1', 1);
-    const poolMsPerPoint = tiny.result.timings.runMs / tiny.result.slice;
+    let t1 = Infinity;
+    let tN = Infinity;
+    let pool1 = Infinity;
+    let poolN = Infinity;
+    let tinyPoolMs = Infinity;
+    let points = 0;
+    let tinyPoints = 0;
+    for (let r = 0; r < runs; r++) {
+      const one = await timedSweep(dir, gridFile, `grid-1-${r}`, 1);
+      const many = await timedSweep(dir, gridFile, `grid-${cores}-${r}`, cores);
+      const tiny = await timedSweep(dir, tinyFile, `tiny-1-${r}`, 1);
+      points = one.result.slice;
+      tinyPoints = tiny.result.slice;
+      t1 = Math.min(t1, one.s);
+      tN = Math.min(tN, many.s);
+      pool1 = Math.min(pool1, one.result.timings.runMs / 1000);
+      poolN = Math.min(poolN, many.result.timings.runMs / 1000);
+      tinyPoolMs = Math.min(tinyPoolMs, tiny.result.timings.runMs);
+    }
+    const poolMsPerPoint = tinyPoolMs / tinyPoints;
     const inProcess = inProcessMsPerPoint(tinyFile);
 
     const result: BenchResult = {
@@ -120,14 +144,17 @@ async function main(): Promise<void> {
       cores,
       pool_threads: cores,
       cpu_model: cpus()[0]?.model ?? 'unknown',
-      t1_s: round(one.s, 3),
-      tN_s: round(many.s, 3),
-      points_per_s_1: round(points / one.s, 2),
-      points_per_s_N: round(points / many.s, 2),
-      parallel_efficiency: round(one.s / (many.s * cores), 3),
+      runs,
+      load_average_1min: round(load, 2),
+      t1_s: round(t1, 3),
+      tN_s: round(tN, 3),
+      points_per_s_1: round(points / t1, 2),
+      points_per_s_N: round(points / tN, 2),
+      parallel_efficiency: round(t1 / (tN * cores), 3),
+      pool_phase: { t1_s: round(pool1, 3), tN_s: round(poolN, 3), parallel_efficiency: round(pool1 / (poolN * cores), 3) },
       pool_overhead_ms_per_point: round(poolMsPerPoint - inProcess, 3),
       overhead_detail: {
-        points: tiny.result.slice,
+        points: tinyPoints,
         pool_ms_per_point: round(poolMsPerPoint, 3),
         in_process_ms_per_point: round(inProcess, 3),
       },
@@ -139,9 +166,11 @@ async function main(): Promise<void> {
     process.stdout.write(
       [
         `sweep bench: ${points}-point grid (concurrency 1..128 x detokenization servers 1..8, 8000 requests each) on ${cores} cores (${result.cpu_model})`,
+        `  best of ${runs} runs; load average at start ${result.load_average_1min.toFixed(2)}`,
         `  1 pool thread:   ${result.t1_s.toFixed(2)} s, ${result.points_per_s_1.toFixed(2)} points/s`,
         `  ${cores} pool threads:  ${result.tN_s.toFixed(2)} s, ${result.points_per_s_N.toFixed(2)} points/s`,
-        `  parallel efficiency t1 / (tN x ${cores}): ${result.parallel_efficiency.toFixed(3)}`,
+        `  parallel efficiency t1 / (tN x ${cores}): ${result.parallel_efficiency.toFixed(3)}` +
+          ` (pool phase alone: ${result.pool_phase.t1_s.toFixed(2)} s / ${result.pool_phase.tN_s.toFixed(2)} s, ${result.pool_phase.parallel_efficiency.toFixed(3)})`,
         `  pool overhead per point: ${result.pool_overhead_ms_per_point.toFixed(3)} ms` +
           ` (${result.overhead_detail.points} points of 1 request, 1 output token: ${result.overhead_detail.pool_ms_per_point.toFixed(3)} ms/point on the pool` +
           ` - ${result.overhead_detail.in_process_ms_per_point.toFixed(3)} ms/point in-process)`,

@@ -1,7 +1,7 @@
 /**
  * `servesim sweep` in a real process: SIGKILL mid-sweep loses no finished point, Ctrl-C stops,
  * keeps what finished and says how to resume, and `sweep merge` from the command line.
- * Runs the compiled command (test/fixtures/sweep/run-cli.mjs); needs `npm run build` first.
+ * Runs the compiled command line (dist/src/cli/main.js); needs `npm run build` first.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
