@@ -170,7 +170,7 @@ export async function runSweepMergeCommand(args: SweepMergeArgs, deps: SweepComm
   try {
     const result = await mergeSweeps({ dirs: args.dirs, outDir: args.out, note: (line) => void stderr.write(`${line}\n`) });
     stdout.write(
-      `sweep merge: ${args.dirs.length} directories, ${result.ok}/${result.planned} points ok; results in ${result.outDir}\n`,
+      `sweep merge: ${args.dirs.length} ${args.dirs.length === 1 ? 'directory' : 'directories'}, ${result.ok}/${result.planned} points ok; results in ${result.outDir}\n`,
     );
     let code = EXIT_OK;
     if (result.failed.length > 0) {
