@@ -264,3 +264,27 @@ describe('report', () => {
     expect(summary.metrics.e2e_output_token_throughput?.avg).toBeCloseTo((3 / 0.016 + 5 / 0.02) / 2, 9);
   });
 });
+
+describe('timing providers', () => {
+  it('stops the run with an error naming the provider when a pass time is negative or not finite', async () => {
+    const { resolveRun } = await import('../src/core/resolve.js');
+    const { Simulation } = await import('../src/core/simulation.js');
+    const { config } = await import('./helpers/core-run.js');
+    for (const bad of [-1, NaN, Infinity]) {
+      const run = resolveRun(config({ traffic: { stop: { requests: 1 } } }), null);
+      run.passTime = () => bad;
+      expect(() => new Simulation(run).run()).toThrow(new RegExp(`timing provider 'fixed' returned ${bad} ms`));
+    }
+  });
+
+  it('gives the polynomial provider the spec coefficients', () => {
+    // One request, ISL 1000, OSL 2, unlimited KV (u = 0): prefill pass 4.209989e-7*1e6 +
+    // 15.18344 + 16.50142 = 32.10586 ms emits token 1; a decode pass max(1, 5.74) = 5.74 ms.
+    const { records } = runCore({
+      engine: { workers: { aggregated: { timing: { type: 'polynomial' } } } },
+      traffic: { source: synthetic(1000, 2), load: closedLoop(1), stop: { requests: 1 } },
+    });
+    expect(records[0].token_ms[0]).toBeCloseTo(0.4209989 + 15.18344 + 16.50142, 9);
+    expect(records[0].token_ms[1] - records[0].token_ms[0]).toBeCloseTo(5.74, 9);
+  });
+});

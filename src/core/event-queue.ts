@@ -18,17 +18,18 @@ export const EventKind = {
   PassEnd: 0,
   /** target = detokenization server index (global) */
   DetokJobEnd: 1,
-  /** target = request id: a rejected request reaches the client */
-  RejectionReceived: 2,
   /** target = request id: tokenization finished, the request enters the scheduler */
-  Tokenized: 3,
+  Tokenized: 2,
   /** target = request id: the client acts on a finished response */
-  ClientAct: 4,
-  /** target = request id: a prepared request is sent (open-loop arrival, delayed session turn) */
-  Send: 5,
+  ClientAct: 3,
+  /**
+   * A send: target -1 is the next open-loop arrival; otherwise a trace row (trace sources) or
+   * the previous turn of a synthetic session whose next turn is due.
+   */
+  Send: 4,
 } as const;
 
-const KIND_PHASE = [Phase.PassEnd, Phase.Delivery, Phase.Delivery, Phase.Arrival, Phase.Arrival, Phase.Arrival];
+const KIND_PHASE = [Phase.PassEnd, Phase.Delivery, Phase.Arrival, Phase.Arrival, Phase.Arrival];
 
 /** 2^40 sequence numbers per phase: far more events than any run makes. */
 const PHASE_STRIDE = 2 ** 40;

@@ -2,8 +2,10 @@
  * Compiles a validated RunConfig into the plain numbers the replay loop runs on (spec
  * replay.md §2-§6): unit conversions done once, zero-cost client stages switched off (spec §6:
  * all-zero costs are exactly the same as leaving the block out), stop limits made integers.
- * The core never sees YAML or files: a trace arrives already read, as columns.
+ * The core never sees YAML or files: a trace arrives already read, as columns. Derived
+ * quantities shared with the loader (KV blocks per rank) come from config/kv-capacity.ts.
  */
+import { kvBlocksPerRank } from '../config/kv-capacity.js';
 import type { RunConfig } from '../config/types.js';
 import { createPassTime, type PassTimeFn } from './timing.js';
 
@@ -55,6 +57,8 @@ export interface ResolvedRun {
    */
   lengthLimit: number;
   passTime: PassTimeFn;
+  /** The timing provider's type, to name it in errors. */
+  timingType: string;
   tokenization: FifoStage | null;
   detokenization: FifoStage | null;
   /** Response overhead in ms: base and per output token; null = none. */
@@ -68,28 +72,10 @@ export interface ResolvedRun {
   warmupRequests: number;
 }
 
-export function kvBlocksPerRank(config: RunConfig): number {
-  const role = config.engine.workers.aggregated;
-  const capacity = role.kv_cache.capacity;
-  switch (capacity.type) {
-    case 'unlimited':
-      return 0;
-    case 'fixed':
-      return capacity.blocks;
-    case 'memory': {
-      const bytes =
-        (role.parallelism.tensor * capacity.gpu_memory_gib * capacity.memory_fraction - capacity.weights_gib) * 2 ** 30;
-      return Math.max(0, Math.floor(bytes / (capacity.kv_bytes_per_token * role.kv_cache.block_size)));
-    }
-  }
-}
-
 export function resolveRun(config: RunConfig, trace: TraceRows | null, traceLabel = 'trace'): ResolvedRun {
   const role = config.engine.workers.aggregated;
-  const blocks = kvBlocksPerRank(config);
-  if (role.kv_cache.capacity.type !== 'unlimited' && blocks < 1) {
-    throw new Error('engine.workers.aggregated.kv_cache.capacity: leaves no KV block per rank');
-  }
+  // The loader guarantees at least one block for a limited pool; 0 stands for unlimited here.
+  const blocks = kvBlocksPerRank(role) ?? 0;
   const contextLimit = config.engine.context_length === 'max' ? Infinity : config.engine.context_length;
   const kvLimit = blocks > 0 ? blocks * role.kv_cache.block_size + 1 : Infinity;
 
@@ -182,6 +168,7 @@ export function resolveRun(config: RunConfig, trace: TraceRows | null, traceLabe
     kvBlocksPerRank: blocks,
     lengthLimit: Math.min(contextLimit, kvLimit),
     passTime: createPassTime(role.timing),
+    timingType: role.timing.type,
     tokenization,
     detokenization,
     responseOverhead,

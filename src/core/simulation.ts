@@ -10,12 +10,14 @@
 import { uniformFloat64 } from 'pure-rand/distribution/uniformFloat64';
 import { uniformInt } from 'pure-rand/distribution/uniformInt';
 import { xoroshiro128plus } from 'pure-rand/generator/xoroshiro128plus';
+import { sessionTurnPromptTokens } from '../config/kv-capacity.js';
 import { EngineRank, PassOutputs } from './engine-rank.js';
 import { EventKind, EventQueue } from './event-queue.js';
 import { fnv1a32OfId } from './fnv.js';
 import { IntDeque } from './int-deque.js';
 import { RequestTable, Status } from './request-table.js';
 import type { ResolvedRun } from './resolve.js';
+import { TimingError } from './timing.js';
 import { TokenGapPool } from './token-gaps.js';
 
 type Rng = ReturnType<typeof xoroshiro128plus>;
@@ -374,8 +376,8 @@ export class Simulation {
     const t = this.table;
     const id = this.createRequest();
     const turn = t.turnIndex[prev] + 1;
-    // The prompt of turn k carries the whole conversation so far (spec §5; no prefix cache).
-    t.prompt[id] = (turn + 1) * source.newInputTokens + turn * source.outputTokens;
+    // The prompt carries the whole conversation so far (spec §5; no prefix cache).
+    t.prompt[id] = sessionTurnPromptTokens({ new_input_tokens_per_turn: source.newInputTokens, output_tokens_per_turn: source.outputTokens }, turn + 1);
     t.outputLen[id] = source.outputTokens;
     t.sessionId[id] = t.sessionId[prev];
     t.turnIndex[id] = turn;
@@ -410,7 +412,7 @@ export class Simulation {
         if (rank.scheduledCount > 0) {
           // Attention-DP ranks run in lockstep: the pass ends when the slowest rank ends.
           const ms = passTime(rank.view);
-          if (!(ms >= 0 && ms < Infinity)) throw new Error(`timing provider returned ${ms} ms for a pass; a pass time must be finite and >= 0`);
+          if (!(ms >= 0 && ms < Infinity)) throw new TimingError(this.cfg.timingType, ms);
           if (ms > durationMs) durationMs = ms;
         }
       }
