@@ -91,6 +91,14 @@ function cellMatches(cell: string, wanted: string): boolean {
   return a !== undefined && b !== undefined && a === b;
 }
 
+/** The header row of a CSV file (trimmed cells). */
+export function readTabularColumns(file: string): string[] {
+  const text = readFileSync(file, 'utf8').replace(/^\uFEFF/, '');
+  const firstLine = text.slice(0, text.search(/\r?\n|$/));
+  const [header] = parse(firstLine, { relax_column_count: true }) as string[][];
+  return (header ?? []).map((cell) => cell.trim());
+}
+
 export function readTabularPoints(file: string, options: ReadTabularOptions = {}): TabularRead {
   return parseTabularPoints(readFileSync(file, 'utf8'), file, options);
 }

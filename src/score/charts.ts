@@ -12,6 +12,16 @@ type Spec = vegaLite.TopLevelSpec;
 
 const SERIES_COLORS = ['#1f77b4', '#d62728', '#7f7f7f'];
 
+/** Dashed-line symbols for the curves; the stroke is set through `encode` (the legend's
+ * own stroke colour is overridden by the mark's). */
+const CURVE_LEGEND = {
+  labelLimit: 260,
+  symbolType: 'stroke',
+  symbolStrokeWidth: 2,
+  symbolSize: 300,
+  encode: { symbols: { update: { stroke: { value: '#333' } } } },
+};
+
 function curveLabel(key: PointKey, loadKey: string | null): string {
   const parts = Object.keys(key)
     .filter((name) => name !== loadKey)
@@ -54,6 +64,7 @@ export function metricChartSpec(result: ScoreResult, metric: string): Spec | nul
   }
   if (values.length === 0) return null;
   const unit = result.metrics[metric]?.unit ?? '';
+  const hasMeasured = values.some((value) => value.series === 'measured');
   const series = [simLabel, 'measured', ...(result.inputs.baseline ? [baselineLabel] : [])];
   const curves = new Set(values.map((value) => value.curve));
   const hasLoad = values.every((value) => value.load !== null);
@@ -69,8 +80,11 @@ export function metricChartSpec(result: ScoreResult, metric: string): Spec | nul
     : { field: 'label', type: 'ordinal' as const, title: 'point', sort: null };
   return {
     $schema: 'https://vega.github.io/schema/vega-lite/v6.json',
-    title: { text: metric, subtitle: unit ? `${unit}; ${simLabel} and measured against ${loadKey ?? 'point'}` : undefined },
-    width: 420,
+    title: {
+      text: metric,
+      subtitle: hasMeasured ? `${unit ? `${unit}; ` : ''}${simLabel} and measured against ${loadKey ?? 'point'}` : 'no measured values: simulated only',
+    },
+    width: 340,
     height: 240,
     data: { values },
     mark: { type: 'line', point: { filled: true, size: 50 }, strokeWidth: 2 },
@@ -78,7 +92,7 @@ export function metricChartSpec(result: ScoreResult, metric: string): Spec | nul
       x,
       y: { field: 'value', type: 'quantitative', title: unit ? `${metric} (${unit})` : metric, scale: { zero: false } },
       color: { field: 'series', type: 'nominal', title: null, scale: { domain: series, range: SERIES_COLORS.slice(0, series.length) } },
-      ...(curves.size > 1 ? { strokeDash: { field: 'curve', type: 'nominal' as const, title: 'curve' }, shape: { field: 'curve', type: 'nominal' as const, title: 'curve' } } : {}),
+      ...(curves.size > 1 ? { strokeDash: { field: 'curve', type: 'nominal' as const, title: 'curve', legend: CURVE_LEGEND } } : {}),
       detail: { field: 'curve', type: 'nominal' },
     },
     config: { font: 'sans-serif', view: { stroke: '#ccc' } },
@@ -104,10 +118,10 @@ export function apeChartSpec(result: ScoreResult, which: 'sim' | 'baseline' = 's
     data: { values },
     mark: { type: 'bar' },
     encoding: {
-      x: { field: 'label', type: 'ordinal', title: 'point', sort: order, axis: { labelAngle: -40 } },
+      x: { field: 'label', type: 'ordinal', title: 'point', sort: order, axis: { labelAngle: -40, labelLimit: 240 } },
       xOffset: { field: 'metric', type: 'nominal', sort: Object.keys(result.metrics) },
       y: { field: 'ape', type: 'quantitative', title: 'APE (%)' },
-      color: { field: 'metric', type: 'nominal', title: 'metric', sort: Object.keys(result.metrics) },
+      color: { field: 'metric', type: 'nominal', title: 'metric', sort: Object.keys(result.metrics), legend: { labelLimit: 260 } },
     },
     config: { font: 'sans-serif', view: { stroke: '#ccc' } },
   } as Spec;

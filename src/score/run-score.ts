@@ -9,8 +9,8 @@ import type { ColumnSelection } from '../io/read-tabular.js';
 import { parseMappingArguments } from '../io/read-tabular.js';
 import { DEFAULT_SCORE_METRICS, parseMetricList, parseMetricName, type MetricName } from './metric-names.js';
 import { PairError, pairPoints, selectPoints, type PairResult } from './pair.js';
-import type { ScorePoint } from './points.js';
-import { readMeasuredPoints, readSimPoints, shortPath, type SimSide } from './score-inputs.js';
+import { CANONICAL_KEYS, type ScorePoint } from './points.js';
+import { readMeasuredPoints, readSimPoints, shortPath, tabularColumnsOf, type SimSide } from './score-inputs.js';
 import { formatTerminalTable, writeScoreReport } from './score-report.js';
 import { buildScore, checkLimits, type LimitCheck, type ScoreResult, type UnmatchedPoint } from './score-result.js';
 
@@ -86,6 +86,10 @@ export function parseLimits(items: readonly string[] | undefined): Array<{ metri
   });
 }
 
+function unknownSelection(selection: ColumnSelection): string {
+  return `--select ${selection.column}=${selection.value}: no measured CSV column and no point key is called ${selection.column}`;
+}
+
 function labelOf(path: string): string {
   return basename(resolve(path)) || path;
 }
@@ -119,14 +123,28 @@ export async function runScore(options: ScoreOptions): Promise<ScoreOutcome> {
   const groupBy = splitList(options.groupBy);
 
   const sim = readSimPoints(options.sim);
-  const measured = readMeasuredPoints(options.measured, { mapping, select: selections });
   const baseline = options.baseline !== undefined ? readSimPoints(options.baseline) : undefined;
+  // A selection must name a CSV column or a key; checked before the rows are read, so that a
+  // misspelt column is reported as such rather than as the duplicates it leaves.
+  const hasTables = options.measured.some((path) => path.endsWith('.csv'));
+  if (hasTables) {
+    const known = new Set<string>([
+      ...CANONICAL_KEYS,
+      ...Object.values(mapping),
+      ...tabularColumnsOf(options.measured),
+      ...[...sim.points, ...(baseline?.points ?? [])].flatMap((point) => Object.keys(point.key)),
+    ]);
+    for (const selection of selections) {
+      if (!known.has(selection.column)) throw new ScoreUsageError(unknownSelection(selection));
+    }
+  }
+  const measured = readMeasuredPoints(options.measured, { mapping, select: selections });
 
   // Selections apply to CSV columns (done by the reader) and to point keys on both sides.
   for (const selection of selections) {
     const usedOnColumn = measured.appliedSelections.some((applied) => applied.column === selection.column);
     const isKey = [...sim.points, ...measured.points, ...(baseline?.points ?? [])].some((point) => selection.column in point.key);
-    if (!usedOnColumn && !isKey) throw new ScoreUsageError(`--select ${selection.column}=${selection.value}: no measured CSV column and no point key is called ${selection.column}`);
+    if (!usedOnColumn && !isKey) throw new ScoreUsageError(unknownSelection(selection));
   }
   const simPoints = selectPoints(sim.points, selections);
   const measuredPoints = selectPoints(measured.points, selections);

@@ -12,7 +12,7 @@ import type { RunConfig } from '../config/types.js';
 import type { ReplaySummary } from '../core/report-types.js';
 import { findAiperfRunDirs, readAiperfRun, type AiperfRun } from '../io/read-aiperf.js';
 import { AiperfInputError, parseJsonText } from '../io/read-aiperf-errors.js';
-import { readTabularPoints, type ColumnSelection, type TabularRead } from '../io/read-tabular.js';
+import { readTabularColumns, readTabularPoints, type ColumnSelection, type TabularRead } from '../io/read-tabular.js';
 import { parseMetricName } from './metric-names.js';
 import {
   canonicalKeyName,
@@ -166,6 +166,15 @@ function pointsOfTable(table: TabularRead): ScorePoint[] {
     }
     return { source: `${row.file}:${row.line}`, key: row.key, metrics };
   });
+}
+
+/** Columns of the tabular CSVs among the measured paths (AIPerf folders have none). */
+export function tabularColumnsOf(paths: readonly string[]): string[] {
+  const columns: string[] = [];
+  for (const path of paths) {
+    if (existsSync(path) && statSync(path).isFile() && path.endsWith('.csv') && !isAiperfSummaryCsv(path)) columns.push(...readTabularColumns(path));
+  }
+  return columns;
 }
 
 export function readMeasuredPoints(paths: readonly string[], options: ReadMeasuredOptions = {}): MeasuredSide {

@@ -286,12 +286,12 @@ function markdownInline(text: string): string {
 }
 
 const STYLE = `
-body { font-family: system-ui, -apple-system, "Segoe UI", sans-serif; margin: 2rem auto; max-width: 1100px; padding: 0 1rem; color: #222; }
+body { font-family: system-ui, -apple-system, "Segoe UI", sans-serif; margin: 2rem auto; max-width: 1320px; padding: 0 1rem; color: #222; }
 h1 { font-size: 1.5rem; } h2 { font-size: 1.2rem; margin-top: 2rem; border-bottom: 1px solid #ddd; padding-bottom: .2rem; }
 table { border-collapse: collapse; margin: .5rem 0 1rem; font-size: .9rem; }
 th, td { border: 1px solid #ddd; padding: .25rem .5rem; text-align: left; }
 th { background: #f4f4f4; } td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; }
-.charts { display: flex; flex-wrap: wrap; gap: 1rem; } .chart { border: 1px solid #eee; padding: .5rem; }
+.charts { display: flex; flex-wrap: wrap; gap: 1rem; } .chart { border: 1px solid #eee; padding: .5rem; max-width: 100%; overflow-x: auto; }
 .fail { color: #b00020; font-weight: bold; } .ok { color: #1b7f3b; }
 ul.inputs li { margin: .15rem 0; } code { background: #f6f6f6; padding: 0 .2rem; }
 details { margin: .5rem 0; } summary { cursor: pointer; font-weight: 600; }
