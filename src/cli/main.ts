@@ -9,6 +9,7 @@ import { hideBin } from 'yargs/helpers';
 import { ConfigError, INPUT_ERROR_EXIT_CODE, InputError } from '../config/errors.js';
 import { replayCommand } from './commands/replay.js';
 import { schemaCommand } from './commands/schema.js';
+import { scoreCommand } from './commands/score.js';
 import { makeSweepCommand } from './commands/sweep.js';
 
 function reportError(err: unknown): number {
@@ -37,6 +38,7 @@ export async function main(argv: string[]): Promise<number> {
       .command(replayCommand)
       .command(makeSweepCommand())
       .command(schemaCommand)
+      .command(scoreCommand)
       .demandCommand(1, 'name a command (servesim --help lists them)')
       .strict()
       .fail((msg, err) => {
