@@ -5,6 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { parseRunConfig } from '../src/config/load.js';
 import type { ReplaySummary, RequestRecord } from '../src/core/report-types.js';
 import { readAiperfCsv, readAiperfRun, summarizeAiperfRecords } from '../src/io/read-aiperf.js';
+import { replay } from '../src/replay.js';
 import {
   AIPERF_EPOCH_NS,
   aiperfFolderName,
@@ -250,4 +251,51 @@ describe('writing a simulated run in the AIPerf layout', () => {
     expect(exported.csvText).toBe(plain.csvText);
     expect((exported.jsonlText ?? '').trim().split('\n')).toHaveLength(4);
   });
+
+  it('writes a real replay whose AIPerf files agree with its summary', () => {
+    const config = parseRunConfig(
+      {
+        engine: {
+          model: 'Qwen/Qwen3-32B',
+          context_length: 900,
+          workers: { aggregated: { timing: { type: 'linear', base_ms: 5, prefill_token_us: 30, prefill_pair_ns: 0, decode_request_us: 40, decode_kv_token_ns: 2 } } },
+          detokenization: { workers: 1, base_ms: 0.2, per_output_us: 5 },
+        },
+        traffic: {
+          source: { type: 'synthetic', input_tokens: 1000, output_tokens: 64, random_range_ratio: 0.5, seed: 3 },
+          load: { type: 'concurrency', concurrency: 6, response_overhead: { base_ms: 1.4, per_output_token_us: 3.65 } },
+          stop: { requests: 60 },
+        },
+        report: { warmup_requests: 6 },
+      },
+      'replay.yaml',
+    );
+    const { summary, requests } = replay(config, { baseDir: '.', perRequest: true });
+    const dir = join(mkdtempSync(join(tmpdir(), 'aiperf-replay-')), aiperfFolderName(config));
+    writeAiperfArtifacts(dir, summary, requests, config);
+    const run = readAiperfRun(dir, { records: true });
+    const metrics = run.summary.metrics;
+    for (const tag of ['time_to_first_token', 'time_to_second_token', 'request_latency', 'inter_token_latency', 'output_sequence_length', 'input_sequence_length'] as const) {
+      const expected = summary.metrics[tag];
+      expect(expected, tag).toBeDefined();
+      for (const stat of ['avg', 'min', 'max', 'p1', 'p50', 'p90', 'p99', 'std', 'count'] as const) {
+        expect(metrics[tag].stats[stat], `${tag}.${stat}`).toBeCloseTo((expected as Record<string, number>)[stat], 9);
+      }
+    }
+    expect(metrics.inter_chunk_latency.stats.count).toBe(summary.metrics.token_gap?.count);
+    expect(metrics.inter_chunk_latency.stats.p99).toBeCloseTo(summary.metrics.token_gap?.p99 as number, 9);
+    expect(metrics.request_count.stats.avg).toBe(summary.run.request_count);
+    // Prompts of 900 tokens and more are rejected (context_length 900): failed records.
+    expect(summary.run.error_request_count).toBeGreaterThan(0);
+    expect(metrics.error_request_count.stats.avg).toBe(summary.run.error_request_count);
+    expect(run.records?.filter((record) => record.error !== null)).toHaveLength(summary.run.error_request_count);
+    expect(metrics.adj_time_to_first_token.stats.count).toBe(summary.run.request_count + summary.run.error_request_count);
+    expect(metrics.benchmark_duration.stats.avg).toBeCloseTo(summary.run.benchmark_duration_s, 12);
+    expect(metrics.output_token_throughput.stats.avg).toBeCloseTo(summary.run.output_token_throughput, 9);
+    // Warmup requests are not exported; every other request is, and the slots chain up.
+    expect(run.records).toHaveLength(60 - 6 - summary.run.incomplete_request_count);
+    expect(new Set(run.records?.map((record) => record.workerId))).toEqual(new Set([0, 1, 2, 3, 4, 5].map((slot) => `slot_${slot}`)));
+    expect(run.load).toMatchObject({ concurrency: 6, isl: 1000, osl: 64, requestCount: 60 });
+  });
 });
+
