@@ -279,7 +279,7 @@ describe('writing a simulated run in the AIPerf layout', () => {
       const expected = summary.metrics[tag];
       expect(expected, tag).toBeDefined();
       for (const stat of ['avg', 'min', 'max', 'p1', 'p50', 'p90', 'p99', 'std', 'count'] as const) {
-        expect(metrics[tag].stats[stat], `${tag}.${stat}`).toBeCloseTo((expected as Record<string, number>)[stat], 9);
+        expect(metrics[tag].stats[stat], `${tag}.${stat}`).toBeCloseTo((expected as NonNullable<typeof expected>)[stat], 9);
       }
     }
     expect(metrics.inter_chunk_latency.stats.count).toBe(summary.metrics.token_gap?.count);
