@@ -5,7 +5,7 @@
  */
 import type { MetricName } from './metric-names.js';
 import { unitOfMetric } from './metric-names.js';
-import { groupRows, scorePairs, summarizeRows, type ScoreRow } from './mape.js';
+import { compareKeys, groupRows, scorePairs, summarizeRows, type ScoreRow } from './mape.js';
 import { keyText, type PairResult } from './pair.js';
 import type { PointKey, ScorePoint } from './points.js';
 
@@ -91,8 +91,10 @@ export interface BuildScoreInput {
   inputs: ScoreResult['inputs'];
 }
 
+/** Unmatched points ordered by their keys (load first), for readable listings. */
 function unmatchedOf(points: readonly ScorePoint[]): UnmatchedPoint[] {
-  return points.map((point) => ({ key: point.key, source: point.source }));
+  const names = [...new Set(points.flatMap((point) => Object.keys(point.key)))];
+  return [...points].sort((a, b) => compareKeys(a.key, b.key, names)).map((point) => ({ key: point.key, source: point.source }));
 }
 
 function rowJson(row: ScoreRow): PointScoreJson {
