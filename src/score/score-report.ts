@@ -91,7 +91,7 @@ function groupLabel(key: PointKey): string {
 /** The MAPE table printed on the terminal, with groups, unmatched points and limit results. */
 export function formatTerminalTable(result: ScoreResult, limits: readonly LimitCheck[] = []): string {
   const lines: string[] = [];
-  const scored = new Set(result.points.filter((row) => row.ape !== null).map((row) => JSON.stringify(row.key))).size;
+  const scored = new Set(result.points.filter((row) => row.ape !== null).map((row) => row.measured_source)).size;
   lines.push(
     `servesim score: ${result.inputs.sim_label} against ${scored} measured point${scored === 1 ? '' : 's'}, matched on ${result.match.keys.join(', ') || 'nothing'}`,
   );
