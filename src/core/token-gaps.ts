@@ -29,6 +29,8 @@ export class TokenGapPool {
   constructor(
     private readonly isValid: (id: number) => boolean,
     initialCapacity = 1 << 16,
+    /** Buffered gaps before folding into the sketch (a parameter for tests only). */
+    private readonly foldAt = FOLD_AT,
   ) {
     this.gaps = new Float64Array(initialCapacity);
     this.owners = new Int32Array(initialCapacity);
@@ -55,7 +57,7 @@ export class TokenGapPool {
   }
 
   private makeRoom(): void {
-    if (this.length >= FOLD_AT) {
+    if (this.length >= this.foldAt) {
       this.fold(false);
       if (this.length < this.gaps.length * 0.75) return;
     }
