@@ -1,0 +1,34 @@
+/**
+ * Command-line arguments of the calibrate commands: `ROLE=COLUMN` renames and `COLUMN=VALUE`
+ * selections. A malformed argument is a usage error (exit status 2) naming it.
+ */
+
+export class CalibrateUsageError extends Error {
+  readonly exitCode = 2;
+  constructor(message: string) {
+    super(message);
+    this.name = 'CalibrateUsageError';
+  }
+}
+
+function splitPair(item: string, flag: string, example: string): [string, string] {
+  const equals = item.indexOf('=');
+  if (equals <= 0 || equals === item.length - 1) throw new CalibrateUsageError(`${flag} ${item}: expected ${example}`);
+  return [item.slice(0, equals).trim(), item.slice(equals + 1).trim()];
+}
+
+export function parseRoleMapping(items: readonly string[] | undefined): Record<string, string> {
+  const mapping: Record<string, string> = {};
+  for (const item of items ?? []) {
+    const [role, column] = splitPair(item, '--map', 'ROLE=COLUMN, e.g. duration_ms=step_time');
+    mapping[role] = column;
+  }
+  return mapping;
+}
+
+export function parseSelectionArgs(items: readonly string[] | undefined): Array<{ column: string; value: string }> {
+  return (items ?? []).map((item) => {
+    const [column, value] = splitPair(item, '--select', 'COLUMN=VALUE, e.g. model=llama2-70b');
+    return { column, value };
+  });
+}

@@ -1,0 +1,129 @@
+/**
+ * The engine fit with its held-out protocol (toolkit.md §3): fit on the training points (several
+ * fixed starts side by side on the fit pool, the best training loss wins, ties to the first
+ * start), simulate every measured point with the fitted constants on the sweep pool, and score
+ * the held-out points with the scoring module. Used by `servesim calibrate engine`, by
+ * `npm start` and by the accuracy benchmark. Files are written by the callers.
+ */
+import type { RunConfig } from '../config/types.js';
+import type { MetricName } from '../score/metric-names.js';
+import { pairPoints } from '../score/pair.js';
+import { metricsOfSummary, metricValue, type PointKey, type ScorePoint } from '../score/points.js';
+import { buildScore, type ScoreResult } from '../score/score-result.js';
+import { PointPool } from '../sweep/pool.js';
+import type { EngineFitResult, EngineFitTask, TrainingPoint } from './engine-fit.js';
+import { FitPool } from './fit-pool.js';
+import { pointConfig, type EngineConstants, type SimLoadOptions } from './sim-load.js';
+
+/** Shares of the first point's TTFT overhead put on prefill at the starts (client delay: the rest). */
+export const PREFILL_SHARE_STARTS = [0.25, 0.75] as const;
+
+export interface EngineCalibrationInput {
+  base: RunConfig;
+  baseDir: string;
+  /** Measured points (keys and metrics), in input order. */
+  measured: ScorePoint[];
+  /** Indices into `measured` of the training points; the rest are held out. */
+  trainIndices: number[];
+  metrics: MetricName[];
+  load: SimLoadOptions;
+  fitClient: boolean;
+  threads?: number;
+  /** Pools to reuse (the benchmark shares them across deployments); created and destroyed here otherwise. */
+  fitPool?: FitPool;
+  pointPool?: PointPool;
+  maxIterations?: number;
+}
+
+export interface EngineCalibration {
+  best: EngineFitResult;
+  fits: EngineFitResult[];
+  train: ScorePoint[];
+  holdout: ScorePoint[];
+  /** Simulated points with the fitted constants (every measured point). */
+  simulated: ScorePoint[];
+  /** Score of the held-out points. */
+  score: ScoreResult;
+  /** Score of the training points (how well the fit itself matches). */
+  trainScore: ScoreResult;
+  /** Held-out MAPE by metric id (null when no held-out point has the metric). */
+  holdoutMape: Record<string, number | null>;
+  wallMs: number;
+}
+
+function trainingPoint(point: ScorePoint, metrics: readonly MetricName[]): TrainingPoint {
+  const measured: Record<string, number> = {};
+  for (const metric of metrics) {
+    const value = metricValue(point, metric);
+    if (value !== undefined) measured[metric.id] = value;
+  }
+  return { key: point.key, measured };
+}
+
+function describe(key: PointKey): string {
+  return Object.entries(key)
+    .map(([name, value]) => `${name}=${value}`)
+    .join(',');
+}
+
+export async function simulatePoints(pool: PointPool, base: RunConfig, baseDir: string, keys: readonly PointKey[], constants: EngineConstants, load: SimLoadOptions): Promise<ScorePoint[]> {
+  const outcomes = await Promise.all(keys.map((key) => pool.run({ id: describe(key), config: pointConfig(base, key, constants, load), baseDir })));
+  return outcomes.map((outcome, index) => {
+    if (outcome.status !== 'ok') throw new Error(`simulating ${describe(keys[index])} failed: ${'error' in outcome ? outcome.error : outcome.status}`);
+    return { source: `fitted model (${describe(keys[index])})`, key: { ...keys[index] }, metrics: metricsOfSummary(outcome.result.summary) };
+  });
+}
+
+function scoreOf(simulated: readonly ScorePoint[], measured: readonly ScorePoint[], metrics: readonly MetricName[], label: string): ScoreResult {
+  const keyNames = new Set(measured.flatMap((p) => Object.keys(p.key)));
+  const sim = simulated.filter((p) => measured.some((m) => [...keyNames].every((k) => String(m.key[k]) === String(p.key[k]))));
+  return buildScore({
+    paired: pairPoints(sim, measured),
+    metrics,
+    groupBy: [],
+    skippedSim: [],
+    inputs: { sim: 'fitted model', sim_label: label, measured: [...new Set(measured.map((p) => p.source.replace(/:\d+$/, '')))], measured_notes: [] },
+  });
+}
+
+export async function calibrateEngine(input: EngineCalibrationInput): Promise<EngineCalibration> {
+  const started = performance.now();
+  const trainSet = new Set(input.trainIndices);
+  const train = input.measured.filter((_, i) => trainSet.has(i));
+  const holdout = input.measured.filter((_, i) => !trainSet.has(i));
+  if (train.length === 0) throw new Error('no training point: --train selected none of the measured points');
+  const fitPool = input.fitPool ?? new FitPool(input.threads);
+  const pointPool = input.pointPool ?? new PointPool({ poolThreads: input.threads ?? fitPool.threads });
+  try {
+    const shares = input.fitClient ? [...PREFILL_SHARE_STARTS] : [1];
+    const tasks: EngineFitTask[] = shares.map((share) => ({
+      base: input.base,
+      baseDir: input.baseDir,
+      train: train.map((p) => trainingPoint(p, input.metrics)),
+      metrics: input.metrics,
+      load: input.load,
+      fitClient: input.fitClient,
+      prefillShare: share,
+      maxIterations: input.maxIterations,
+    }));
+    const fits = await Promise.all(tasks.map((task) => fitPool.run(task)));
+    let best = fits[0];
+    for (const fit of fits.slice(1)) if (fit.trainMape < best.trainMape) best = fit;
+    const simulated = await simulatePoints(
+      pointPool,
+      input.base,
+      input.baseDir,
+      input.measured.map((p) => p.key),
+      best.constants,
+      input.load,
+    );
+    const score = scoreOf(simulated, holdout, input.metrics, 'fitted model');
+    const trainScore = scoreOf(simulated, train, input.metrics, 'fitted model');
+    const holdoutMape: Record<string, number | null> = {};
+    for (const metric of input.metrics) holdoutMape[metric.id] = holdout.length > 0 ? (score.metrics[metric.id]?.mape ?? null) : null;
+    return { best, fits, train, holdout, simulated, score, trainScore, holdoutMape, wallMs: performance.now() - started };
+  } finally {
+    if (input.fitPool === undefined) await fitPool.destroy();
+    if (input.pointPool === undefined) await pointPool.destroy();
+  }
+}

@@ -1,0 +1,215 @@
+/**
+ * `servesim calibrate engine`: read the base config and the measured points, split them into
+ * training and held-out points (`--train`), fit (`engine-calibration.ts`), and write into the
+ * output folder: `fitted-config.yaml` (the base config with the fitted constants),
+ * `snippet.yaml`, `fit.json`, `points.csv` (every point: measured, simulated, APE, train or
+ * held out) and the scoring report of the held-out points (`score/report.html`, scores.csv,
+ * scores.json, report.md).
+ */
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { stringify as stringifyCsv } from 'csv-stringify/sync';
+import { stringify as stringifyYaml } from 'yaml';
+import { loadRunConfig, readYamlFile } from '../config/load.js';
+import { parseMappingArguments } from '../io/read-tabular.js';
+import { parseMetricList, type MetricName } from '../score/metric-names.js';
+import { selectPoints } from '../score/pair.js';
+import { formatKey, metricValue, type PointKey, type ScorePoint } from '../score/points.js';
+import { readMeasuredPoints, shortPath } from '../score/score-inputs.js';
+import { writeScoreReport } from '../score/score-report.js';
+import { CalibrateUsageError, parseSelectionArgs } from './arguments.js';
+import { calibrateEngine, type EngineCalibration } from './engine-calibration.js';
+import { round6, snippetYaml } from './fit-output.js';
+import { resolveSimLoad, withConstants, type EngineConstants, type SimLoadOptions } from './sim-load.js';
+import { selectTraining } from './train-select.js';
+
+export const DEFAULT_ENGINE_METRICS = ['time_to_first_token.avg', 'inter_token_latency.avg'] as const;
+
+export interface EngineCommandOptions {
+  config: string;
+  measured: readonly string[];
+  select?: readonly string[];
+  map?: readonly string[];
+  train: string;
+  metrics?: readonly string[];
+  out: string;
+  fitClient: boolean;
+  simLoad?: Partial<SimLoadOptions>;
+  threads?: number;
+  sets?: readonly string[];
+}
+
+export interface EngineCommandOutcome {
+  calibration: EngineCalibration;
+  fitJson: Record<string, unknown>;
+  files: string[];
+  text: string;
+}
+
+/** The constants as the run config spells them, with units. */
+export function coefficientsJson(constants: EngineConstants, free: readonly string[]): Record<string, { value: number; unit: string; status: string }> {
+  const units: Record<keyof EngineConstants, [string, string]> = {
+    base_ms: ['ms', 'engine.workers.aggregated.timing.base_ms'],
+    prefill_token_us: ['us', 'engine.workers.aggregated.timing.prefill_token_us'],
+    prefill_pair_ns: ['ns', 'engine.workers.aggregated.timing.prefill_pair_ns'],
+    decode_request_us: ['us', 'engine.workers.aggregated.timing.decode_request_us'],
+    decode_kv_token_ns: ['ns', 'engine.workers.aggregated.timing.decode_kv_token_ns'],
+    client_delay_ms: ['ms', 'engine.tokenization.base_ms'],
+  };
+  const out: Record<string, { value: number; unit: string; status: string }> = {};
+  for (const [name, [unit, path]] of Object.entries(units) as Array<[keyof EngineConstants, [string, string]]>) {
+    out[name] = { value: round6(constants[name]), unit, status: free.includes(name) ? `fitted (${path})` : `not identifiable from the training points: fixed at ${round6(constants[name])} (${path})` };
+  }
+  return out;
+}
+
+export function engineFitJson(calibration: EngineCalibration, metrics: readonly MetricName[], load: SimLoadOptions, fitClient: boolean): Record<string, unknown> {
+  const { best } = calibration;
+  const holdoutMetrics: Record<string, { mape: number | null; points: number }> = {};
+  for (const metric of metrics) {
+    holdoutMetrics[metric.id] = { mape: calibration.holdoutMape[metric.id] === null ? null : round6(calibration.holdoutMape[metric.id] as number), points: calibration.score.metrics[metric.id]?.points ?? 0 };
+  }
+  const trainMetrics: Record<string, { mape: number | null }> = {};
+  for (const metric of metrics) trainMetrics[metric.id] = { mape: calibration.trainScore.metrics[metric.id]?.mape ?? null };
+  return {
+    coefficients: coefficientsJson(best.constants, best.free),
+    train: calibration.train.map((p) => p.key),
+    holdout: { points: calibration.holdout.map((p) => p.key), metrics: holdoutMetrics },
+    train_fit: { metrics: trainMetrics, mape_all_metrics: round6(best.trainMape) },
+    wall_ms: Math.round(calibration.wallMs),
+    method: {
+      optimizer: 'Levenberg-Marquardt (ml-levenberg-marquardt) over log-coefficients, relative residuals',
+      starts: calibration.fits.map((fit) => ({ prefill_share: fit.prefillShare, train_mape: round6(fit.trainMape), iterations: fit.iterations, replays: fit.replays })),
+      fit_client_delay: fitClient,
+      simulated_load: {
+        start: 'all slots at t = 0',
+        requests_per_slot: load.requestsPerSlot,
+        random_range_ratio: load.rangeRatio,
+        warmup: load.warmup,
+        seed: load.seed,
+      },
+      kv_capacity: 'as in the base config (unlimited unless it says otherwise)',
+    },
+  };
+}
+
+function pointsCsv(calibration: EngineCalibration, metrics: readonly MetricName[]): string {
+  const keyNames = [...new Set(calibration.simulated.flatMap((p) => Object.keys(p.key)))];
+  const header = [...keyNames, 'set', ...metrics.flatMap((m) => [`measured_${m.id}`, `simulated_${m.id}`, `ape_${m.id}`])];
+  const trainKeys = new Set(calibration.train.map((p) => formatKey(p.key)));
+  const measuredByKey = new Map([...calibration.train, ...calibration.holdout].map((p) => [formatKey(p.key), p]));
+  const rows = calibration.simulated.map((sim) => {
+    const measured = measuredByKey.get(formatKey(sim.key)) as ScorePoint;
+    const cells: Array<string | number> = keyNames.map((k) => (sim.key[k] ?? '') as string | number);
+    cells.push(trainKeys.has(formatKey(sim.key)) ? 'train' : 'held out');
+    for (const metric of metrics) {
+      const m = metricValue(measured, metric);
+      const s = metricValue(sim, metric);
+      cells.push(m ?? '', s === undefined ? '' : round6(s), m !== undefined && s !== undefined && m !== 0 ? round6((Math.abs(s - m) / m) * 100) : '');
+    }
+    return cells;
+  });
+  return stringifyCsv([header, ...rows]);
+}
+
+function fmt(value: number | null | undefined, digits = 4): string {
+  return value === null || value === undefined || !Number.isFinite(value) ? '-' : Number(value.toPrecision(digits)).toString();
+}
+
+export function formatEngineText(calibration: EngineCalibration, metrics: readonly MetricName[], fitJson: Record<string, unknown>, outDir: string | null): string {
+  const lines: string[] = [];
+  const { best } = calibration;
+  lines.push(`engine fit: ${calibration.train.length} training points, ${calibration.holdout.length} held out; ${best.replays} replays, ${fmt(calibration.wallMs / 1000, 3)} s`);
+  lines.push('');
+  const coefficients = fitJson.coefficients as Record<string, { value: number; unit: string; status: string }>;
+  for (const [name, c] of Object.entries(coefficients)) lines.push(`  ${name.padEnd(19)} ${fmt(c.value, 5).padStart(11)} ${c.unit.padEnd(3)} ${c.status.startsWith('fitted') ? '' : '(not identifiable: fixed)'}`);
+  lines.push('');
+  const keyNames = [...new Set(calibration.simulated.flatMap((p) => Object.keys(p.key)))];
+  const header = ['set', ...keyNames, ...metrics.flatMap((m) => [`${m.id} meas`, 'sim', 'APE %'])];
+  const trainKeys = new Set(calibration.train.map((p) => formatKey(p.key)));
+  const measuredByKey = new Map([...calibration.train, ...calibration.holdout].map((p) => [formatKey(p.key), p]));
+  const rows: string[][] = [header];
+  for (const sim of calibration.simulated) {
+    const measured = measuredByKey.get(formatKey(sim.key)) as ScorePoint;
+    const row = [trainKeys.has(formatKey(sim.key)) ? 'train' : 'held out', ...keyNames.map((k) => String(sim.key[k] ?? ''))];
+    for (const metric of metrics) {
+      const m = metricValue(measured, metric);
+      const s = metricValue(sim, metric);
+      row.push(fmt(m), fmt(s), m !== undefined && s !== undefined && m !== 0 ? fmt((Math.abs(s - m) / m) * 100, 3) : '-');
+    }
+    rows.push(row);
+  }
+  const widths = header.map((_, i) => Math.max(...rows.map((r) => r[i].length)));
+  for (const row of rows) lines.push(`  ${row.map((cell, i) => (i === 0 ? cell.padEnd(widths[i]) : cell.padStart(widths[i]))).join('  ')}`);
+  lines.push('');
+  for (const metric of metrics) {
+    lines.push(`  held-out MAPE ${metric.id}: ${fmt(calibration.holdoutMape[metric.id], 3)} %   (training: ${fmt(calibration.trainScore.metrics[metric.id]?.mape, 3)} %)`);
+  }
+  if (outDir !== null) lines.push('', `wrote ${join(outDir, 'fit.json')}, fitted-config.yaml, snippet.yaml, points.csv and ${join(outDir, 'score', 'report.html')}`);
+  return `${lines.join('\n')}\n`;
+}
+
+/** The base config file's own object with the fitted constants (keeps its comments out, its keys in). */
+export function fittedConfigYaml(configPath: string, constants: EngineConstants, header: string): string {
+  const raw = readYamlFile(configPath, configPath) as Record<string, unknown>;
+  const fitted = withConstants(raw, constants);
+  return `${header
+    .split('\n')
+    .map((l) => `# ${l}`)
+    .join('\n')}\n${stringifyYaml(fitted)}`;
+}
+
+export function engineSnippet(constants: EngineConstants): Record<string, unknown> {
+  const fitted = withConstants({}, { ...constants, ...Object.fromEntries(Object.entries(constants).map(([k, v]) => [k, round6(v)])) } as EngineConstants);
+  const snippet: Record<string, unknown> = { 'engine.workers.aggregated.timing': fitted.engine.workers.aggregated.timing };
+  if (fitted.engine.tokenization) snippet['engine.tokenization'] = fitted.engine.tokenization;
+  return snippet;
+}
+
+export async function runEngineCalibration(options: EngineCommandOptions): Promise<EngineCommandOutcome> {
+  const loaded = loadRunConfig(options.config, options.sets ?? []);
+  let mapping: Record<string, string>;
+  let metrics: MetricName[];
+  try {
+    mapping = parseMappingArguments(options.map ?? []);
+    const names = (options.metrics ?? []).flatMap((m) => m.split(',')).filter((m) => m.trim() !== '');
+    metrics = parseMetricList(names.length > 0 ? names : [...DEFAULT_ENGINE_METRICS]);
+  } catch (error) {
+    throw new CalibrateUsageError((error as Error).message);
+  }
+  const selections = parseSelectionArgs(options.select);
+  const measuredSide = readMeasuredPoints(options.measured, { mapping, select: selections });
+  const measured = selectPoints(measuredSide.points, selections);
+  if (measured.length === 0) throw new CalibrateUsageError(`no measured point in ${options.measured.join(', ')}${selections.length > 0 ? ' with the selection given' : ''}`);
+  const trainIndices = selectTraining(
+    measured.map((p) => p.key),
+    options.train,
+  );
+  if (trainIndices.length === 0) throw new CalibrateUsageError(`--train ${options.train}: selects none of the ${measured.length} measured points`);
+  const load = resolveSimLoad(options.simLoad);
+  const calibration = await calibrateEngine({
+    base: loaded.config,
+    baseDir: loaded.baseDir,
+    measured,
+    trainIndices,
+    metrics,
+    load,
+    fitClient: options.fitClient,
+    threads: options.threads,
+  });
+  const fitJson = engineFitJson(calibration, metrics, load, options.fitClient);
+  fitJson.inputs = { config: shortPath(options.config), measured: options.measured.map(shortPath), select: options.select ?? [], notes: measuredSide.notes };
+  mkdirSync(options.out, { recursive: true });
+  const header = `fitted by servesim calibrate engine on ${calibration.train.map((p) => formatKey(p.key as PointKey)).join('; ')}\nfrom ${options.measured.join(', ')}`;
+  const files: Array<[string, string]> = [
+    ['fit.json', `${JSON.stringify(fitJson, null, 2)}\n`],
+    ['fitted-config.yaml', fittedConfigYaml(options.config, calibration.best.constants, header)],
+    ['snippet.yaml', snippetYaml(engineSnippet(calibration.best.constants), `engine fit; paste into a run config\n${header}`)],
+    ['points.csv', pointsCsv(calibration, metrics)],
+  ];
+  for (const [name, text] of files) writeFileSync(join(options.out, name), text);
+  const written = files.map(([name]) => join(options.out, name));
+  if (calibration.holdout.length > 0) written.push(...(await writeScoreReport(join(options.out, 'score'), calibration.score)).files);
+  const text = formatEngineText(calibration, metrics, fitJson, options.out);
+  return { calibration, fitJson, files: written, text };
+}

@@ -1,0 +1,203 @@
+/**
+ * The engine fit proper (toolkit.md §3, "engine (end to end)"): find the `linear` timing
+ * coefficients (and optionally a client-path delay) for which the replay core reproduces the
+ * chosen metrics of the training points. Synchronous and deterministic: a Levenberg-Marquardt
+ * search (`ml-levenberg-marquardt`) over the logarithms of the free coefficients (so every cost
+ * stays positive), with a fixed start, step and iteration budget; residuals are relative
+ * (`sim / measured - 1`), so the loss is scale-free like the MAPE it is reported as.
+ *
+ * Which coefficients are free depends on what the training points can tell apart:
+ * - base_ms and one decode slope always (ITL at two or more concurrencies);
+ * - decode_request_us and decode_kv_token_ns separately only when the points' context lengths
+ *   differ (several ISL/OSL); otherwise the slope is carried by decode_kv_token_ns alone;
+ * - prefill_token_us always; prefill_pair_ns only when the points' ISLs differ;
+ * - the client delay when asked (`fitClient`): the part of TTFT that does not hold the engine.
+ */
+import { levenbergMarquardt } from 'ml-levenberg-marquardt';
+import type { RunConfig } from '../config/types.js';
+import { replay } from '../replay.js';
+import type { MetricName } from '../score/metric-names.js';
+import { metricsOfSummary, metricValue, type PointKey } from '../score/points.js';
+import { pointConfig, type EngineConstants, type SimLoadOptions } from './sim-load.js';
+
+export type ConstantName = keyof EngineConstants;
+
+export interface TrainingPoint {
+  key: PointKey;
+  /** Measured values by metric id (`time_to_first_token.avg`). */
+  measured: Record<string, number>;
+}
+
+export interface EngineFitTask {
+  base: RunConfig;
+  /** Folder relative paths of the base config resolve against. */
+  baseDir: string;
+  train: TrainingPoint[];
+  metrics: MetricName[];
+  load: SimLoadOptions;
+  fitClient: boolean;
+  /** Share of the first point's TTFT overhead put on the engine's prefill at the start (rest: client delay). */
+  prefillShare: number;
+  maxIterations?: number;
+}
+
+export interface EngineFitResult {
+  constants: EngineConstants;
+  free: ConstantName[];
+  /** Mean APE (%) over training points and metrics at the result. */
+  trainMape: number;
+  /** Per training point and metric: simulated and measured values. */
+  trainValues: Array<{ key: PointKey; metric: string; sim: number; measured: number }>;
+  iterations: number;
+  replays: number;
+  prefillShare: number;
+  wallMs: number;
+}
+
+function mean(values: readonly number[]): number {
+  return values.reduce((s, v) => s + v, 0) / Math.max(1, values.length);
+}
+
+function numberKey(key: PointKey, name: string): number | undefined {
+  const value = key[name];
+  return typeof value === 'number' ? value : undefined;
+}
+
+/** Which constants the training points can identify (see the module comment). */
+export function freeConstants(train: readonly TrainingPoint[], fitClient: boolean): ConstantName[] {
+  const isl = new Set(train.map((p) => numberKey(p.key, 'isl')));
+  const ctx = new Set(train.map((p) => (numberKey(p.key, 'isl') ?? 0) + (numberKey(p.key, 'osl') ?? 0) / 2));
+  const free: ConstantName[] = ['base_ms', 'decode_kv_token_ns'];
+  if (ctx.size > 1) free.push('decode_request_us');
+  free.push('prefill_token_us');
+  if (isl.size > 1) free.push('prefill_pair_ns');
+  if (fitClient) free.push('client_delay_ms');
+  return free;
+}
+
+/** A start from the measured values: a line through ITL against per-rank batch, and TTFT's rest. */
+export function startConstants(task: Pick<EngineFitTask, 'base' | 'train' | 'load' | 'fitClient' | 'prefillShare'>): EngineConstants {
+  const parallelism = task.base.engine.workers.aggregated.parallelism;
+  const ranks = parallelism.attention_data * parallelism.replicas;
+  const jitter = (1 + task.load.rangeRatio) / 2;
+  const rows = task.train
+    .map((p) => ({
+      batch: Math.max(1, (numberKey(p.key, 'concurrency') ?? 1) / ranks),
+      ctx: ((numberKey(p.key, 'isl') ?? 1024) + (numberKey(p.key, 'osl') ?? 128) / 2) * jitter,
+      isl: (numberKey(p.key, 'isl') ?? 1024) * jitter,
+      itl: p.measured['inter_token_latency.avg'],
+      ttft: p.measured['time_to_first_token.avg'],
+    }))
+    .sort((a, b) => a.batch - b.batch);
+  const withItl = rows.filter((r) => Number.isFinite(r.itl));
+  let baseMs = 5;
+  let perRequestMs = 0.05;
+  if (withItl.length >= 2) {
+    const first = withItl[0];
+    const last = withItl[withItl.length - 1];
+    const slope = last.batch > first.batch ? (last.itl - first.itl) / (last.batch - first.batch) : 0;
+    perRequestMs = Math.max(slope, first.itl * 0.005);
+    baseMs = Math.max(first.itl - perRequestMs * first.batch, first.itl * 0.2);
+  } else if (withItl.length === 1) {
+    baseMs = withItl[0].itl * 0.8;
+    perRequestMs = (withItl[0].itl * 0.2) / withItl[0].batch;
+  }
+  const ctx = mean(rows.map((r) => r.ctx));
+  const first = rows.find((r) => Number.isFinite(r.ttft));
+  const itl0 = withItl[0]?.itl ?? baseMs;
+  const rest = first ? Math.max(first.ttft - 1.5 * itl0, first.ttft * 0.1) : 50;
+  const share = task.fitClient ? task.prefillShare : 1;
+  const isl = first?.isl ?? 1024;
+  return {
+    base_ms: baseMs,
+    decode_kv_token_ns: (perRequestMs / ctx) * 1e6,
+    decode_request_us: 0,
+    prefill_token_us: ((rest * share) / isl) * 1e3,
+    prefill_pair_ns: 0,
+    client_delay_ms: task.fitClient ? rest * (1 - share) : 0,
+  };
+}
+
+/** Simulated metric values of one point with given constants. */
+export function simulatePoint(task: Pick<EngineFitTask, 'base' | 'baseDir' | 'load'>, key: PointKey, constants: EngineConstants, metrics: readonly MetricName[]): Record<string, number> {
+  const { summary } = replay(pointConfig(task.base, key, constants, task.load), { baseDir: task.baseDir });
+  const point = { source: '', key, metrics: metricsOfSummary(summary) };
+  const out: Record<string, number> = {};
+  for (const metric of metrics) out[metric.id] = metricValue(point, metric) ?? NaN;
+  return out;
+}
+
+export function fitEngine(task: EngineFitTask): EngineFitResult {
+  const started = performance.now();
+  const start = startConstants(task);
+  const free = freeConstants(task.train, task.fitClient);
+  // Coefficients that start at 0 start from a small share of the slope they split with.
+  if (free.includes('decode_request_us')) start.decode_request_us = start.decode_kv_token_ns * 1e-3 * 100;
+  if (free.includes('prefill_pair_ns')) start.prefill_pair_ns = start.prefill_token_us * 1e3 / 2000;
+  const residualIndex: Array<{ point: number; metric: MetricName }> = [];
+  task.train.forEach((point, index) => {
+    for (const metric of task.metrics) if (Number.isFinite(point.measured[metric.id]) && point.measured[metric.id] > 0) residualIndex.push({ point: index, metric });
+  });
+  if (residualIndex.length === 0) throw new Error('no measured value to fit on in the training points');
+  let replays = 0;
+  const cache = new Map<string, number[]>();
+  const constantsOf = (x: readonly number[]): EngineConstants => {
+    const c = { ...start };
+    free.forEach((name, i) => (c[name] = Math.exp(x[i])));
+    return c;
+  };
+  const ratios = (x: readonly number[]): number[] => {
+    const cacheKey = x.map((v) => v.toPrecision(12)).join(',');
+    const hit = cache.get(cacheKey);
+    if (hit) return hit;
+    const constants = constantsOf(x);
+    const sims = task.train.map((point) => {
+      replays++;
+      return simulatePoint(task, point.key, constants, task.metrics);
+    });
+    const out = residualIndex.map(({ point, metric }) => {
+      const value = sims[point][metric.id] / task.train[point].measured[metric.id];
+      return Number.isFinite(value) ? value : 1e3;
+    });
+    cache.set(cacheKey, out);
+    return out;
+  };
+  const x0 = free.map((name) => Math.log(Math.max(start[name], 1e-9)));
+  const n = residualIndex.length;
+  // The library wants at least 2 data points; a single residual is repeated (same minimum).
+  const count = Math.max(2, n);
+  const result = levenbergMarquardt(
+    { x: Array.from({ length: count }, (_, i) => i), y: Array.from({ length: count }, () => 1) },
+    (x) => {
+      const r = ratios(x);
+      return (i) => r[i % n];
+    },
+    {
+      initialValues: x0,
+      gradientDifference: 0.02,
+      damping: 0.1,
+      maxIterations: task.maxIterations ?? 25,
+      errorTolerance: 1e-5,
+      minValues: x0.map((v) => v - 14),
+      maxValues: x0.map((v) => v + 8),
+    },
+  );
+  const constants = constantsOf(result.parameterValues);
+  const final = ratios(result.parameterValues);
+  const trainValues = residualIndex.map(({ point, metric }, i) => ({
+    key: task.train[point].key,
+    metric: metric.id,
+    measured: task.train[point].measured[metric.id],
+    sim: final[i] * task.train[point].measured[metric.id],
+  }));
+  return {
+    constants,
+    free,
+    trainMape: mean(final.map((r) => Math.abs(r - 1) * 100)),
+    trainValues,
+    iterations: result.iterations,
+    replays,
+    prefillShare: task.prefillShare,
+    wallMs: performance.now() - started,
+  };
+}

@@ -1,0 +1,100 @@
+/**
+ * How a measured load point is simulated (toolkit.md §3, "how a simulated point starts"): a
+ * closed-loop point at concurrency C with the point's ISL/OSL becomes a synthetic source with
+ * C slots. The options that move TTFT at high load are explicit:
+ * - start: every slot sends its first request at t = 0 (the replay core's closed loop; AIPerf
+ *   and vLLM's benchmark client with a concurrency limit do the same). With fixed lengths the
+ *   first wave's prefills stay synchronized; length jitter spreads them out over the run.
+ * - `rangeRatio`: lengths drawn in [ratio x L, L] (sglang bench_serving's random_range_ratio);
+ *   1 = fixed lengths.
+ * - `warmup`: `first-wave` leaves the first C requests (the synchronized wave) out of the
+ *   metrics, the way a benchmark with a warmup phase would; `none` counts them.
+ * - `requestsPerSlot`: requests sent per slot (stop = requestsPerSlot x C).
+ * A point with `request_rate` instead of `concurrency` is simulated as a Poisson arrival process.
+ */
+import { parseRunConfig } from '../config/load.js';
+import type { RunConfig } from '../config/types.js';
+import type { PointKey } from '../score/points.js';
+
+export interface SimLoadOptions {
+  requestsPerSlot: number;
+  rangeRatio: number;
+  warmup: 'none' | 'first-wave';
+  seed: number;
+}
+
+/** Defaults chosen on the silicon sample (see docs/calibration.md, "How a simulated point starts"). */
+export const DEFAULT_SIM_LOAD: SimLoadOptions = { requestsPerSlot: 10, rangeRatio: 0.8, warmup: 'none', seed: 0 };
+
+export function resolveSimLoad(partial: Partial<SimLoadOptions> | undefined): SimLoadOptions {
+  const out = { ...DEFAULT_SIM_LOAD };
+  for (const [name, value] of Object.entries(partial ?? {})) if (value !== undefined) (out as Record<string, unknown>)[name] = value;
+  if (!(out.requestsPerSlot > 0)) throw new RangeError(`requests per slot must be > 0, got ${out.requestsPerSlot}`);
+  if (!(out.rangeRatio > 0 && out.rangeRatio <= 1)) throw new RangeError(`range ratio must be in (0, 1], got ${out.rangeRatio}`);
+  return out;
+}
+
+/** The engine constants the engine fit sets: `linear` timing and, optionally, a client-path delay. */
+export interface EngineConstants {
+  base_ms: number;
+  prefill_token_us: number;
+  prefill_pair_ns: number;
+  decode_request_us: number;
+  decode_kv_token_ns: number;
+  /** Delay between sending and the scheduler queue (client, HTTP, tokenization): engine.tokenization.base_ms. */
+  client_delay_ms: number;
+}
+
+/**
+ * Tokenization servers used to carry the client-path delay: enough that requests sent together
+ * almost never share one, so the delay is a delay and not a queue (the replay assigns servers
+ * by a hash of the request id).
+ */
+export const CLIENT_DELAY_SERVERS = 65536;
+
+/** Applies fitted constants to a config object (not validated here). */
+export function withConstants(raw: Record<string, any>, constants: EngineConstants): Record<string, any> {
+  const out = structuredClone(raw);
+  out.engine ??= {};
+  out.engine.workers ??= {};
+  out.engine.workers.aggregated ??= {};
+  out.engine.workers.aggregated.timing = {
+    type: 'linear',
+    base_ms: constants.base_ms,
+    prefill_token_us: constants.prefill_token_us,
+    prefill_pair_ns: constants.prefill_pair_ns,
+    decode_request_us: constants.decode_request_us,
+    decode_kv_token_ns: constants.decode_kv_token_ns,
+  };
+  if (constants.client_delay_ms > 0) {
+    out.engine.tokenization = { workers: CLIENT_DELAY_SERVERS, base_ms: constants.client_delay_ms, per_input_us: out.engine.tokenization?.per_input_us ?? 0 };
+  }
+  return out;
+}
+
+/** The run config that simulates one measured point with given constants. */
+export function pointConfig(base: RunConfig, key: PointKey, constants: EngineConstants, load: SimLoadOptions): RunConfig {
+  const raw = withConstants(structuredClone(base) as unknown as Record<string, any>, constants);
+  const source = raw.traffic.source;
+  const isl = typeof key.isl === 'number' ? key.isl : source.type === 'synthetic' ? source.input_tokens : undefined;
+  const osl = typeof key.osl === 'number' ? key.osl : source.type === 'synthetic' ? source.output_tokens : undefined;
+  if (isl === undefined || osl === undefined) throw new Error(`point ${JSON.stringify(key)}: no isl/osl, and the base config's source is not synthetic`);
+  raw.traffic.source = { type: 'synthetic', input_tokens: isl, output_tokens: osl, random_range_ratio: load.rangeRatio, seed: load.seed };
+  let unit: number;
+  if (typeof key.concurrency === 'number') {
+    unit = key.concurrency;
+    raw.traffic.load = { type: 'concurrency', concurrency: key.concurrency, ...(raw.traffic.load?.response_overhead ? { response_overhead: raw.traffic.load.response_overhead } : {}) };
+    const scheduler = (raw.engine.workers.aggregated.scheduler ??= {});
+    // A benchmark at concurrency C on an engine that admits fewer sequences would queue on the
+    // engine; the silicon rows do not say the limit, so admit at least C.
+    scheduler.max_sequences = Math.max(scheduler.max_sequences ?? 256, Math.ceil(key.concurrency / ((raw.engine.workers.aggregated.parallelism?.attention_data ?? 1) * (raw.engine.workers.aggregated.parallelism?.replicas ?? 1))));
+  } else if (typeof key.request_rate === 'number') {
+    unit = key.request_rate;
+    raw.traffic.load = { type: 'poisson', requests_per_second: key.request_rate, seed: load.seed, ...(raw.traffic.load?.response_overhead ? { response_overhead: raw.traffic.load.response_overhead } : {}) };
+  } else {
+    throw new Error(`point ${JSON.stringify(key)}: needs a concurrency or request_rate key`);
+  }
+  raw.traffic.stop = { requests: Math.max(1, Math.round(load.requestsPerSlot * unit)) };
+  raw.report = { ...(raw.report ?? {}), warmup_requests: load.warmup === 'first-wave' && typeof key.concurrency === 'number' ? key.concurrency : 0 };
+  return parseRunConfig(raw, 'calibrate engine (simulated point)');
+}

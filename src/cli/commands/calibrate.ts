@@ -1,0 +1,161 @@
+/**
+ * `servesim calibrate <target>` (toolkit.md §3; docs/calibration.md): turn measurements into
+ * run-config constants. Direct fits (`detokenization`, `response-overhead`, `pass-time`) regress
+ * measured rows; `engine` runs the replay core inside an optimizer to fit the `linear` timing
+ * coefficients to a few measured load points and scores the rest. `servesim quickstart` runs the
+ * out-of-the-box workflow (toolkit.md §5). Parsing only; the work is in src/calibrate/ and
+ * src/workflow/.
+ */
+import type { Argv, CommandModule } from 'yargs';
+import { runDetokenizationFit, runPassTimeFit, runResponseOverheadFit, type DirectFitOutcome } from '../../calibrate/direct-fits.js';
+import { parseRoleMapping, parseSelectionArgs } from '../../calibrate/arguments.js';
+import { runEngineCalibration } from '../../calibrate/engine-command.js';
+import { runQuickstart } from '../../workflow/quickstart.js';
+
+interface CommonArgs {
+  out?: string;
+  holdout?: number;
+  map?: string[];
+}
+
+function commonOptions<T>(y: Argv<T>): Argv<T> {
+  return y
+    .option('out', { type: 'string', describe: 'folder for fit.json, snippet.yaml, residuals.csv and fit.svg' })
+    .option('holdout', { type: 'number', describe: 'share of the rows held out of the fit and scored, e.g. 0.2' })
+    .option('map', { type: 'string', array: true, describe: 'ROLE=COLUMN: read a role from a differently named column; repeatable' }) as Argv<T>;
+}
+
+function print(outcome: DirectFitOutcome): void {
+  process.stdout.write(outcome.text);
+}
+
+const detokenizationCommand: CommandModule<object, CommonArgs & { input: string; model: 'two-term' | 'four-term' }> = {
+  command: 'detokenization',
+  describe: 'Fit engine.detokenization from one row per detokenizer job (pass_end_ms, server, outputs, received_ms)',
+  builder: (y) =>
+    commonOptions(y)
+      .option('input', { type: 'string', demandOption: true, describe: 'CSV of detokenizer jobs' })
+      .option('model', { choices: ['two-term', 'four-term'] as const, default: 'two-term' as const, describe: 'four-term adds first-output and final-output costs (needs first_outputs, final_outputs columns)' }) as never,
+  handler: async (argv) => {
+    print(await runDetokenizationFit({ input: argv.input, model: argv.model, out: argv.out, holdout: argv.holdout, mapping: parseRoleMapping(argv.map) }));
+  },
+};
+
+const responseOverheadCommand: CommandModule<object, CommonArgs & { aiperf?: string; input?: string }> = {
+  command: 'response-overhead',
+  describe: "Fit traffic.load.response_overhead from AIPerf's per-request JSONL (response end to the next request on the slot) or a CSV output_tokens,gap_ms",
+  builder: (y) =>
+    commonOptions(y)
+      .option('aiperf', { type: 'string', describe: 'an AIPerf run folder, a folder of runs, or a profile_export.jsonl' })
+      .option('input', { type: 'string', describe: 'CSV with output_tokens,gap_ms' }) as never,
+  handler: async (argv) => {
+    print(await runResponseOverheadFit({ aiperf: argv.aiperf, input: argv.input, out: argv.out, holdout: argv.holdout, mapping: parseRoleMapping(argv.map) }));
+  },
+};
+
+const passTimeCommand: CommandModule<object, CommonArgs & { input: string; layout: 'passes' | 'prefill-decode'; select?: string[] }> = {
+  command: 'pass-time',
+  describe: 'Fit the linear timing coefficients from measured per-pass rows',
+  builder: (y) =>
+    commonOptions(y)
+      .option('input', { type: 'string', demandOption: true, describe: 'CSV of passes' })
+      .option('layout', {
+        choices: ['passes', 'prefill-decode'] as const,
+        default: 'passes' as const,
+        describe: 'passes: duration_ms, prefill_tokens, prefill_pairs, decode_requests, decode_kv_tokens per pass; prefill-decode: prefill and mean decode-step times per (prompt, batch, output) row, Splitwise perf_model.csv names by default',
+      })
+      .option('select', { type: 'string', array: true, describe: 'COLUMN=VALUE: keep only these rows (e.g. model=llama2-70b); repeatable' }) as never,
+  handler: async (argv) => {
+    print(
+      await runPassTimeFit({
+        input: argv.input,
+        layout: argv.layout,
+        select: parseSelectionArgs(argv.select),
+        out: argv.out,
+        holdout: argv.holdout,
+        mapping: parseRoleMapping(argv.map),
+      }),
+    );
+  },
+};
+
+export interface EngineArgs {
+  config: string;
+  measured: string[];
+  select?: string[];
+  map?: string[];
+  train: string;
+  metrics?: string[];
+  out?: string;
+  fitClient: boolean;
+  requestsPerSlot?: number;
+  rangeRatio?: number;
+  warmup?: 'none' | 'first-wave';
+  threads?: number;
+  set?: string[];
+}
+
+const engineCommand: CommandModule<object, EngineArgs> = {
+  command: 'engine',
+  describe: 'Fit the linear timing coefficients to measured load points by running the replay core in an optimizer; score the held-out points',
+  builder: (y) =>
+    y
+      .option('config', { type: 'string', demandOption: true, describe: 'base run config (engine, scheduler, parallelism); its timing is replaced by the fit' })
+      .option('measured', { type: 'string', array: true, demandOption: true, describe: 'AIPerf run folders or a CSV of measured points (e.g. data/silicon/*.csv)' })
+      .option('select', { type: 'string', array: true, describe: 'COLUMN=VALUE: keep only these measured rows/points; repeatable' })
+      .option('map', { type: 'string', array: true, describe: 'COLUMN=TARGET for CSV tables (as servesim score)' })
+      .option('train', { type: 'string', default: 'lowest:3', describe: 'which points to fit on: lowest:N, highest:N, or KEY<=V, KEY=V1|V2 ... joined by "and"' })
+      .option('metrics', { type: 'string', array: true, describe: 'metrics to fit and score [default: time_to_first_token.avg,inter_token_latency.avg]' })
+      .option('fit-client', { type: 'boolean', default: true, describe: 'also fit a client-path delay before the scheduler (engine.tokenization.base_ms); --no-fit-client puts all of TTFT on the engine' })
+      .option('requests-per-slot', { type: 'number', describe: 'simulated requests per concurrency slot [default: 10]' })
+      .option('range-ratio', { type: 'number', describe: 'random_range_ratio of simulated lengths [default: 0.8]' })
+      .option('warmup', { choices: ['none', 'first-wave'] as const, describe: 'leave the first wave of requests out of the metrics [default: none]' })
+      .option('threads', { type: 'number', describe: 'pool threads [default: cores]' })
+      .option('set', { type: 'string', array: true, describe: 'KEY=VALUE override of the base config (dotted path); repeatable' })
+      .option('out', { type: 'string', describe: 'output folder [default: calibration-engine]' }) as unknown as Argv<EngineArgs>,
+  handler: async (argv) => {
+    const outcome = await runEngineCalibration({
+      config: argv.config,
+      measured: argv.measured,
+      select: argv.select,
+      map: argv.map,
+      train: argv.train,
+      metrics: argv.metrics,
+      out: argv.out ?? 'calibration-engine',
+      fitClient: argv.fitClient,
+      simLoad: { requestsPerSlot: argv.requestsPerSlot, rangeRatio: argv.rangeRatio, warmup: argv.warmup },
+      threads: argv.threads,
+      sets: argv.set,
+    });
+    process.stdout.write(outcome.text);
+  },
+};
+
+export const calibrateCommand: CommandModule = {
+  command: 'calibrate <target>',
+  describe: 'Fit run-config constants from measurements: detokenization, response-overhead, pass-time, engine',
+  builder: (y: Argv) =>
+    y
+      .command(detokenizationCommand as CommandModule)
+      .command(responseOverheadCommand as CommandModule)
+      .command(passTimeCommand as CommandModule)
+      .command(engineCommand as CommandModule)
+      .demandCommand(1, 'name what to fit: detokenization, response-overhead, pass-time or engine'),
+  handler: () => {},
+};
+
+export const quickstartCommand: CommandModule<object, { out: string; threads?: number }> = {
+  command: 'quickstart',
+  describe: 'Run the whole workflow on the shipped data: fit the engine on the lowest measured points, sweep a concurrency grid, score the held-back points, write the HTML report',
+  builder: (y) =>
+    y
+      .option('out', { type: 'string', default: 'quickstart-output', describe: 'output folder' })
+      .option('threads', { type: 'number', describe: 'pool threads [default: cores]' }) as never,
+  handler: async (argv) => {
+    const outcome = await runQuickstart({ out: argv.out, threads: argv.threads });
+    process.stdout.write(outcome.text);
+  },
+};
+
+/** Both commands, for one registration line in main.ts. */
+export const calibrateCommands: CommandModule[] = [calibrateCommand, quickstartCommand as CommandModule];
