@@ -7,6 +7,7 @@
 import yargs from 'yargs';
 import { hideBin } from 'yargs/helpers';
 import { ConfigError, INPUT_ERROR_EXIT_CODE, InputError } from '../config/errors.js';
+import { calibrateCommands } from './commands/calibrate.js';
 import { replayCommand } from './commands/replay.js';
 import { schemaCommand } from './commands/schema.js';
 import { scoreCommand } from './commands/score.js';
@@ -38,6 +39,7 @@ export async function main(argv: string[]): Promise<number> {
       .command(replayCommand)
       .command(makeSweepCommand())
       .command(schemaCommand)
+      .command(calibrateCommands)
       .command(scoreCommand)
       .demandCommand(1, 'name a command (servesim --help lists them)')
       .strict()
