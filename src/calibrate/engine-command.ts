@@ -150,9 +150,14 @@ export function formatEngineText(calibration: EngineCalibration, metrics: readon
 }
 
 /** The base config file's own object with the fitted constants (keeps its comments out, its keys in). */
-export function fittedConfigYaml(configPath: string, constants: EngineConstants, header: string): string {
-  const raw = readYamlFile(configPath, configPath) as Record<string, unknown>;
+export function fittedConfigYaml(configPath: string, constants: EngineConstants, header: string, load: SimLoadOptions): string {
+  const raw = readYamlFile(configPath, configPath) as Record<string, any>;
   const fitted = withConstants(raw, constants);
+  // The simulated load the constants were fitted under, so that replays of this config
+  // reproduce it (a first-wave warmup depends on the concurrency: set it per point).
+  fitted.traffic ??= {};
+  if ((fitted.traffic.source?.type ?? 'synthetic') === 'synthetic') fitted.traffic.source = { ...(fitted.traffic.source ?? {}), random_range_ratio: load.rangeRatio, seed: load.seed };
+  if ((fitted.traffic.load?.type ?? 'concurrency') === 'concurrency') fitted.traffic.stop = { requests_per_load_unit: load.requestsPerSlot };
   return `${header
     .split('\n')
     .map((l) => `# ${l}`)
@@ -203,7 +208,7 @@ export async function runEngineCalibration(options: EngineCommandOptions): Promi
   const header = `fitted by servesim calibrate engine on ${calibration.train.map((p) => formatKey(p.key as PointKey)).join('; ')}\nfrom ${options.measured.join(', ')}`;
   const files: Array<[string, string]> = [
     ['fit.json', `${JSON.stringify(fitJson, null, 2)}\n`],
-    ['fitted-config.yaml', fittedConfigYaml(options.config, calibration.best.constants, header)],
+    ['fitted-config.yaml', fittedConfigYaml(options.config, calibration.best.constants, header, load)],
     ['snippet.yaml', snippetYaml(engineSnippet(calibration.best.constants), `engine fit; paste into a run config\n${header}`)],
     ['points.csv', pointsCsv(calibration, metrics)],
   ];

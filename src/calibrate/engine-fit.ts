@@ -80,11 +80,14 @@ export function startConstants(task: Pick<EngineFitTask, 'base' | 'train' | 'loa
   const parallelism = task.base.engine.workers.aggregated.parallelism;
   const ranks = parallelism.attention_data * parallelism.replicas;
   const jitter = (1 + task.load.rangeRatio) / 2;
+  const source = task.base.traffic.source;
+  const defaultIsl = source.type === 'synthetic' ? source.input_tokens : 1024;
+  const defaultOsl = source.type === 'synthetic' ? source.output_tokens : 128;
   const rows = task.train
     .map((p) => ({
       batch: Math.max(1, (numberKey(p.key, 'concurrency') ?? 1) / ranks),
-      ctx: ((numberKey(p.key, 'isl') ?? 1024) + (numberKey(p.key, 'osl') ?? 128) / 2) * jitter,
-      isl: (numberKey(p.key, 'isl') ?? 1024) * jitter,
+      ctx: ((numberKey(p.key, 'isl') ?? defaultIsl) + (numberKey(p.key, 'osl') ?? defaultOsl) / 2) * jitter,
+      isl: (numberKey(p.key, 'isl') ?? defaultIsl) * jitter,
       itl: p.measured['inter_token_latency.avg'],
       ttft: p.measured['time_to_first_token.avg'],
     }))

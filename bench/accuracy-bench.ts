@@ -1,0 +1,222 @@
+/**
+ * `npm run bench:accuracy [-- --per-stratum K] [--ablation] [--json]`: held-out accuracy of the
+ * engine fit on real silicon (toolkit.md §3; docs/calibration.md).
+ *
+ * Deployments: from `data/silicon/aic-silicon-sample.csv` (`silicon-deployments.ts`), every
+ * aggregated deployment with 5 or more concurrency points and OSL <= 1024 (longer outputs cost
+ * minutes of replay per fit), split into six strata (vLLM, SGLang, TensorRT-LLM x dense, MoE);
+ * from each stratum K deployments (default 3) evenly spaced in label order. The rule does not
+ * look at any result. Each is fitted on its three lowest concurrency points and scored on the
+ * rest (TTFT avg and ITL avg MAPE). Then the B200 MiniMax-M2.5 sweep of
+ * `data/silicon/dynosim-b200-minimax-m25-tp4-isl1k-osl1k.csv`, whose `mocker` and `aic` rows
+ * (two other simulators) are scored on the same held-out points.
+ *
+ * `--ablation` reruns everything with one simulated-load option changed at a time and prints
+ * the overall held-out MAPEs of each variant. Run after `npm run build`.
+ */
+import { availableParallelism, loadavg } from 'node:os';
+import { fileURLToPath } from 'node:url';
+import { dirname, join } from 'node:path';
+import { calibrateEngine, type EngineCalibration } from '../src/calibrate/engine-calibration.js';
+import { FitPool } from '../src/calibrate/fit-pool.js';
+import { deploymentBaseConfig, readSiliconDeployments, type SiliconDeployment } from '../src/calibrate/silicon-deployments.js';
+import { resolveSimLoad, type SimLoadOptions } from '../src/calibrate/sim-load.js';
+import { readTable } from '../src/calibrate/read-table.js';
+import { parseMetricList } from '../src/score/metric-names.js';
+import type { ScorePoint } from '../src/score/points.js';
+import { PointPool } from '../src/sweep/pool.js';
+
+const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
+const SAMPLE = join(ROOT, 'data/silicon/aic-silicon-sample.csv');
+const DYNOSIM = join(ROOT, 'data/silicon/dynosim-b200-minimax-m25-tp4-isl1k-osl1k.csv');
+const METRICS = parseMetricList(['time_to_first_token.avg', 'inter_token_latency.avg']);
+const TTFT = 'time_to_first_token.avg';
+const ITL = 'inter_token_latency.avg';
+
+function argValue(name: string, fallback: number): number {
+  const index = process.argv.indexOf(name);
+  return index >= 0 ? Number(process.argv[index + 1]) : fallback;
+}
+
+interface Case {
+  label: string;
+  stratum: string;
+  deployment: Pick<SiliconDeployment, 'model' | 'system' | 'tp' | 'attentionDp' | 'isl' | 'osl'>;
+  points: ScorePoint[];
+}
+
+export function selectCases(perStratum: number): Case[] {
+  const all = readSiliconDeployments(SAMPLE, 5).filter((d) => d.osl <= 1024);
+  const cases: Case[] = [];
+  for (const backend of ['vllm', 'sglang', 'trtllm']) {
+    for (const moe of [false, true]) {
+      const stratum = all.filter((d) => d.backend === backend && d.moe === moe);
+      const k = Math.min(perStratum, stratum.length);
+      for (let i = 0; i < k; i++) {
+        const d = stratum[Math.floor((i * stratum.length) / k)];
+        cases.push({ label: d.label, stratum: `${backend} ${moe ? 'MoE' : 'dense'}`, deployment: d, points: d.points });
+      }
+    }
+  }
+  return cases;
+}
+
+interface Variant {
+  name: string;
+  load: SimLoadOptions;
+  fitClient: boolean;
+}
+
+function variants(ablation: boolean): Variant[] {
+  const base = resolveSimLoad({});
+  const list: Variant[] = [{ name: 'defaults', load: base, fitClient: true }];
+  if (!ablation) return list;
+  list.push({ name: 'fixed lengths (range ratio 1)', load: { ...base, rangeRatio: 1 }, fitClient: true });
+  list.push({ name: 'first wave left out (warmup)', load: { ...base, warmup: 'first-wave' }, fitClient: true });
+  list.push({ name: '4 requests per slot', load: { ...base, requestsPerSlot: 4 }, fitClient: true });
+  list.push({ name: 'no client delay (all TTFT on the engine)', load: base, fitClient: false });
+  return list;
+}
+
+interface Row {
+  label: string;
+  stratum: string;
+  points: string;
+  ttft: number | null;
+  itl: number | null;
+  heldOut: number;
+  apes: { ttft: number[]; itl: number[] };
+  wallMs: number;
+}
+
+function heldOutApes(calibration: EngineCalibration): { ttft: number[]; itl: number[] } {
+  const ttft: number[] = [];
+  const itl: number[] = [];
+  for (const point of calibration.score.points) {
+    if (point.ape === null) continue;
+    if (point.metric === TTFT) ttft.push(point.ape);
+    if (point.metric === ITL) itl.push(point.ape);
+  }
+  return { ttft, itl };
+}
+
+const mean = (v: readonly number[]) => (v.length === 0 ? null : v.reduce((s, x) => s + x, 0) / v.length);
+const fmt = (v: number | null, d = 1) => (v === null ? '-' : v.toFixed(d));
+
+function dynosimPoints(source: string): ScorePoint[] {
+  const table = readTable(DYNOSIM);
+  return table.rows
+    .filter((row) => row.cells.source === source)
+    .map((row) => ({
+      source: `${DYNOSIM}:${row.line}`,
+      key: { concurrency: Number(row.cells.concurrency), isl: 1024, osl: 1024 },
+      metrics: { time_to_first_token: { avg: Number(row.cells.ttft_ms) }, inter_token_latency: { avg: Number(row.cells.tpot_ms) } },
+    }))
+    .sort((a, b) => (a.key.concurrency as number) - (b.key.concurrency as number));
+}
+
+async function runVariant(variant: Variant, cases: Case[], fitPool: FitPool, pointPool: PointPool): Promise<{ rows: Row[]; b200: EngineCalibration }> {
+  const b200Points = dynosimPoints('hardware');
+  const all = [
+    ...cases,
+    { label: 'vllm 0.17.0 MiniMax-M2.5 b200_sxm fp8 1024/1024 tp4 (dynosim sweep)', stratum: 'vllm MoE', deployment: { model: 'MiniMax-M2.5', system: 'b200_sxm', tp: 4, attentionDp: 1, isl: 1024, osl: 1024 }, points: b200Points },
+  ];
+  const results = await Promise.all(
+    all.map((c) =>
+      calibrateEngine({
+        base: deploymentBaseConfig(c.deployment),
+        baseDir: ROOT,
+        measured: c.points,
+        trainIndices: [0, 1, 2],
+        metrics: METRICS,
+        load: variant.load,
+        fitClient: variant.fitClient,
+        fitPool,
+        pointPool,
+      }),
+    ),
+  );
+  const rows = results.map((calibration, i) => {
+    const apes = heldOutApes(calibration);
+    const c = all[i];
+    return {
+      label: c.label,
+      stratum: c.stratum,
+      points: `${c.points.map((p) => p.key.concurrency).join(',')}`,
+      ttft: mean(apes.ttft),
+      itl: mean(apes.itl),
+      heldOut: c.points.length - 3,
+      apes,
+      wallMs: calibration.wallMs,
+    };
+  });
+  return { rows, b200: results[results.length - 1] };
+}
+
+function otherSimulatorMape(source: string, heldOut: readonly ScorePoint[]): { ttft: number; itl: number } {
+  const predicted = dynosimPoints(source);
+  const ttft: number[] = [];
+  const itl: number[] = [];
+  for (const point of heldOut) {
+    const p = predicted.find((q) => q.key.concurrency === point.key.concurrency);
+    if (!p) continue;
+    ttft.push((Math.abs((p.metrics.time_to_first_token.avg as number) - (point.metrics.time_to_first_token.avg as number)) / (point.metrics.time_to_first_token.avg as number)) * 100);
+    itl.push((Math.abs((p.metrics.inter_token_latency.avg as number) - (point.metrics.inter_token_latency.avg as number)) / (point.metrics.inter_token_latency.avg as number)) * 100);
+  }
+  return { ttft: mean(ttft) as number, itl: mean(itl) as number };
+}
+
+async function main(): Promise<void> {
+  const perStratum = argValue('--per-stratum', 3);
+  const ablation = process.argv.includes('--ablation');
+  const json = process.argv.includes('--json');
+  const threads = argValue('--threads', availableParallelism());
+  const cases = selectCases(perStratum);
+  const fitPool = new FitPool(threads);
+  const pointPool = new PointPool({ poolThreads: threads });
+  const summary: Array<{ variant: string; ttft: number | null; itl: number | null; points: number }> = [];
+  try {
+    process.stdout.write(`accuracy of the engine fit: ${cases.length} silicon deployments (${perStratum} per stratum) + the B200 dynosim sweep; fit on the 3 lowest concurrencies, scored on the rest; ${threads} threads; load ${loadavg()[0].toFixed(2)}\n`);
+    for (const variant of variants(ablation)) {
+      const started = performance.now();
+      const { rows, b200 } = await runVariant(variant, cases, fitPool, pointPool);
+      const wall = performance.now() - started;
+      const ttftAll = rows.flatMap((r) => r.apes.ttft);
+      const itlAll = rows.flatMap((r) => r.apes.itl);
+      summary.push({ variant: variant.name, ttft: mean(ttftAll), itl: mean(itlAll), points: ttftAll.length });
+      if (variant.name !== 'defaults') {
+        process.stdout.write(`\nvariant "${variant.name}": held-out TTFT avg MAPE ${fmt(mean(ttftAll))} %, ITL avg MAPE ${fmt(mean(itlAll))} % over ${ttftAll.length} points (${(wall / 1000).toFixed(0)} s)\n`);
+        continue;
+      }
+      if (json) {
+        process.stdout.write(`${JSON.stringify({ rows: rows.map(({ apes: _a, ...r }) => r), overall: { ttft: mean(ttftAll), itl: mean(itlAll), points: ttftAll.length } }, null, 2)}\n`);
+      }
+      const width = Math.max(...rows.map((r) => r.label.length), 10);
+      process.stdout.write(`\n${'deployment'.padEnd(width)}  ${'stratum'.padEnd(12)}  ${'points (concurrency)'.padEnd(28)}  ${'TTFT avg MAPE %'.padStart(15)}  ${'ITL avg MAPE %'.padStart(14)}  fit s\n`);
+      for (const r of rows) {
+        process.stdout.write(`${r.label.padEnd(width)}  ${r.stratum.padEnd(12)}  ${r.points.padEnd(28)}  ${fmt(r.ttft).padStart(15)}  ${fmt(r.itl).padStart(14)}  ${(r.wallMs / 1000).toFixed(1)}\n`);
+      }
+      const heldOut = b200.holdout;
+      for (const source of ['mocker', 'aic']) {
+        const m = otherSimulatorMape(source, heldOut);
+        process.stdout.write(`${`  same B200 held-out points, ${source} (other simulator)`.padEnd(width)}  ${''.padEnd(12)}  ${heldOut.map((p) => p.key.concurrency).join(',').padEnd(28)}  ${fmt(m.ttft).padStart(15)}  ${fmt(m.itl).padStart(14)}\n`);
+      }
+      process.stdout.write(`\noverall (point-weighted over ${ttftAll.length} held-out points of ${rows.length} deployments): TTFT avg MAPE ${fmt(mean(ttftAll))} %, ITL avg MAPE ${fmt(mean(itlAll))} %   (targets: 10 %, 5 %)\n`);
+      const byStratum = new Map<string, Row[]>();
+      for (const r of rows) byStratum.set(r.stratum, [...(byStratum.get(r.stratum) ?? []), r]);
+      for (const [stratum, list] of byStratum) {
+        process.stdout.write(`  ${stratum.padEnd(12)} TTFT ${fmt(mean(list.flatMap((r) => r.apes.ttft))).padStart(6)} %  ITL ${fmt(mean(list.flatMap((r) => r.apes.itl))).padStart(6)} %  (${list.flatMap((r) => r.apes.ttft).length} points)\n`);
+      }
+      process.stdout.write(`wall time ${(wall / 1000).toFixed(0)} s\n`);
+    }
+    if (ablation) {
+      process.stdout.write('\nsimulated-load options, overall held-out MAPE:\n');
+      for (const s of summary) process.stdout.write(`  ${s.variant.padEnd(42)} TTFT ${fmt(s.ttft).padStart(6)} %  ITL ${fmt(s.itl).padStart(6)} %\n`);
+    }
+  } finally {
+    await fitPool.destroy();
+    await pointPool.destroy();
+  }
+}
+
+await main();

@@ -1,0 +1,117 @@
+/**
+ * Deployments of the silicon sample (`data/silicon/aic-silicon-sample.csv`): rows of one
+ * aggregated deployment measured in one campaign, one row per concurrency. A deployment is the
+ * rows that agree on backend, version, model, system, precision, quantization, ISL, OSL and
+ * parallelism, and come from the same measurement series (the `config_id` of a database dump,
+ * else the source file and image named in `silicon_data_source`). Series with two different
+ * values at one concurrency are left out (they are two runs, not one curve).
+ */
+import type { RunConfig } from '../config/types.js';
+import { parseRunConfig } from '../config/load.js';
+import type { ScorePoint } from '../score/points.js';
+import { readTable } from './read-table.js';
+
+export interface SiliconDeployment {
+  /** Short stable label: `vllm 0.19.0 MiniMax-M2.5 b200_sxm fp8 1024/1024 tp2 cfg633`. */
+  label: string;
+  backend: string;
+  model: string;
+  system: string;
+  isl: number;
+  osl: number;
+  tp: number;
+  attentionDp: number;
+  moe: boolean;
+  series: string;
+  /** Points by ascending concurrency. */
+  points: ScorePoint[];
+}
+
+const GROUP_COLUMNS = ['backend', 'backend_version', 'model_path', 'system', 'precision', 'mode', 'isl', 'osl', 'gemm_quant_mode', 'moe_quant_mode', 'tp_size', 'pp_size', 'attention_dp_size', 'moe_tp_size', 'moe_ep_size'] as const;
+
+/** Dense models of the sample; every other model there is a mixture of experts. */
+const DENSE_MODELS = /llama|qwen3-32b|qwen3-8b|qwen2\.5/i;
+
+function seriesOf(source: string): string {
+  const fields = new Map<string, string>();
+  for (const part of source.split(';')) {
+    const equals = part.indexOf('=');
+    if (equals > 0) fields.set(part.slice(0, equals).trim(), part.slice(equals + 1).trim());
+  }
+  if (fields.has('config_id')) return `cfg${fields.get('config_id')}`;
+  const file = (fields.get('source_file') ?? '').split('/').pop() ?? '';
+  const image = (fields.get('image') ?? '').split(':').pop() ?? '';
+  return [file, image].filter((s) => s !== '').join(' ');
+}
+
+export function readSiliconDeployments(file: string, minPoints = 5): SiliconDeployment[] {
+  const table = readTable(file);
+  const groups = new Map<string, Array<{ c: number; ttft: number; itl: number; line: number; cells: Record<string, string> }>>();
+  for (const row of table.rows) {
+    if (row.cells.mode !== 'agg') continue;
+    const key = [...GROUP_COLUMNS.map((c) => row.cells[c]), seriesOf(row.cells.silicon_data_source ?? '')].join('|');
+    const list = groups.get(key) ?? [];
+    list.push({ c: Number(row.cells.batch_size), ttft: Number(row.cells.silicon_ttft_ms), itl: Number(row.cells.silicon_tpot_ms), line: row.line, cells: row.cells });
+    groups.set(key, list);
+  }
+  const out: SiliconDeployment[] = [];
+  for (const [, rows] of groups) {
+    const byC = new Map<number, (typeof rows)[number]>();
+    let conflict = false;
+    for (const row of rows) {
+      const earlier = byC.get(row.c);
+      if (earlier && (earlier.ttft !== row.ttft || earlier.itl !== row.itl)) conflict = true;
+      if (!earlier) byC.set(row.c, row);
+    }
+    if (conflict || byC.size < minPoints) continue;
+    const sorted = [...byC.values()].sort((a, b) => a.c - b.c);
+    if (sorted.some((r) => !(r.ttft > 0 && r.itl > 0 && r.c > 0))) continue;
+    const cells = sorted[0].cells;
+    const isl = Number(cells.isl);
+    const osl = Number(cells.osl);
+    const tp = Number(cells.tp_size) || 1;
+    const attentionDp = Number(cells.attention_dp_size) || 1;
+    const model = cells.model_path.split('/').pop() ?? cells.model_path;
+    const series = seriesOf(cells.silicon_data_source ?? '');
+    const label = `${cells.backend} ${cells.backend_version || '-'} ${model} ${cells.system} ${cells.precision || '-'} ${isl}/${osl} tp${tp}${attentionDp > 1 ? ` adp${attentionDp}` : ''}${Number(cells.moe_ep_size) > 1 ? ` ep${cells.moe_ep_size}` : ''} ${series}`;
+    out.push({
+      label,
+      backend: cells.backend,
+      model,
+      system: cells.system,
+      isl,
+      osl,
+      tp,
+      attentionDp,
+      moe: !DENSE_MODELS.test(cells.model_path),
+      series,
+      points: sorted.map((r) => ({
+        source: `${file}:${r.line}`,
+        key: { concurrency: r.c, isl, osl },
+        metrics: { time_to_first_token: { avg: r.ttft }, inter_token_latency: { avg: r.itl } },
+      })),
+    });
+  }
+  return out.sort((a, b) => (a.label < b.label ? -1 : a.label > b.label ? 1 : 0));
+}
+
+/** A base run config for a deployment: its parallelism, vLLM-like scheduler defaults, unlimited KV. */
+export function deploymentBaseConfig(d: Pick<SiliconDeployment, 'model' | 'system' | 'tp' | 'attentionDp' | 'isl' | 'osl'>): RunConfig {
+  return parseRunConfig(
+    {
+      engine: {
+        model: d.model,
+        hardware: d.system,
+        workers: {
+          aggregated: {
+            parallelism: { tensor: d.tp, attention_data: d.attentionDp },
+            scheduler: { max_batched_tokens: 8192, max_sequences: 256, chunked_prefill: true },
+            kv_cache: { capacity: { type: 'unlimited' } },
+          },
+        },
+      },
+      traffic: { source: { type: 'synthetic', input_tokens: d.isl, output_tokens: d.osl } },
+    },
+    `${d.model} base`,
+  );
+}
