@@ -23,7 +23,7 @@ export interface SimLoadOptions {
   seed: number;
 }
 
-/** Defaults chosen on the silicon sample (see docs/calibration.md, "How a simulated point starts"). */
+/** Defaults: how the silicon sweeps were measured (docs/calibration.md, "How a simulated point starts", with the ablation). */
 export const DEFAULT_SIM_LOAD: SimLoadOptions = { requestsPerSlot: 10, rangeRatio: 0.8, warmup: 'none', seed: 0 };
 
 export function resolveSimLoad(partial: Partial<SimLoadOptions> | undefined): SimLoadOptions {
