@@ -11,7 +11,7 @@
  * the machine can only make a run slower; the load average at the start is printed with the figures.
  * Run after `npm run build` (it runs the compiled pool task).
  */
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { availableParallelism, cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadRunConfigFromObject } from '../src/config/load.js';
@@ -76,6 +76,14 @@ interface BenchResult {
   parallel_efficiency: number;
   /** The pool phase alone (points dispatched, run and recorded). */
   pool_phase: { t1_s: number; tN_s: number; parallel_efficiency: number };
+  /**
+   * The efficiency split in two factors (their product is about the pool-phase efficiency):
+   * how much slower the replays themselves ran with N at once than alone (sum of the
+   * simulator's own wall times, 1 thread / N threads: cores sharing caches, memory and the
+   * JIT's background threads), and how busy the pool kept the N threads (sum of replay
+   * times / (N x pool phase)).
+   */
+  efficiency_factors: { replay_scaling: number; pool_busy: number };
   pool_overhead_ms_per_point: number;
   overhead_detail: {
     points: number;
@@ -86,12 +94,21 @@ interface BenchResult {
 
 const round = (x: number, digits: number) => Number(x.toFixed(digits));
 
-async function timedSweep(dir: string, sweepFile: string, out: string, poolThreads: number): Promise<{ s: number; result: RunSweepResult }> {
+async function timedSweep(
+  dir: string,
+  sweepFile: string,
+  out: string,
+  poolThreads: number,
+): Promise<{ s: number; result: RunSweepResult; replayS: number }> {
   const started = performance.now();
   const result = await runSweep({ sweepFile, outDir: join(dir, out), poolThreads, note: () => {} });
   const s = (performance.now() - started) / 1000;
   if (result.ok !== result.slice) throw new Error(`bench sweep ${out}: ${result.failed.length} points failed`);
-  return { s, result };
+  let replayMs = 0;
+  for (const line of readFileSync(join(dir, out, 'timings.jsonl'), 'utf8').split('\n')) {
+    if (line !== '') replayMs += (JSON.parse(line) as { simulator: { wall_time_ms: number } }).simulator.wall_time_ms;
+  }
+  return { s, result, replayS: replayMs / 1000 };
 }
 
 /** In-process replay time of the tiny points, per point, after a warm-up pass. */
@@ -121,6 +138,8 @@ async function main(): Promise<void> {
     let tN = Infinity;
     let pool1 = Infinity;
     let poolN = Infinity;
+    let replay1 = Infinity;
+    let replayN = Infinity;
     let tinyPoolMs = Infinity;
     let points = 0;
     let tinyPoints = 0;
@@ -134,6 +153,8 @@ async function main(): Promise<void> {
       tN = Math.min(tN, many.s);
       pool1 = Math.min(pool1, one.result.timings.runMs / 1000);
       poolN = Math.min(poolN, many.result.timings.runMs / 1000);
+      replay1 = Math.min(replay1, one.replayS);
+      replayN = Math.min(replayN, many.replayS);
       tinyPoolMs = Math.min(tinyPoolMs, tiny.result.timings.runMs);
     }
     const poolMsPerPoint = tinyPoolMs / tinyPoints;
@@ -152,6 +173,7 @@ async function main(): Promise<void> {
       points_per_s_N: round(points / tN, 2),
       parallel_efficiency: round(t1 / (tN * cores), 3),
       pool_phase: { t1_s: round(pool1, 3), tN_s: round(poolN, 3), parallel_efficiency: round(pool1 / (poolN * cores), 3) },
+      efficiency_factors: { replay_scaling: round(replay1 / replayN, 3), pool_busy: round(replayN / (cores * poolN), 3) },
       pool_overhead_ms_per_point: round(poolMsPerPoint - inProcess, 3),
       overhead_detail: {
         points: tinyPoints,
@@ -171,6 +193,8 @@ async function main(): Promise<void> {
         `  ${cores} pool threads:  ${result.tN_s.toFixed(2)} s, ${result.points_per_s_N.toFixed(2)} points/s`,
         `  parallel efficiency t1 / (tN x ${cores}): ${result.parallel_efficiency.toFixed(3)}` +
           ` (pool phase alone: ${result.pool_phase.t1_s.toFixed(2)} s / ${result.pool_phase.tN_s.toFixed(2)} s, ${result.pool_phase.parallel_efficiency.toFixed(3)})`,
+        `    = replays ${result.efficiency_factors.replay_scaling.toFixed(3)} as fast with ${cores} at once as alone` +
+          ` x pool threads busy ${(result.efficiency_factors.pool_busy * 100).toFixed(1)}% of the pool phase`,
         `  pool overhead per point: ${result.pool_overhead_ms_per_point.toFixed(3)} ms` +
           ` (${result.overhead_detail.points} points of 1 request, 1 output token: ${result.overhead_detail.pool_ms_per_point.toFixed(3)} ms/point on the pool` +
           ` - ${result.overhead_detail.in_process_ms_per_point.toFixed(3)} ms/point in-process)`,
