@@ -129,6 +129,7 @@ describe('parseRunConfig defaults', () => {
       prefill_pair_ns: 0,
       decode_request_us: 0,
       decode_kv_token_ns: 0,
+      decode_request_exponent: 1,
     });
     expect(role.kv_cache.capacity).toEqual({
       type: 'memory',

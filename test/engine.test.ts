@@ -288,3 +288,17 @@ describe('timing providers', () => {
     expect(records[0].token_ms[1] - records[0].token_ms[0]).toBeCloseTo(5.74, 9);
   });
 });
+
+describe('linear timing with a decode-request exponent', () => {
+  it('charges decode_request_us x B^p per pass', () => {
+    // Four requests decode together: 1 ms x 4^0.5 = 2 ms per decode pass (prefill 1 us/token:
+    // 400 tokens -> 0.4 ms for the first pass, which has no decoding request yet).
+    const { records } = runCore({
+      engine: { workers: { aggregated: { timing: { type: 'linear', prefill_token_us: 1, decode_request_us: 1000, decode_request_exponent: 0.5 } } } },
+      traffic: { source: synthetic(100, 3), load: closedLoop(4), stop: { requests: 4 } },
+    });
+    expect(records[0].token_ms[0]).toBeCloseTo(0.4, 12);
+    expect(records[0].token_ms[1]).toBeCloseTo(2.4, 12);
+    expect(records[0].token_ms[2]).toBeCloseTo(4.4, 12);
+  });
+});

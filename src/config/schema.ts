@@ -128,6 +128,11 @@ const timingSchema = byType(
       prefill_pair_ns: cost().default(0).describe('Per prefill attention pair, chunk x (already_computed + chunk/2), ns.'),
       decode_request_us: cost().default(0).describe('Per decoding request, us.'),
       decode_kv_token_ns: cost().default(0).describe('Per context token of the decoding requests, ns.'),
+      decode_request_exponent: fraction()
+        .default(1)
+        .describe(
+          'Exponent p of the decoding-request term, decode_request_us x B^p, in (0, 1]. 1 (the default) is the plain linear model; below 1 models a per-request cost that grows sublinearly with the batch (the experts an MoE layer must read saturate).',
+        ),
     }),
   ],
 ).describe('Pass time provider (spec replay.md section 4).');

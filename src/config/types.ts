@@ -51,6 +51,8 @@ export interface LinearTimingConfig {
   prefill_pair_ns: number;
   decode_request_us: number;
   decode_kv_token_ns: number;
+  /** Exponent p of the decoding-request term (decode_request_us x B^p), in (0, 1]; 1 = linear. */
+  decode_request_exponent: number;
 }
 
 export type TimingConfig = FixedTimingConfig | PolynomialTimingConfig | LinearTimingConfig;

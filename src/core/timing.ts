@@ -59,11 +59,20 @@ export function createPassTime(config: TimingConfig): PassTimeFn {
       const prefillPairMs = config.prefill_pair_ns / 1e6;
       const decodeRequestMs = config.decode_request_us / 1e3;
       const decodeKvTokenMs = config.decode_kv_token_ns / 1e6;
+      const exponent = config.decode_request_exponent;
+      if (exponent === 1) {
+        return (v) =>
+          baseMs +
+          prefillTokenMs * v.prefillTokens +
+          prefillPairMs * v.prefillPairs +
+          decodeRequestMs * v.decodeRequests +
+          decodeKvTokenMs * v.decodeKvTokens;
+      }
       return (v) =>
         baseMs +
         prefillTokenMs * v.prefillTokens +
         prefillPairMs * v.prefillPairs +
-        decodeRequestMs * v.decodeRequests +
+        decodeRequestMs * v.decodeRequests ** exponent +
         decodeKvTokenMs * v.decodeKvTokens;
     }
   }
