@@ -1,10 +1,12 @@
 /**
  * What a pool thread does with one point, apart from the replay itself (which is passed in, so
  * that tests can drive the same code with a stand-in): the test-only fault hook, then the replay,
- * then the split of the summary into its deterministic part and its wall-time fields.
+ * then the split of the summary into its deterministic part and its wall-time fields, and with
+ * `--aiperf` the point's AIPerf artifacts.
  */
 import type { RunConfig } from '../config/types.js';
-import type { ReplaySummary } from '../core/report-types.js';
+import type { ReplaySummary, RequestRecord } from '../core/report-types.js';
+import { writeAiperfArtifacts } from '../io/write-aiperf-artifacts.js';
 import { splitWallTime, type PointSummary } from './results.js';
 
 export interface PointTask {
@@ -12,6 +14,8 @@ export interface PointTask {
   config: RunConfig;
   /** Folder that relative paths in the config (trace files) resolve against. */
   baseDir: string;
+  /** With `sweep --aiperf`: the folder to write this point's AIPerf artifacts into. */
+  aiperfDir?: string;
 }
 
 export interface PointTaskResult {
@@ -20,7 +24,10 @@ export interface PointTaskResult {
   wall: Record<string, number>;
 }
 
-export type ReplayFn = (config: RunConfig, opts: { baseDir: string }) => { summary: ReplaySummary };
+export type ReplayFn = (
+  config: RunConfig,
+  opts: { baseDir: string; perRequest?: boolean },
+) => { summary: ReplaySummary; requests?: RequestRecord[] };
 
 /** Prefix of `engine.model` that asks for a fault, honoured only with SERVESIM_TEST_FAULTS=1. */
 export const FAULT_PREFIX = '__fault:';
@@ -48,6 +55,9 @@ export function applyTestFault(config: RunConfig): void {
 
 export function runPointTask(task: PointTask, replayFn: ReplayFn): PointTaskResult {
   applyTestFault(task.config);
-  const { summary } = replayFn(task.config, { baseDir: task.baseDir });
+  const aiperf = task.aiperfDir !== undefined;
+  const { summary, requests } = replayFn(task.config, { baseDir: task.baseDir, perRequest: aiperf });
+  // AIPerf's files are written by the pool thread, so they cost the main thread nothing.
+  if (aiperf) writeAiperfArtifacts(task.aiperfDir as string, summary, requests, task.config);
   return splitWallTime(summary);
 }

@@ -7,5 +7,5 @@ import { replay } from '../replay.js';
 import { runPointTask, type PointTask, type PointTaskResult } from './point-task.js';
 
 export default function poolTask(task: PointTask): PointTaskResult {
-  return runPointTask(task, (config, opts) => replay(config, { baseDir: opts.baseDir }));
+  return runPointTask(task, (config, opts) => replay(config, opts));
 }

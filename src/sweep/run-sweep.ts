@@ -33,6 +33,7 @@ import {
 import { isInShard, type Shard } from './shard.js';
 import { SweepError, readSweepBase, readSweepFile } from './sweep-file.js';
 import { summaryCsv } from './summary-csv.js';
+import { aiperfFolderName } from '../io/write-aiperf-artifacts.js';
 import { renderChart } from './chart.js';
 
 export interface RunSweepOptions {
@@ -55,6 +56,11 @@ export interface RunSweepOptions {
   note?: (line: string) => void;
   /** Draw `sweep.svg` (default true). */
   chart?: boolean;
+  /**
+   * Also write each point's AIPerf artifacts to `aiperf/<point id>/<AIPerf folder name>/`
+   * (`...-concurrency8`; the id keeps points that share a load apart).
+   */
+  aiperf?: boolean;
 }
 
 export interface FailedPoint {
@@ -203,7 +209,8 @@ async function runInDir(
     const lanes = Array.from({ length: pool.poolThreads }, async () => {
       while (next < todo.length && !interrupted) {
         const point = todo[next++];
-        const outcome = await pool.run({ id: point.id, config: point.config, baseDir });
+        const aiperfDir = options.aiperf ? join(outDir, 'aiperf', point.id, aiperfFolderName(point.config)) : undefined;
+        const outcome = await pool.run({ id: point.id, config: point.config, baseDir, ...(aiperfDir ? { aiperfDir } : {}) });
         if (outcome.status === 'stopped') continue;
         const record: PointRecord =
           outcome.status === 'ok'

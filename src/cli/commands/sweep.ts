@@ -20,6 +20,7 @@ export interface SweepRunArgs {
   pointTimeout?: number;
   shard?: string;
   shardCount?: number;
+  aiperf?: boolean;
 }
 
 export interface SweepMergeArgs {
@@ -60,6 +61,7 @@ function resumeCommand(args: SweepRunArgs, outDir: string, shard: Shard | undefi
   const parts = ['npx', 'servesim', 'sweep', quote(args.file), '--out', quote(outDir)];
   if (shard !== undefined) parts.push('--shard', formatShard(shard));
   if (args.pointTimeout !== undefined) parts.push('--point-timeout', String(args.pointTimeout));
+  if (args.aiperf) parts.push('--aiperf');
   return parts.join(' ');
 }
 
@@ -145,6 +147,7 @@ export async function runSweepCommand(args: SweepRunArgs, deps: SweepCommandDeps
       poolThreads: args.workers,
       pointTimeoutS: args.pointTimeout,
       shard,
+      aiperf: args.aiperf === true,
       taskFilename: deps.taskFilename,
       progress: createProgress(stderr),
       stopSignal: stop.signal,
@@ -226,6 +229,11 @@ export function makeSweepCommand(deps: SweepCommandDeps = {}): CommandModule {
         .option('shard-count', {
           type: 'number',
           describe: 'number of shards, with the index from JOB_COMPLETION_INDEX (or SLURM_ARRAY_TASK_ID)',
+        })
+        .option('aiperf', {
+          type: 'boolean',
+          default: false,
+          describe: "also write each point's AIPerf files to OUT/aiperf/<point id>/<AIPerf folder name>/",
         }) as unknown as Argv<SweepRunArgs>,
     handler: async (argv) => {
       process.exitCode = await runSweepCommand(
@@ -236,6 +244,7 @@ export function makeSweepCommand(deps: SweepCommandDeps = {}): CommandModule {
           pointTimeout: argv.pointTimeout,
           shard: argv.shard,
           shardCount: argv.shardCount,
+          aiperf: argv.aiperf,
         },
         deps,
       );
