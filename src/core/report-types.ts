@@ -2,6 +2,7 @@
  * Shapes of what a replay reports (spec replay.md §7): the summary written as `summary.json`
  * and one record per request written as `requests.jsonl`. Names are AIPerf's tags.
  */
+import type { Stats } from './stats.js';
 
 /** Tags of the per-request metrics, in report order. */
 export const METRIC_TAGS = [
@@ -33,22 +34,9 @@ export const METRIC_UNITS: Record<MetricTag, string> = {
 export const STAT_NAMES = ['avg', 'min', 'max', 'p1', 'p5', 'p10', 'p25', 'p50', 'p75', 'p90', 'p95', 'p99', 'std'] as const;
 export type StatName = (typeof STAT_NAMES)[number];
 
-export interface MetricStats {
+/** Statistics of one metric as reported: the unit first, then the statistics of core/stats.ts. */
+export interface MetricStats extends Stats {
   unit: string;
-  avg: number;
-  min: number;
-  max: number;
-  p1: number;
-  p5: number;
-  p10: number;
-  p25: number;
-  p50: number;
-  p75: number;
-  p90: number;
-  p95: number;
-  p99: number;
-  std: number;
-  count: number;
   /** Present and true only when percentiles came from the 0.1 % relative-error sketch. */
   approximate?: boolean;
 }
