@@ -1,0 +1,64 @@
+#!/usr/bin/env node
+// Writes docs/cli.md from the built CLI's own --help texts (run `npm run build` first):
+//   node scripts/gen-cli-docs.mjs
+// test/cli-docs.test.ts fails when docs/cli.md and the CLI disagree.
+import { execFileSync } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..');
+const cli = join(root, 'dist', 'src', 'cli', 'main.js');
+
+export const COMMANDS = [
+  [],
+  ['replay'],
+  ['sweep'],
+  ['sweep', 'merge'],
+  ['score'],
+  ['calibrate'],
+  ['calibrate', 'detokenization'],
+  ['calibrate', 'response-overhead'],
+  ['calibrate', 'pass-time'],
+  ['calibrate', 'engine'],
+  ['quickstart'],
+  ['schema'],
+];
+
+export function helpText(args) {
+  return execFileSync(process.execPath, [cli, ...args, '--help'], { encoding: 'utf8', env: { ...process.env, COLUMNS: '110' } }).trimEnd();
+}
+
+const INTRO = `# Command-line reference
+
+\`npx servesim <command> [options]\`. Every command prints its own help with \`--help\`; this page
+is generated from those texts (\`node scripts/gen-cli-docs.mjs\`), so it says exactly what the
+installed version accepts.
+
+**Exit codes.** 0: done. 2: bad input: a config error names the file and the dotted field
+(\`run.yaml: engine.detokenization.workers: must be a positive integer, got 0\`), a bad data line
+names the file and the line (\`conv.jsonl:17: input_length: ...\`), a bad option names the option.
+1: anything else (a sweep with failed points, a score above \`--max-mape\`, a run that cannot
+proceed). 130: a sweep stopped with Ctrl-C (finished points are kept; the message says how to
+resume).
+
+**Overrides.** \`--set dotted.key=value\` (replay, calibrate engine) sets any run-config key; the
+value is read as YAML (\`512\`, \`true\`, \`{type: fixed, blocks: 1000}\`, \`max\`) and validated like the
+file, and an error names the override.
+
+| command | what it does | more |
+|---|---|---|
+| \`replay\` | one run config, an AIPerf-style table or the summary JSON | [replay-model.md](replay-model.md), [config.md](config.md) |
+| \`sweep\`, \`sweep merge\` | a grid of configs on a worker-thread pool; merge shards | [sweeps.md](sweeps.md) |
+| \`score\` | MAPE of simulated points against measured ones | [scoring.md](scoring.md) |
+| \`calibrate <target>\` | fit constants from measurements | [calibration.md](calibration.md) |
+| \`quickstart\` | the whole workflow on the shipped data (\`npm start\`) | [calibration.md](calibration.md) |
+| \`schema\` | the JSON Schema of run configs | [config.md](config.md) |
+`;
+
+function main() {
+  const sections = COMMANDS.map((args) => `## \`servesim${args.length ? ' ' + args.join(' ') : ''}\`\n\n\`\`\`text\n${helpText(args)}\n\`\`\`\n`);
+  writeFileSync(join(root, 'docs', 'cli.md'), `${INTRO}\n${sections.join('\n')}`);
+}
+
+if (process.argv[1] === fileURLToPath(import.meta.url)) main();
