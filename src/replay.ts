@@ -19,6 +19,8 @@ export interface ReplayOptions {
   baseDir: string;
   /** Also build one record per request, with every token's emit and receive time. */
   perRequest?: boolean;
+  /** Skip trace rows that cannot be used (counted in the summary's `input`) instead of failing. */
+  skipInvalidTraceRows?: boolean;
 }
 
 export interface ReplayResult {
@@ -26,14 +28,15 @@ export interface ReplayResult {
   requests?: RequestRecord[];
 }
 
-const traceCache = new Map<string, { key: string; rows: TraceRows }>();
+type LoadedTrace = TraceRows & { skipped: number };
+const traceCache = new Map<string, { key: string; rows: LoadedTrace }>();
 
-function loadTrace(path: string, blockSize: number): TraceRows {
+function loadTrace(path: string, label: string, blockSize: number, skipInvalid: boolean): LoadedTrace {
   const stat = statSync(path);
-  const key = `${stat.size}:${stat.mtimeMs}:${blockSize}`;
+  const key = `${stat.size}:${stat.mtimeMs}:${blockSize}:${skipInvalid}`;
   const cached = traceCache.get(path);
   if (cached && cached.key === key) return cached.rows;
-  const rows = readMooncakeTrace(path, { blockSize });
+  const rows = readMooncakeTrace(path, { blockSize, skipInvalid, label });
   traceCache.set(path, { key, rows });
   return rows;
 }
@@ -54,12 +57,12 @@ function checkTracePrompts(config: RunConfig, trace: TraceRows, file: string): v
 }
 
 export function replay(config: RunConfig, options: ReplayOptions): ReplayResult {
-  let trace: TraceRows | null = null;
+  let trace: LoadedTrace | null = null;
   let traceLabel = 'trace';
   const source = config.traffic.source;
   if (source.type === 'trace') {
     const path = resolvePath(options.baseDir, source.path);
-    trace = loadTrace(path, source.block_size);
+    trace = loadTrace(path, source.path, source.block_size, options.skipInvalidTraceRows === true);
     traceLabel = source.path;
     checkTracePrompts(config, trace, source.path);
   }
@@ -85,5 +88,6 @@ export function replay(config: RunConfig, options: ReplayOptions): ReplayResult 
     },
     config,
   };
+  if (trace !== null) summary.input = { trace: traceLabel, trace_rows: trace.rows, skipped_trace_rows: trace.skipped };
   return perRequest ? { summary, requests: buildRequestRecords(result) } : { summary };
 }

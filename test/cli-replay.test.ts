@@ -56,6 +56,15 @@ describe('servesim replay', () => {
     expect(stderr).toMatch(/bad-trace\.jsonl:2: input_length/);
   });
 
+  it('skips bad trace rows with --skip-invalid-rows, and says how many', () => {
+    const { code, stdout, stderr } = servesim('replay', join(FIXTURES, 'bad-trace.yaml'), '--skip-invalid-rows', '--json');
+    expect(code).toBe(0);
+    expect(stderr).toContain('skipped 1 invalid row(s) of bad-trace.jsonl');
+    const summary = JSON.parse(stdout);
+    expect(summary.input).toEqual({ trace: 'bad-trace.jsonl', trace_rows: 1, skipped_trace_rows: 1 });
+    expect(summary.run.request_count).toBe(1);
+  });
+
   it('exits 2 for a missing config file', () => {
     const { code, stderr } = servesim('replay', join(FIXTURES, 'nope.yaml'));
     expect(code).toBe(2);

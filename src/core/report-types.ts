@@ -80,6 +80,8 @@ export interface ReplaySummary {
   simulator: SimulatorStats;
   /** The effective config (defaults filled, overrides applied). */
   config: unknown;
+  /** With a trace source: the trace, its usable rows and the rows skipped (`--skip-invalid-rows`). */
+  input?: { trace: string; trace_rows: number; skipped_trace_rows: number };
 }
 
 export type RequestStatus = 'completed' | 'rejected' | 'incomplete';

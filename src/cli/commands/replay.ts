@@ -18,6 +18,7 @@ interface ReplayArgs {
   perRequest: boolean;
   json: boolean;
   aiperf: boolean;
+  skipInvalidRows: boolean;
 }
 
 async function writeJsonl(path: string, records: RequestRecord[]): Promise<void> {
@@ -31,7 +32,13 @@ async function writeJsonl(path: string, records: RequestRecord[]): Promise<void>
 export async function runReplayCommand(args: ReplayArgs): Promise<void> {
   const loaded = loadRunConfig(args.config, args.set);
   // AIPerf's per-request JSONL needs the per-request records.
-  const result = replay(loaded.config, { baseDir: loaded.baseDir, perRequest: args.perRequest || args.aiperf });
+  const result = replay(loaded.config, {
+    baseDir: loaded.baseDir,
+    perRequest: args.perRequest || args.aiperf,
+    skipInvalidTraceRows: args.skipInvalidRows,
+  });
+  const skipped = result.summary.input?.skipped_trace_rows ?? 0;
+  if (skipped > 0) process.stderr.write(`warning: skipped ${skipped} invalid row(s) of ${result.summary.input?.trace}\n`);
   const written: string[] = [];
   if (args.out !== undefined) {
     mkdirSync(args.out, { recursive: true });
@@ -64,6 +71,11 @@ export const replayCommand: CommandModule<object, ReplayArgs> = {
       .option('out', { type: 'string', describe: 'write DIR/summary.json (and requests.jsonl with --per-request)' })
       .option('per-request', { type: 'boolean', default: false, describe: 'also write DIR/requests.jsonl, one line per request' })
       .option('json', { type: 'boolean', default: false, describe: 'print the summary JSON instead of the table' })
+      .option('skip-invalid-rows', {
+        type: 'boolean',
+        default: false,
+        describe: 'skip trace rows that cannot be used instead of stopping at the first; the count is printed and kept in the summary',
+      })
       .option('aiperf', {
         type: 'boolean',
         default: false,
