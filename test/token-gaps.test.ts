@@ -27,6 +27,19 @@ describe('pooled token gaps', () => {
     expect(stats.p50).toBe(3.5);
   });
 
+  it('counts every gap when no owner is tracked (a run without a time cap), exactly and past the fold limit', () => {
+    const exact = new TokenGapPool(null, 4);
+    [3, 1, 2].forEach((g, i) => exact.push(g, i));
+    expect(exact.stats()).toMatchObject({ count: 3, avg: 2, p50: 2, min: 1, max: 3, approximate: false });
+    const values = gaps(50_000);
+    const folded = new TokenGapPool(null, 1024, 10_000);
+    values.forEach((g, i) => folded.push(g, i));
+    const stats = folded.stats();
+    expect(stats.approximate).toBe(true);
+    expect(stats.count).toBe(50_000);
+    expect(stats.max).toBe(Math.max(...values));
+  });
+
   it('folds finished requests into a 0.1 % sketch past the limit, keeping avg, min, max, count exact', () => {
     const values = gaps(200_000);
     const owners = (i: number) => i % 1000;

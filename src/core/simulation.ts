@@ -117,7 +117,8 @@ export class Simulation {
     this.toStart = new Int32Array(workers);
     this.nextRank = new Int32Array(workers);
     const table = this.table;
-    this.gaps = new TokenGapPool((id) => table.status[id] === Status.Completed);
+    // Without a time cap every request that receives tokens completes, so every gap counts.
+    this.gaps = new TokenGapPool(Number.isFinite(run.capMs) ? (id) => table.status[id] === Status.Completed : null);
 
     this.tokFreeMs = new Float64Array(run.tokenization ? run.tokenization.serversPerWorker * workers : 0);
     const detokServers = run.detokenization ? run.detokenization.serversPerWorker * workers : 0;

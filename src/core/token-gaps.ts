@@ -26,20 +26,30 @@ export class TokenGapPool {
   private foldedMin = Infinity;
   private foldedMax = -Infinity;
 
+  /** False when every pushed gap counts (no time cap): then no owner is kept per gap. */
+  private readonly tracksOwners: boolean;
+  private readonly isValid: (id: number) => boolean;
+
+  /**
+   * @param isValid whether a request ended valid, or null when every pushed gap will count
+   *   (a run without a time cap: every request that receives tokens completes).
+   */
   constructor(
-    private readonly isValid: (id: number) => boolean,
+    isValid: ((id: number) => boolean) | null,
     initialCapacity = 1 << 16,
     /** Buffered gaps before folding into the sketch (a parameter for tests only). */
     private readonly foldAt = FOLD_AT,
   ) {
+    this.tracksOwners = isValid !== null;
+    this.isValid = isValid ?? (() => true);
     this.gaps = new Float64Array(initialCapacity);
-    this.owners = new Int32Array(initialCapacity);
+    this.owners = new Int32Array(this.tracksOwners ? initialCapacity : 0);
   }
 
   push(gapMs: number, requestId: number): void {
     if (this.length === this.gaps.length) this.makeRoom();
     this.gaps[this.length] = gapMs;
-    this.owners[this.length] = requestId;
+    if (this.tracksOwners) this.owners[this.length] = requestId;
     this.length++;
   }
 
@@ -47,6 +57,7 @@ export class TokenGapPool {
   stats(): Stats & { approximate: boolean } {
     const isValid = this.isValid;
     if (this.sketch === null) {
+      if (!this.tracksOwners) return { ...summarizeInPlace(this.gaps.subarray(0, this.length)), approximate: false };
       const kept = new Float64Array(this.length);
       let n = 0;
       for (let i = 0; i < this.length; i++) if (isValid(this.owners[i])) kept[n++] = this.gaps[i];
@@ -65,9 +76,11 @@ export class TokenGapPool {
     const gaps = new Float64Array(n);
     gaps.set(this.gaps.subarray(0, this.length));
     this.gaps = gaps;
-    const owners = new Int32Array(n);
-    owners.set(this.owners.subarray(0, this.length));
-    this.owners = owners;
+    if (this.tracksOwners) {
+      const owners = new Int32Array(n);
+      owners.set(this.owners.subarray(0, this.length));
+      this.owners = owners;
+    }
   }
 
   /**
@@ -79,10 +92,11 @@ export class TokenGapPool {
     if (this.sketch === null) this.sketch = new DDSketch({ relativeAccuracy: 0.001 });
     const sketch = this.sketch;
     let kept = 0;
+    const tracksOwners = this.tracksOwners;
     for (let i = 0; i < this.length; i++) {
-      const owner = this.owners[i];
+      const owner = tracksOwners ? this.owners[i] : 0;
       const gap = this.gaps[i];
-      if (isValid(owner)) {
+      if (!tracksOwners || isValid(owner)) {
         sketch.accept(gap);
         this.foldedCount++;
         this.foldedSum += gap;
