@@ -4,10 +4,9 @@
  * deviation.
  *
  * Percentiles need only the order statistics at the ranks around each h, so instead of
- * sorting (V8's typed-array sort takes ~60 ms for half a million values) the values are
- * partially ordered by a multi-position quickselect with a three-way partition (pooled token
- * gaps repeat the same few pass times millions of times). Sums run in the order the values
- * come in, which the simulation makes deterministic.
+ * sorting (V8's typed-array sort takes ~60 ms for half a million values) they are found by a
+ * radix select (`orderStatistics`). Sums run in the order the values come in, which the
+ * simulation makes deterministic.
  */
 
 export const PERCENTILES = [1, 5, 10, 25, 50, 75, 90, 95, 99] as const;
@@ -43,11 +42,11 @@ const EMPTY: Stats = { avg: NaN, min: NaN, max: NaN, p1: NaN, p5: NaN, p10: NaN,
 
 /** Statistics of the values; `count` 0 gives NaN everywhere else. Does not modify the input. */
 export function summarize(values: ArrayLike<number>): Stats {
-  return summarizeInPlace(Float64Array.from(values as ArrayLike<number>));
+  return summarizeValues(values instanceof Float64Array ? values : Float64Array.from(values));
 }
 
-/** As `summarize`, reordering `values` in place (no copy). */
-export function summarizeInPlace(values: Float64Array): Stats {
+/** As `summarize`, on a Float64Array (read, not modified or copied). */
+export function summarizeValues(values: Float64Array): Stats {
   const n = values.length;
   if (n === 0) return { ...EMPTY };
   let sum = 0;
@@ -71,8 +70,16 @@ export function summarizeInPlace(values: Float64Array): Stats {
     const lo = Math.floor((n - 1) * (q / 100));
     ranks.push(lo, Math.min(lo + 1, n - 1));
   }
-  selectRanks(values, Array.from(new Set(ranks)).sort((a, b) => a - b));
-  const p = (q: number) => percentileSorted(values, q);
+  const wanted = Array.from(new Set(ranks)).sort((a, b) => a - b);
+  const found = orderStatistics(values, wanted);
+  const at = new Map<number, number>();
+  wanted.forEach((rank, k) => at.set(rank, found[k]));
+  const p = (q: number) => {
+    const h = (n - 1) * (q / 100);
+    const lo = Math.floor(h);
+    const x = at.get(lo) as number;
+    return x + (h - lo) * ((at.get(Math.min(lo + 1, n - 1)) as number) - x);
+  };
   return {
     avg,
     min,
@@ -91,61 +98,115 @@ export function summarizeInPlace(values: Float64Array): Stats {
   };
 }
 
+/** Bits per radix digit of the 64-bit sortable key: 6 levels, 2,048 buckets a level. */
+const DIGIT_BITS = 11;
+const BUCKETS = 1 << DIGIT_BITS;
+/** Below this many candidates a plain sort finishes the job. */
+const SMALL = 256;
+
 /**
- * Reorders `a` so that a[r] is the r-th smallest value for every r in `ranks` (ascending),
- * with every element left of r no larger and every element right of it no smaller.
+ * The order statistics of `a` at the given ascending `ranks` (0-based), without sorting it:
+ * a most-significant-digit radix select over the IEEE-754 bits of the values, mapped to keys
+ * that sort like the numbers (flip the sign bit of non-negative values, every bit of negative
+ * ones). Each level histograms one 11-bit digit of the candidates, keeps only the buckets that
+ * hold a wanted rank, and goes on with those; a bucket whose values are all equal, or small,
+ * ends early. About two passes over the data in all, whatever the values' distribution
+ * (pooled token gaps repeat a few pass times millions of times). `a` is not modified.
  */
-export function selectRanks(a: Float64Array, ranks: number[]): void {
-  // Work items: [lo, hi, firstRank, lastRank) over the ranks array.
-  const stack: number[] = [0, a.length - 1, 0, ranks.length];
-  while (stack.length > 0) {
-    const rEnd = stack.pop() as number;
-    const rStart = stack.pop() as number;
-    const hi = stack.pop() as number;
-    const lo = stack.pop() as number;
-    if (rStart >= rEnd || lo >= hi) continue;
-    if (hi - lo < 16) {
-      insertionSort(a, lo, hi);
-      continue;
-    }
-    // Median of three as the pivot, then a three-way partition:
-    // [lo, lt) < pivot, [lt, gt] == pivot, (gt, hi] > pivot.
-    const mid = lo + ((hi - lo) >> 1);
-    const x = a[lo];
-    const y = a[mid];
-    const z = a[hi];
-    const pivot = x < y ? (y < z ? y : x < z ? z : x) : x < z ? x : y < z ? z : y;
-    let lt = lo;
-    let gt = hi;
-    let i = lo;
-    while (i <= gt) {
-      const v = a[i];
-      if (v < pivot) {
-        a[i++] = a[lt];
-        a[lt++] = v;
-      } else if (v > pivot) {
-        a[i] = a[gt];
-        a[gt--] = v;
-      } else i++;
-    }
-    // Split the ranks around the equal block.
-    let left = rStart;
-    while (left < rEnd && ranks[left] < lt) left++;
-    let right = left;
-    while (right < rEnd && ranks[right] <= gt) right++;
-    stack.push(lo, lt - 1, rStart, left);
-    stack.push(gt + 1, hi, right, rEnd);
+export function orderStatistics(a: Float64Array, ranks: readonly number[]): number[] {
+  const out = new Array<number>(ranks.length);
+  const bits = new Uint32Array(a.buffer, a.byteOffset, a.length * 2);
+  selectLevel(a, bits, null, a.length, ranks, 0, ranks.length, 0, 0, out);
+  return out;
+}
+
+/** Where each 11-bit digit (level 0 = most significant) sits in the 64-bit key: 11 + 11 + 10 bits of the high word, then of the low word. */
+const DIGIT_SHIFT = [21, 10, 0, 21, 10, 0];
+const DIGIT_MASK = [0x7ff, 0x7ff, 0x3ff, 0x7ff, 0x7ff, 0x3ff];
+
+/**
+ * Writes the digit `level` of every candidate's sortable key into `digits` (bits: the values'
+ * 32-bit words, low word first). One tight loop per call, so the per-element work is a few
+ * integer operations.
+ */
+function fillDigits(bits: Uint32Array, idx: Int32Array | null, n: number, level: number, digits: Uint16Array): void {
+  const shift = DIGIT_SHIFT[level];
+  const mask = DIGIT_MASK[level];
+  const fromHigh = level < 3 ? 1 : 0;
+  for (let k = 0; k < n; k++) {
+    const i = idx === null ? k : idx[k];
+    const hi = bits[2 * i + 1];
+    const word = fromHigh === 1 ? hi : bits[2 * i];
+    // Sortable key: flip every bit of a negative value, only the sign bit of the others.
+    const key = (hi | 0) < 0 ? ~word : fromHigh === 1 ? word | 0x80000000 : word;
+    digits[k] = (key >>> shift) & mask;
   }
 }
 
-function insertionSort(a: Float64Array, lo: number, hi: number): void {
-  for (let i = lo + 1; i <= hi; i++) {
-    const v = a[i];
-    let j = i - 1;
-    while (j >= lo && a[j] > v) {
-      a[j + 1] = a[j];
-      j--;
+/**
+ * Finds ranks[rFirst .. rEnd) (each minus `offset`) among the candidates: indices `idx[0 .. n)`
+ * of `a`, or all of `a` when idx is null.
+ */
+function selectLevel(
+  a: Float64Array,
+  bits: Uint32Array,
+  idx: Int32Array | null,
+  n: number,
+  ranks: readonly number[],
+  rFirst: number,
+  rEnd: number,
+  offset: number,
+  level: number,
+  out: number[],
+): void {
+  if (n <= SMALL || level === 6) {
+    const values = new Float64Array(n);
+    for (let k = 0; k < n; k++) values[k] = a[idx === null ? k : idx[k]];
+    values.sort();
+    for (let r = rFirst; r < rEnd; r++) out[r] = values[ranks[r] - offset];
+    return;
+  }
+  const digits = new Uint16Array(n);
+  fillDigits(bits, idx, n, level, digits);
+  const counts = new Int32Array(BUCKETS);
+  for (let k = 0; k < n; k++) counts[digits[k]]++;
+  let first = Infinity;
+  let last = -Infinity;
+  for (let k = 0; k < n; k++) {
+    const x = a[idx === null ? k : idx[k]];
+    if (x < first) first = x;
+    if (x > last) last = x;
+  }
+  if (first === last) {
+    for (let r = rFirst; r < rEnd; r++) out[r] = first;
+    return;
+  }
+  // Buckets that hold wanted ranks, in key order, with the ranks each holds.
+  const groupOf = new Int16Array(BUCKETS).fill(-1);
+  const groups: Array<{ bucket: number; below: number; rFirst: number; rEnd: number; members: Int32Array; filled: number }> = [];
+  let below = offset;
+  let r = rFirst;
+  for (let b = 0; b < BUCKETS && r < rEnd; b++) {
+    const size = counts[b];
+    if (size === 0) continue;
+    let rStop = r;
+    while (rStop < rEnd && ranks[rStop] < below + size) rStop++;
+    if (rStop > r) {
+      groupOf[b] = groups.length;
+      groups.push({ bucket: b, below, rFirst: r, rEnd: rStop, members: new Int32Array(size), filled: 0 });
+      r = rStop;
     }
-    a[j + 1] = v;
+    below += size;
+  }
+  // One pass gathers the members of every wanted bucket.
+  for (let k = 0; k < n; k++) {
+    const g = groupOf[digits[k]];
+    if (g >= 0) {
+      const group = groups[g];
+      group.members[group.filled++] = idx === null ? k : idx[k];
+    }
+  }
+  for (const group of groups) {
+    selectLevel(a, bits, group.members, group.members.length, ranks, group.rFirst, group.rEnd, group.below, level + 1, out);
   }
 }

@@ -9,7 +9,7 @@
  * incomplete. Warmup requests never push.
  */
 import { DDSketch } from '@datadog/sketches-js';
-import { summarizeInPlace, type Stats } from './stats.js';
+import { summarizeValues, type Stats } from './stats.js';
 
 export const EXACT_LIMIT = 10_000_000;
 /** Buffer entries kept before folding finished gaps into the sketch (a little above the exact limit). */
@@ -57,11 +57,11 @@ export class TokenGapPool {
   stats(): Stats & { approximate: boolean } {
     const isValid = this.isValid;
     if (this.sketch === null) {
-      if (!this.tracksOwners) return { ...summarizeInPlace(this.gaps.subarray(0, this.length)), approximate: false };
+      if (!this.tracksOwners) return { ...summarizeValues(this.gaps.subarray(0, this.length)), approximate: false };
       const kept = new Float64Array(this.length);
       let n = 0;
       for (let i = 0; i < this.length; i++) if (isValid(this.owners[i])) kept[n++] = this.gaps[i];
-      return { ...summarizeInPlace(kept.subarray(0, n)), approximate: false };
+      return { ...summarizeValues(kept.subarray(0, n)), approximate: false };
     }
     this.fold(true);
     return this.sketchStats();
