@@ -35,7 +35,7 @@ const DEFAULTS: RunConfig = {
   },
   traffic: {
     source: { type: 'synthetic', input_tokens: 1024, output_tokens: 128, random_range_ratio: 1, seed: 0 },
-    load: { type: 'concurrency', concurrency: 10 },
+    load: { type: 'concurrency', concurrency: 10, ramp_up_ms: 0 },
     stop: { requests: 100 },
   },
   report: { warmup_requests: 0 },
@@ -53,7 +53,7 @@ describe('parseRunConfig defaults', () => {
     );
     expect(Object.keys(config)).toEqual(['engine', 'traffic', 'report']);
     expect(Object.keys(config.engine)).toEqual(['model', 'hardware', 'backend', 'context_length', 'workers']);
-    expect(Object.keys(config.traffic.load)).toEqual(['type', 'concurrency']);
+    expect(Object.keys(config.traffic.load)).toEqual(['type', 'concurrency', 'ramp_up_ms']);
   });
 
   it('returns a plain object that survives JSON unchanged', () => {
@@ -79,13 +79,14 @@ describe('parseRunConfig defaults', () => {
     expect(config.traffic.load).toEqual({
       type: 'concurrency',
       concurrency: 10,
+      ramp_up_ms: 0,
       response_overhead: { base_ms: 0, per_output_token_us: 0 },
     });
   });
 
   it('defaults the type of a block with a type to its first option', () => {
     const config = parseRunConfig({ traffic: { load: { concurrency: 4 } } }, 'run.yaml');
-    expect(config.traffic.load).toEqual({ type: 'concurrency', concurrency: 4 });
+    expect(config.traffic.load).toEqual({ type: 'concurrency', concurrency: 4, ramp_up_ms: 0 });
   });
 
   it.each([
@@ -365,7 +366,7 @@ describe('parseRunConfig rules', () => {
       'requests_per_second with a closed loop',
       { traffic: { load: { type: 'concurrency', requests_per_second: 3 } } },
       'run.yaml: traffic.load.requests_per_second: unknown key for type concurrency (allowed: type, concurrency,' +
-        ' response_overhead)',
+        ' ramp_up_ms, response_overhead)',
     ],
     [
       'concurrency with poisson',

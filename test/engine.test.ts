@@ -302,3 +302,18 @@ describe('linear timing with a decode-request exponent', () => {
     expect(records[0].token_ms[2]).toBeCloseTo(4.4, 12);
   });
 });
+
+describe('closed-loop ramp-up', () => {
+  it('starts slot k at k x ramp_up_ms / concurrency', () => {
+    // Ramp 30 ms over 3 slots: slots start at 0, 10, 20. R0: pass 0-12 (token 1). R1 arrives
+    // at 10 and joins the pass at 12 (R0 decode + R1 prefill: 12 ms): R0's token 2 and R1's
+    // token 1 at 24. R2 arrives at 20 and joins the pass at 24 (R1 decode + R2 prefill): 36;
+    // then R2 decodes alone: 38.
+    const { records } = runCore({
+      engine: fixedEngine(),
+      traffic: { source: synthetic(100, 2), load: { type: 'concurrency', concurrency: 3, ramp_up_ms: 30 }, stop: { requests: 3 } },
+    });
+    expect(records.map((r) => r.sent_ms)).toEqual([0, 10, 20]);
+    expect(records.map((r) => r.token_ms)).toEqual([[12, 24], [24, 36], [36, 38]]);
+  });
+});

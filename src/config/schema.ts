@@ -221,6 +221,9 @@ const loadSchema = byType(
     strict({
       type: exactly('concurrency').default('concurrency'),
       concurrency: positiveInt().default(10).describe('Closed-loop slots.'),
+      ramp_up_ms: cost()
+        .default(0)
+        .describe('Slot k (0-based) sends its first request at k x ramp_up_ms / concurrency; 0 = every slot at t = 0.'),
       response_overhead: responseOverheadSchema,
     }),
     strict({

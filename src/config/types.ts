@@ -121,7 +121,7 @@ export interface ResponseOverheadConfig {
 }
 
 export type LoadConfig =
-  | { type: 'concurrency'; concurrency: number; response_overhead?: ResponseOverheadConfig }
+  | { type: 'concurrency'; concurrency: number; ramp_up_ms: number; response_overhead?: ResponseOverheadConfig }
   | { type: 'poisson'; requests_per_second: number; seed: number; response_overhead?: ResponseOverheadConfig }
   | { type: 'constant_rate'; requests_per_second: number; response_overhead?: ResponseOverheadConfig }
   | { type: 'trace_timestamps'; speedup: number; response_overhead?: ResponseOverheadConfig };

@@ -27,9 +27,11 @@ export const EventKind = {
    * the previous turn of a synthetic session whose next turn is due.
    */
   Send: 4,
+  /** target = closed-loop slot: its first request, under a ramp-up */
+  SlotStart: 5,
 } as const;
 
-const KIND_PHASE = [Phase.PassEnd, Phase.Delivery, Phase.Arrival, Phase.Arrival, Phase.Arrival];
+const KIND_PHASE = [Phase.PassEnd, Phase.Delivery, Phase.Arrival, Phase.Arrival, Phase.Arrival, Phase.Arrival];
 
 /** 2^40 sequence numbers per phase: far more events than any run makes. */
 const PHASE_STRIDE = 2 ** 40;

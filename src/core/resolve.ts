@@ -31,7 +31,7 @@ export interface FifoStage {
 }
 
 export type ResolvedLoad =
-  | { kind: 'closed'; concurrency: number }
+  | { kind: 'closed'; concurrency: number; rampUpMs: number }
   | { kind: 'poisson'; ratePerSecond: number; seed: number }
   | { kind: 'constant'; ratePerSecond: number }
   | { kind: 'timestamps'; speedup: number };
@@ -105,7 +105,7 @@ export function resolveRun(config: RunConfig, trace: TraceRows | null, traceLabe
   let loadUnit: number;
   switch (loadConfig.type) {
     case 'concurrency':
-      load = { kind: 'closed', concurrency: loadConfig.concurrency };
+      load = { kind: 'closed', concurrency: loadConfig.concurrency, rampUpMs: loadConfig.ramp_up_ms };
       loadUnit = loadConfig.concurrency;
       break;
     case 'poisson':

@@ -196,6 +196,9 @@ export class Simulation {
         case EventKind.Send:
           this.sendScheduled(target);
           break;
+        case EventKind.SlotStart:
+          this.startUnit(target);
+          break;
       }
     }
     let preemptions = 0;
@@ -227,7 +230,12 @@ export class Simulation {
     const load = this.cfg.load;
     switch (load.kind) {
       case 'closed':
-        for (let slot = 0; slot < load.concurrency; slot++) this.startUnit(slot);
+        // Slot k starts at k x ramp / concurrency (all at 0 without a ramp-up).
+        for (let slot = 0; slot < load.concurrency; slot++) {
+          const startMs = (slot * load.rampUpMs) / load.concurrency;
+          if (startMs === 0) this.startUnit(slot);
+          else this.events.push(startMs, EventKind.SlotStart, slot);
+        }
         break;
       case 'poisson':
       case 'constant':
