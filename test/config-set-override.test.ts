@@ -84,7 +84,7 @@ describe('loadRunConfig with --set', () => {
       'engine.context_length=max',
     ]);
     expect(config.engine.workers.aggregated.scheduler.max_sequences).toBe(512);
-    expect(config.traffic.load).toEqual({ type: 'concurrency', concurrency: 4 });
+    expect(config.traffic.load).toEqual({ type: 'concurrency', concurrency: 4, ramp_up_ms: 0 });
     expect(config.traffic.stop).toEqual({ requests: 50 });
     expect(config.engine.context_length).toBe('max');
   });
