@@ -18,7 +18,7 @@ import { IntDeque } from './int-deque.js';
 import { RequestTable, Status } from './request-table.js';
 import type { ResolvedRun } from './resolve.js';
 import { TimingError } from './timing.js';
-import { TokenGapPool } from './token-gaps.js';
+import { FOLD_AT, TokenGapPool } from './token-gaps.js';
 
 type Rng = ReturnType<typeof xoroshiro128plus>;
 
@@ -118,7 +118,11 @@ export class Simulation {
     this.nextRank = new Int32Array(workers);
     const table = this.table;
     // Without a time cap every request that receives tokens completes, so every gap counts.
-    this.gaps = new TokenGapPool(Number.isFinite(run.capMs) ? (id) => table.status[id] === Status.Completed : null);
+    // The buffer is sized from the run's token count when it is known: no doubling and copying.
+    this.gaps = new TokenGapPool(
+      Number.isFinite(run.capMs) ? (id) => table.status[id] === Status.Completed : null,
+      expectedGaps(run),
+    );
 
     this.tokFreeMs = new Float64Array(run.tokenization ? run.tokenization.serversPerWorker * workers : 0);
     const detokServers = run.detokenization ? run.detokenization.serversPerWorker * workers : 0;
@@ -540,6 +544,19 @@ export class Simulation {
     }
     this.events.push(actMs, EventKind.ClientAct, id);
   }
+}
+
+/** An upper bound of the run's pooled token gaps, capped at the fold limit (a default when unknown). */
+function expectedGaps(run: ResolvedRun): number {
+  if (!Number.isFinite(run.maxRequests)) return 1 << 16;
+  const source = run.source;
+  let tokens = 0;
+  if (source.kind === 'trace') {
+    for (let row = 0; row < run.maxRequests; row++) tokens += source.trace.outputLength[row];
+  } else {
+    tokens = run.maxRequests * source.outputTokens;
+  }
+  return Math.max(1024, Math.min(FOLD_AT, tokens));
 }
 
 /**

@@ -13,7 +13,7 @@ import { summarizeValues, type Stats } from './stats.js';
 
 export const EXACT_LIMIT = 10_000_000;
 /** Buffer entries kept before folding finished gaps into the sketch (a little above the exact limit). */
-const FOLD_AT = 16_000_000;
+export const FOLD_AT = 16_000_000;
 
 export class TokenGapPool {
   private gaps: Float64Array;
