@@ -1,6 +1,6 @@
 /**
  * The engine fit with its held-out protocol (toolkit.md §3): fit on the training points (several
- * fixed starts side by side on the fit pool, the best training loss wins, ties to the first
+ * fixed starts side by side on the fit pool, the lowest loss wins, ties to the first
  * start), simulate every measured point with the fitted constants on the sweep pool, and score
  * the held-out points with the scoring module. Used by `servesim calibrate engine`, by
  * `npm start` and by the accuracy benchmark. Files are written by the callers.
@@ -13,10 +13,20 @@ import { buildScore, type ScoreResult } from '../score/score-result.js';
 import { PointPool } from '../sweep/pool.js';
 import type { EngineFitResult, EngineFitTask, TrainingPoint } from './engine-fit.js';
 import { FitPool } from './fit-pool.js';
+import { defaultDecodeExponent } from './model-family.js';
 import { pointConfig, type EngineConstants, type SimLoadOptions } from './sim-load.js';
 
 /** Shares of the first point's TTFT overhead put on prefill at the starts (client delay: the rest). */
 export const PREFILL_SHARE_STARTS = [0.25, 0.75] as const;
+
+/**
+ * A prior on prefill_token_us / base_ms that can be asked for (`prefillPrior`): prefill is
+ * compute-bound (about 2 x active parameters FLOPs per token) and a small decode step is bound by
+ * reading the weights, so the ratio moves with FLOPs per byte of bandwidth. 5 is the median
+ * ratio of unconstrained fits on 23 silicon deployments outside the accuracy benchmark. Off by
+ * default: on those deployments it did not lower the held-out error (docs/calibration.md).
+ */
+export const PREFILL_PRIOR = { ratio: 5, weight: 0.1 } as const;
 
 export interface EngineCalibrationInput {
   base: RunConfig;
@@ -28,11 +38,25 @@ export interface EngineCalibrationInput {
   metrics: MetricName[];
   load: SimLoadOptions;
   fitClient: boolean;
+  /** Prior on prefill_token_us / base_ms (`EngineFitTask.prefillPrior`, e.g. PREFILL_PRIOR); default none. */
+  prefillPrior?: { ratio: number; weight: number };
+  /** Exponent of the decoding-request term; default: `decodeExponentOf(base)`. */
+  decodeExponent?: number;
   threads?: number;
   /** Pools to reuse (the benchmark shares them across deployments); created and destroyed here otherwise. */
   fitPool?: FitPool;
   pointPool?: PointPool;
   maxIterations?: number;
+}
+
+/**
+ * The decode exponent a fit uses: the base config's, when its `linear` timing sets one below 1;
+ * else the default of the model's family (`model-family.ts`: mixture of experts 0.65, dense 0.9).
+ */
+export function decodeExponentOf(base: RunConfig): { value: number; source: string } {
+  const timing = base.engine.workers.aggregated.timing;
+  if (timing.type === 'linear' && timing.decode_request_exponent < 1) return { value: timing.decode_request_exponent, source: 'base config' };
+  return { value: defaultDecodeExponent(base.engine.model), source: `model family default (${base.engine.model})` };
 }
 
 export interface EngineCalibration {
@@ -95,6 +119,7 @@ export async function calibrateEngine(input: EngineCalibrationInput): Promise<En
   const fitPool = input.fitPool ?? new FitPool(input.threads);
   const pointPool = input.pointPool ?? new PointPool({ poolThreads: input.threads ?? fitPool.threads });
   try {
+    const decodeExponent = input.decodeExponent ?? decodeExponentOf(input.base).value;
     const shares = input.fitClient ? [...PREFILL_SHARE_STARTS] : [1];
     const tasks: EngineFitTask[] = shares.map((share) => ({
       base: input.base,
@@ -104,11 +129,13 @@ export async function calibrateEngine(input: EngineCalibrationInput): Promise<En
       load: input.load,
       fitClient: input.fitClient,
       prefillShare: share,
+      decodeExponent,
+      ...(input.prefillPrior ? { prefillPrior: input.prefillPrior } : {}),
       maxIterations: input.maxIterations,
     }));
     const fits = await Promise.all(tasks.map((task) => fitPool.run(task)));
     let best = fits[0];
-    for (const fit of fits.slice(1)) if (fit.trainMape < best.trainMape) best = fit;
+    for (const fit of fits.slice(1)) if (fit.loss < best.loss) best = fit;
     const simulated = await simulatePoints(
       pointPool,
       input.base,

@@ -54,11 +54,17 @@ export function coefficientsJson(constants: EngineConstants, free: readonly stri
     prefill_pair_ns: ['ns', 'engine.workers.aggregated.timing.prefill_pair_ns'],
     decode_request_us: ['us', 'engine.workers.aggregated.timing.decode_request_us'],
     decode_kv_token_ns: ['ns', 'engine.workers.aggregated.timing.decode_kv_token_ns'],
+    decode_request_exponent: ['', 'engine.workers.aggregated.timing.decode_request_exponent'],
     client_delay_ms: ['ms', 'engine.tokenization.base_ms'],
   };
   const out: Record<string, { value: number; unit: string; status: string }> = {};
   for (const [name, [unit, path]] of Object.entries(units) as Array<[keyof EngineConstants, [string, string]]>) {
-    out[name] = { value: round6(constants[name]), unit, status: free.includes(name) ? `fitted (${path})` : `not identifiable from the training points: fixed at ${round6(constants[name])} (${path})` };
+    const value = constants[name] ?? 1;
+    out[name] = {
+      value: round6(value),
+      unit,
+      status: free.includes(name) ? `fitted (${path})` : name === 'decode_request_exponent' ? `fixed at ${round6(value)}: base config or model family default, not fitted (${path})` : `not identifiable from the training points: fixed at ${round6(value)} (${path})`,
+    };
   }
   return out;
 }

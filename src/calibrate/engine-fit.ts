@@ -7,9 +7,11 @@
  * (`sim / measured - 1`), so the loss is scale-free like the MAPE it is reported as.
  *
  * Which coefficients are free depends on what the training points can tell apart:
- * - base_ms and one decode slope always (ITL at two or more concurrencies);
- * - decode_request_us and decode_kv_token_ns separately only when the points' context lengths
- *   differ (several ISL/OSL); otherwise the slope is carried by decode_kv_token_ns alone;
+ * - base_ms and one decode slope always (ITL at two or more concurrencies). With a decode
+ *   exponent p < 1 (`decodeExponent`, fixed per model family: `model-family.ts`) the slope is
+ *   the sublinear term `decode_request_us x B^p`, and decode_kv_token_ns is free only when the
+ *   points' context lengths differ; with p = 1 the slope is decode_kv_token_ns, and
+ *   decode_request_us is free only when the context lengths differ (several ISL/OSL);
  * - prefill_token_us always; prefill_pair_ns only when the points' ISLs differ;
  * - the client delay when asked (`fitClient`): the part of TTFT that does not hold the engine.
  */
@@ -20,7 +22,7 @@ import type { MetricName } from '../score/metric-names.js';
 import { metricsOfSummary, metricValue, type PointKey } from '../score/points.js';
 import { pointConfig, type EngineConstants, type SimLoadOptions } from './sim-load.js';
 
-export type ConstantName = keyof EngineConstants;
+export type ConstantName = Exclude<keyof EngineConstants, 'decode_request_exponent'>;
 
 export interface TrainingPoint {
   key: PointKey;
@@ -38,6 +40,14 @@ export interface EngineFitTask {
   fitClient: boolean;
   /** Share of the first point's TTFT overhead put on the engine's prefill at the start (rest: client delay). */
   prefillShare: number;
+  /**
+   * Prior on the ratio prefill_token_us / base_ms (us per prefill token per ms of a decode
+   * step's fixed cost), as an extra residual `weight x ln(ratio / value)`; applied when both are
+   * free and the client delay is fitted (the split it settles). Absent: no prior.
+   */
+  prefillPrior?: { ratio: number; weight: number };
+  /** Exponent p of the decoding-request term (fixed during the fit; 1 = affine in the batch). */
+  decodeExponent?: number;
   maxIterations?: number;
 }
 
@@ -46,6 +56,8 @@ export interface EngineFitResult {
   free: ConstantName[];
   /** Mean APE (%) over training points and metrics at the result. */
   trainMape: number;
+  /** The minimized loss: sum of squared residuals (relative errors, and the prior's residual when used). */
+  loss: number;
   /** Per training point and metric: simulated and measured values. */
   trainValues: Array<{ key: PointKey; metric: string; sim: number; measured: number }>;
   iterations: number;
@@ -64,11 +76,17 @@ function numberKey(key: PointKey, name: string): number | undefined {
 }
 
 /** Which constants the training points can identify (see the module comment). */
-export function freeConstants(train: readonly TrainingPoint[], fitClient: boolean): ConstantName[] {
+export function freeConstants(train: readonly TrainingPoint[], fitClient: boolean, decodeExponent = 1): ConstantName[] {
   const isl = new Set(train.map((p) => numberKey(p.key, 'isl')));
   const ctx = new Set(train.map((p) => (numberKey(p.key, 'isl') ?? 0) + (numberKey(p.key, 'osl') ?? 0) / 2));
-  const free: ConstantName[] = ['base_ms', 'decode_kv_token_ns'];
-  if (ctx.size > 1) free.push('decode_request_us');
+  const free: ConstantName[] = ['base_ms'];
+  if (decodeExponent < 1) {
+    free.push('decode_request_us');
+    if (ctx.size > 1) free.push('decode_kv_token_ns');
+  } else {
+    free.push('decode_kv_token_ns');
+    if (ctx.size > 1) free.push('decode_request_us');
+  }
   free.push('prefill_token_us');
   if (isl.size > 1) free.push('prefill_pair_ns');
   if (fitClient) free.push('client_delay_ms');
@@ -76,7 +94,8 @@ export function freeConstants(train: readonly TrainingPoint[], fitClient: boolea
 }
 
 /** A start from the measured values: a line through ITL against per-rank batch, and TTFT's rest. */
-export function startConstants(task: Pick<EngineFitTask, 'base' | 'train' | 'load' | 'fitClient' | 'prefillShare'>): EngineConstants {
+export function startConstants(task: Pick<EngineFitTask, 'base' | 'train' | 'load' | 'fitClient' | 'prefillShare' | 'decodeExponent'>): EngineConstants {
+  const exponent = task.decodeExponent ?? 1;
   const parallelism = task.base.engine.workers.aggregated.parallelism;
   const ranks = parallelism.attention_data * parallelism.replicas;
   const jitter = (1 + task.load.rangeRatio) / 2;
@@ -85,7 +104,7 @@ export function startConstants(task: Pick<EngineFitTask, 'base' | 'train' | 'loa
   const defaultOsl = source.type === 'synthetic' ? source.output_tokens : 128;
   const rows = task.train
     .map((p) => ({
-      batch: Math.max(1, (numberKey(p.key, 'concurrency') ?? 1) / ranks),
+      batch: Math.max(1, (numberKey(p.key, 'concurrency') ?? 1) / ranks) ** exponent,
       ctx: ((numberKey(p.key, 'isl') ?? defaultIsl) + (numberKey(p.key, 'osl') ?? defaultOsl) / 2) * jitter,
       isl: (numberKey(p.key, 'isl') ?? defaultIsl) * jitter,
       itl: p.measured['inter_token_latency.avg'],
@@ -111,10 +130,12 @@ export function startConstants(task: Pick<EngineFitTask, 'base' | 'train' | 'loa
   const rest = first ? Math.max(first.ttft - 1.5 * itl0, first.ttft * 0.1) : 50;
   const share = task.fitClient ? task.prefillShare : 1;
   const isl = first?.isl ?? 1024;
+  // perRequestMs is per unit of batch^p: on decode_request_us when p < 1, else per KV token.
   return {
     base_ms: baseMs,
-    decode_kv_token_ns: (perRequestMs / ctx) * 1e6,
-    decode_request_us: 0,
+    decode_kv_token_ns: exponent < 1 ? 0 : (perRequestMs / ctx) * 1e6,
+    decode_request_us: exponent < 1 ? perRequestMs * 1e3 : 0,
+    decode_request_exponent: exponent,
     prefill_token_us: ((rest * share) / isl) * 1e3,
     prefill_pair_ns: 0,
     client_delay_ms: task.fitClient ? rest * (1 - share) : 0,
@@ -133,10 +154,13 @@ export function simulatePoint(task: Pick<EngineFitTask, 'base' | 'baseDir' | 'lo
 export function fitEngine(task: EngineFitTask): EngineFitResult {
   const started = performance.now();
   const start = startConstants(task);
-  const free = freeConstants(task.train, task.fitClient);
+  const exponent = task.decodeExponent ?? 1;
+  const free = freeConstants(task.train, task.fitClient, exponent);
   // Coefficients that start at 0 start from a small share of the slope they split with.
-  if (free.includes('decode_request_us')) start.decode_request_us = start.decode_kv_token_ns * 1e-3 * 100;
+  if (exponent >= 1 && free.includes('decode_request_us')) start.decode_request_us = start.decode_kv_token_ns * 1e-3 * 100;
+  if (exponent < 1 && free.includes('decode_kv_token_ns')) start.decode_kv_token_ns = (start.decode_request_us * 1e3) / 100 / 2000;
   if (free.includes('prefill_pair_ns')) start.prefill_pair_ns = start.prefill_token_us * 1e3 / 2000;
+  const prior = task.prefillPrior && task.fitClient && free.includes('prefill_token_us') && free.includes('base_ms') ? task.prefillPrior : undefined;
   const residualIndex: Array<{ point: number; metric: MetricName }> = [];
   task.train.forEach((point, index) => {
     for (const metric of task.metrics) if (Number.isFinite(point.measured[metric.id]) && point.measured[metric.id] > 0) residualIndex.push({ point: index, metric });
@@ -162,11 +186,12 @@ export function fitEngine(task: EngineFitTask): EngineFitResult {
       const value = sims[point][metric.id] / task.train[point].measured[metric.id];
       return Number.isFinite(value) ? value : 1e3;
     });
+    if (prior) out.push(1 + prior.weight * Math.log(constants.prefill_token_us / constants.base_ms / prior.ratio));
     cache.set(cacheKey, out);
     return out;
   };
   const x0 = free.map((name) => Math.log(Math.max(start[name], 1e-9)));
-  const n = residualIndex.length;
+  const n = residualIndex.length + (prior ? 1 : 0);
   // The library wants at least 2 data points; a single residual is repeated (same minimum).
   const count = Math.max(2, n);
   const result = levenbergMarquardt(
@@ -198,7 +223,8 @@ export function fitEngine(task: EngineFitTask): EngineFitResult {
   return {
     constants,
     free,
-    trainMape: mean(final.map((r) => Math.abs(r - 1) * 100)),
+    trainMape: mean(final.slice(0, residualIndex.length).map((r) => Math.abs(r - 1) * 100)),
+    loss: final.reduce((sum, r) => sum + (r - 1) ** 2, 0),
     trainValues,
     iterations: result.iterations,
     replays,

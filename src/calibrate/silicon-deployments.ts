@@ -4,11 +4,16 @@
  * rows that agree on backend, version, model, system, precision, quantization, ISL, OSL and
  * parallelism, and come from the same measurement series (the `config_id` of a database dump,
  * else the source file and image named in `silicon_data_source`). Series with two different
- * values at one concurrency are left out (they are two runs, not one curve).
+ * values at one concurrency are left out (they are two runs, not one curve), and so are series
+ * whose ITL falls by more than 15 % from one concurrency to the next: at fixed ISL/OSL a decode
+ * step does not get cheaper with a larger batch, so such a series mixes runs of different
+ * configurations under one set of columns (3 of the 311 series with 5+ points and OSL <= 1024,
+ * e.g. the GB200 DeepSeek-R1 rows whose ITL goes 11.9, 7.7, 14.8, 9.6 ms at concurrency 128..512).
  */
 import type { RunConfig } from '../config/types.js';
 import { parseRunConfig } from '../config/load.js';
 import type { ScorePoint } from '../score/points.js';
+import { isMixtureOfExperts } from './model-family.js';
 import { readTable } from './read-table.js';
 
 export interface SiliconDeployment {
@@ -29,8 +34,9 @@ export interface SiliconDeployment {
 
 const GROUP_COLUMNS = ['backend', 'backend_version', 'model_path', 'system', 'precision', 'mode', 'isl', 'osl', 'gemm_quant_mode', 'moe_quant_mode', 'tp_size', 'pp_size', 'attention_dp_size', 'moe_tp_size', 'moe_ep_size'] as const;
 
-/** Dense models of the sample; every other model there is a mixture of experts. */
-const DENSE_MODELS = /llama|qwen3-32b|qwen3-8b|qwen2\.5/i;
+
+/** A drop of ITL larger than this share from one concurrency to the next marks a mixed series. */
+export const MIXED_SERIES_ITL_DROP = 0.15;
 
 function seriesOf(source: string): string {
   const fields = new Map<string, string>();
@@ -66,6 +72,7 @@ export function readSiliconDeployments(file: string, minPoints = 5): SiliconDepl
     if (conflict || byC.size < minPoints) continue;
     const sorted = [...byC.values()].sort((a, b) => a.c - b.c);
     if (sorted.some((r) => !(r.ttft > 0 && r.itl > 0 && r.c > 0))) continue;
+    if (sorted.some((r, i) => i > 0 && r.itl < sorted[i - 1].itl * (1 - MIXED_SERIES_ITL_DROP))) continue;
     const cells = sorted[0].cells;
     const isl = Number(cells.isl);
     const osl = Number(cells.osl);
@@ -83,7 +90,7 @@ export function readSiliconDeployments(file: string, minPoints = 5): SiliconDepl
       osl,
       tp,
       attentionDp,
-      moe: !DENSE_MODELS.test(cells.model_path),
+      moe: isMixtureOfExperts(cells.model_path),
       series,
       points: sorted.map((r) => ({
         source: `${file}:${r.line}`,
