@@ -17,9 +17,9 @@
 import { availableParallelism, loadavg } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { dirname, join } from 'node:path';
-import { calibrateEngine, type EngineCalibration } from '../src/calibrate/engine-calibration.js';
+import { calibrateEngine, PREFILL_PRIOR, type EngineCalibration } from '../src/calibrate/engine-calibration.js';
 import { FitPool } from '../src/calibrate/fit-pool.js';
-import { deploymentBaseConfig, readSiliconDeployments, type SiliconDeployment } from '../src/calibrate/silicon-deployments.js';
+import { deploymentBaseConfig, readSiliconDeployments, saturatedConcurrencies, SATURATION_TTFT_JUMP, type SiliconDeployment } from '../src/calibrate/silicon-deployments.js';
 import { resolveSimLoad, type SimLoadOptions } from '../src/calibrate/sim-load.js';
 import { readTable } from '../src/calibrate/read-table.js';
 import { parseMetricList } from '../src/score/metric-names.js';
@@ -65,6 +65,9 @@ interface Variant {
   name: string;
   load: SimLoadOptions;
   fitClient: boolean;
+  /** Overrides the model-family decode exponent. */
+  decodeExponent?: number;
+  prefillPrior?: { ratio: number; weight: number };
 }
 
 function variants(ablation: boolean): Variant[] {
@@ -75,6 +78,8 @@ function variants(ablation: boolean): Variant[] {
   list.push({ name: 'first wave left out (warmup)', load: { ...base, warmup: 'first-wave' }, fitClient: true });
   list.push({ name: '4 requests per slot', load: { ...base, requestsPerSlot: 4 }, fitClient: true });
   list.push({ name: 'no client delay (all TTFT on the engine)', load: base, fitClient: false });
+  list.push({ name: 'decode exponent 1 (affine in the batch)', load: base, fitClient: true, decodeExponent: 1 });
+  list.push({ name: 'prior prefill_token_us / base_ms = 5', load: base, fitClient: true, prefillPrior: PREFILL_PRIOR });
   return list;
 }
 
@@ -86,14 +91,18 @@ interface Row {
   itl: number | null;
   heldOut: number;
   apes: { ttft: number[]; itl: number[] };
+  /** The same, without the saturated points (`saturatedConcurrencies`). */
+  unsaturated: { ttft: number[]; itl: number[] };
+  /** Held-out concurrencies where the measured sweep is saturated. */
+  saturated: number[];
   wallMs: number;
 }
 
-function heldOutApes(calibration: EngineCalibration): { ttft: number[]; itl: number[] } {
+function heldOutApes(calibration: EngineCalibration, skip: ReadonlySet<number> = new Set()): { ttft: number[]; itl: number[] } {
   const ttft: number[] = [];
   const itl: number[] = [];
   for (const point of calibration.score.points) {
-    if (point.ape === null) continue;
+    if (point.ape === null || skip.has(Number(point.key.concurrency))) continue;
     if (point.metric === TTFT) ttft.push(point.ape);
     if (point.metric === ITL) itl.push(point.ape);
   }
@@ -131,6 +140,8 @@ async function runVariant(variant: Variant, cases: Case[], fitPool: FitPool, poi
         metrics: METRICS,
         load: variant.load,
         fitClient: variant.fitClient,
+        ...(variant.decodeExponent !== undefined ? { decodeExponent: variant.decodeExponent } : {}),
+        ...(variant.prefillPrior ? { prefillPrior: variant.prefillPrior } : {}),
         fitPool,
         pointPool,
       }),
@@ -139,7 +150,11 @@ async function runVariant(variant: Variant, cases: Case[], fitPool: FitPool, poi
   const rows = results.map((calibration, i) => {
     const apes = heldOutApes(calibration);
     const c = all[i];
+    const heldOutC = new Set(calibration.holdout.map((p) => Number(p.key.concurrency)));
+    const saturated = saturatedConcurrencies(c.points).filter((x) => heldOutC.has(x));
     return {
+      unsaturated: heldOutApes(calibration, new Set(saturated)),
+      saturated,
       label: c.label,
       stratum: c.stratum,
       points: `${c.points.map((p) => p.key.concurrency).join(',')}`,
@@ -174,7 +189,7 @@ async function main(): Promise<void> {
   const cases = selectCases(perStratum);
   const fitPool = new FitPool(threads);
   const pointPool = new PointPool({ poolThreads: threads });
-  const summary: Array<{ variant: string; ttft: number | null; itl: number | null; points: number }> = [];
+  const summary: Array<{ variant: string; ttft: number | null; itl: number | null; points: number; ttftUnsat: number | null; itlUnsat: number | null }> = [];
   try {
     process.stdout.write(`accuracy of the engine fit: ${cases.length} silicon deployments (${perStratum} per stratum) + the B200 dynosim sweep; fit on the 3 lowest concurrencies, scored on the rest; ${threads} threads; load ${loadavg()[0].toFixed(2)}\n`);
     for (const variant of variants(ablation)) {
@@ -183,35 +198,43 @@ async function main(): Promise<void> {
       const wall = performance.now() - started;
       const ttftAll = rows.flatMap((r) => r.apes.ttft);
       const itlAll = rows.flatMap((r) => r.apes.itl);
-      summary.push({ variant: variant.name, ttft: mean(ttftAll), itl: mean(itlAll), points: ttftAll.length });
+      summary.push({ variant: variant.name, ttft: mean(ttftAll), itl: mean(itlAll), points: ttftAll.length, ttftUnsat: mean(rows.flatMap((r) => r.unsaturated.ttft)), itlUnsat: mean(rows.flatMap((r) => r.unsaturated.itl)) });
       if (variant.name !== 'defaults') {
         process.stdout.write(`\nvariant "${variant.name}": held-out TTFT avg MAPE ${fmt(mean(ttftAll))} %, ITL avg MAPE ${fmt(mean(itlAll))} % over ${ttftAll.length} points (${(wall / 1000).toFixed(0)} s)\n`);
         continue;
       }
       if (json) {
-        process.stdout.write(`${JSON.stringify({ rows: rows.map(({ apes: _a, ...r }) => r), overall: { ttft: mean(ttftAll), itl: mean(itlAll), points: ttftAll.length } }, null, 2)}\n`);
+        process.stdout.write(`${JSON.stringify({ rows: rows.map(({ apes: _a, unsaturated: _u, ...r }) => r), overall: { ttft: mean(ttftAll), itl: mean(itlAll), points: ttftAll.length } }, null, 2)}\n`);
       }
       const width = Math.max(...rows.map((r) => r.label.length), 10);
-      process.stdout.write(`\n${'deployment'.padEnd(width)}  ${'stratum'.padEnd(12)}  ${'points (concurrency)'.padEnd(28)}  ${'TTFT avg MAPE %'.padStart(15)}  ${'ITL avg MAPE %'.padStart(14)}  fit s\n`);
+      process.stdout.write(`\n${'deployment'.padEnd(width)}  ${'stratum'.padEnd(12)}  ${'points (concurrency)'.padEnd(28)}  ${'TTFT avg MAPE %'.padStart(15)}  ${'ITL avg MAPE %'.padStart(14)}  fit s  saturated (measured)\n`);
       for (const r of rows) {
-        process.stdout.write(`${r.label.padEnd(width)}  ${r.stratum.padEnd(12)}  ${r.points.padEnd(28)}  ${fmt(r.ttft).padStart(15)}  ${fmt(r.itl).padStart(14)}  ${(r.wallMs / 1000).toFixed(1)}\n`);
+        process.stdout.write(`${r.label.padEnd(width)}  ${r.stratum.padEnd(12)}  ${r.points.padEnd(28)}  ${fmt(r.ttft).padStart(15)}  ${fmt(r.itl).padStart(14)}  ${(r.wallMs / 1000).toFixed(1).padStart(5)}  ${r.saturated.length > 0 ? `from C=${r.saturated[0]}` : ''}\n`);
       }
       const heldOut = b200.holdout;
       for (const source of ['mocker', 'aic']) {
         const m = otherSimulatorMape(source, heldOut);
         process.stdout.write(`${`  same B200 held-out points, ${source} (other simulator)`.padEnd(width)}  ${''.padEnd(12)}  ${heldOut.map((p) => p.key.concurrency).join(',').padEnd(28)}  ${fmt(m.ttft).padStart(15)}  ${fmt(m.itl).padStart(14)}\n`);
       }
+      const ttftUnsat = rows.flatMap((r) => r.unsaturated.ttft);
+      const itlUnsat = rows.flatMap((r) => r.unsaturated.itl);
       process.stdout.write(`\noverall (point-weighted over ${ttftAll.length} held-out points of ${rows.length} deployments): TTFT avg MAPE ${fmt(mean(ttftAll))} %, ITL avg MAPE ${fmt(mean(itlAll))} %   (targets: 10 %, 5 %)\n`);
+      process.stdout.write(`without saturated points (measured TTFT growing > ${SATURATION_TTFT_JUMP}x as fast as the concurrency from the next lower point, and above; ${ttftAll.length - ttftUnsat.length} points): TTFT avg MAPE ${fmt(mean(ttftUnsat))} %, ITL avg MAPE ${fmt(mean(itlUnsat))} % over ${ttftUnsat.length} points\n`);
       const byStratum = new Map<string, Row[]>();
       for (const r of rows) byStratum.set(r.stratum, [...(byStratum.get(r.stratum) ?? []), r]);
+      process.stdout.write(`by stratum: all held-out points | without saturated points\n`);
       for (const [stratum, list] of byStratum) {
-        process.stdout.write(`  ${stratum.padEnd(12)} TTFT ${fmt(mean(list.flatMap((r) => r.apes.ttft))).padStart(6)} %  ITL ${fmt(mean(list.flatMap((r) => r.apes.itl))).padStart(6)} %  (${list.flatMap((r) => r.apes.ttft).length} points)\n`);
+        process.stdout.write(
+          `  ${stratum.padEnd(12)} TTFT ${fmt(mean(list.flatMap((r) => r.apes.ttft))).padStart(6)} %  ITL ${fmt(mean(list.flatMap((r) => r.apes.itl))).padStart(6)} %  (${list.flatMap((r) => r.apes.ttft).length} points)` +
+            `  |  TTFT ${fmt(mean(list.flatMap((r) => r.unsaturated.ttft))).padStart(6)} %  ITL ${fmt(mean(list.flatMap((r) => r.unsaturated.itl))).padStart(6)} %  (${list.flatMap((r) => r.unsaturated.ttft).length} points)\n`,
+        );
       }
       process.stdout.write(`wall time ${(wall / 1000).toFixed(0)} s\n`);
     }
     if (ablation) {
       process.stdout.write('\nsimulated-load options, overall held-out MAPE:\n');
-      for (const s of summary) process.stdout.write(`  ${s.variant.padEnd(42)} TTFT ${fmt(s.ttft).padStart(6)} %  ITL ${fmt(s.itl).padStart(6)} %\n`);
+      process.stdout.write(`  ${''.padEnd(42)} all held-out points     | without saturated points\n`);
+      for (const s of summary) process.stdout.write(`  ${s.variant.padEnd(42)} TTFT ${fmt(s.ttft).padStart(6)} %  ITL ${fmt(s.itl).padStart(6)} %  |  TTFT ${fmt(s.ttftUnsat).padStart(6)} %  ITL ${fmt(s.itlUnsat).padStart(6)} %\n`);
     }
   } finally {
     await fitPool.destroy();

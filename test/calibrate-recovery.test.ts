@@ -192,4 +192,28 @@ describe('engine fit recovery', () => {
     within(fit.constants.prefill_token_us, truth.prefill_token_us, 0.2);
     within(fit.constants.client_delay_ms, truth.client_delay_ms, 0.2);
   }, 120_000);
+
+  it('with a decode exponent below 1, refits MoE-like load points on the sublinear request term', () => {
+    const truth: EngineConstants = { base_ms: 7, prefill_token_us: 25, prefill_pair_ns: 0, decode_request_us: 900, decode_kv_token_ns: 0, decode_request_exponent: 0.65, client_delay_ms: 30 };
+    const base = parseRunConfig(
+      { engine: { model: 'MiniMax-M2.5', workers: { aggregated: { parallelism: { tensor: 2 } } } }, traffic: { source: { type: 'synthetic', input_tokens: 1024, output_tokens: 256 } } },
+      'base.yaml',
+    );
+    const load = resolveSimLoad({ requestsPerSlot: 8 });
+    const metrics = parseMetricList(['time_to_first_token.avg', 'inter_token_latency.avg']);
+    const points = [4, 8, 16, 64].map((concurrency) => {
+      const key = { concurrency, isl: 1024, osl: 256 };
+      const values = metricsOfSummary(replay(pointConfig(base, key, truth, load), { baseDir: '.' }).summary);
+      return { key, measured: { 'time_to_first_token.avg': values.time_to_first_token.avg as number, 'inter_token_latency.avg': values.inter_token_latency.avg as number } };
+    });
+    const fit = fitEngine({ base, baseDir: '.', train: points.slice(0, 3), metrics, load, fitClient: true, prefillShare: 0.5, decodeExponent: 0.65, maxIterations: 40 });
+    expect(fit.free).toEqual(['base_ms', 'decode_request_us', 'prefill_token_us', 'client_delay_ms']);
+    expect(fit.constants.decode_request_exponent).toBe(0.65);
+    expect(fit.trainMape).toBeLessThan(2);
+    within(fit.constants.base_ms, truth.base_ms, 0.1);
+    within(fit.constants.decode_request_us, truth.decode_request_us, 0.1);
+    // The held-out point at 4x the highest training concurrency follows the bend.
+    const sim = metricsOfSummary(replay(pointConfig(base, points[3].key, fit.constants, load), { baseDir: '.' }).summary);
+    within(sim.inter_token_latency.avg as number, points[3].measured['inter_token_latency.avg'], 0.03);
+  }, 120_000);
 });

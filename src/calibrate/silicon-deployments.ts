@@ -122,3 +122,25 @@ export function deploymentBaseConfig(d: Pick<SiliconDeployment, 'model' | 'syste
     `${d.model} base`,
   );
 }
+
+/**
+ * A measured TTFT that grows more than this many times as fast as the concurrency from the next
+ * lower point (3x for a doubling) marks where a closed-loop sweep saturates: requests wait for
+ * admission (KV cache exhausted, or a running-request limit below the concurrency), so the
+ * engine no longer runs a batch of C. Unsaturated, TTFT grows at most about as fast as C.
+ */
+export const SATURATION_TTFT_JUMP = 1.5;
+
+/**
+ * Concurrencies from which a series is saturated (measured values only: the first point whose
+ * TTFT ratio to its predecessor's exceeds SATURATION_TTFT_JUMP x their concurrency ratio, and
+ * every point above it).
+ */
+export function saturatedConcurrencies(points: readonly ScorePoint[]): number[] {
+  const rows = points
+    .map((p) => ({ c: Number(p.key.concurrency), ttft: Number((p.metrics.time_to_first_token as Record<string, number> | undefined)?.avg) }))
+    .filter((r) => Number.isFinite(r.c) && r.ttft > 0)
+    .sort((a, b) => a.c - b.c);
+  const from = rows.findIndex((r, i) => i > 0 && r.ttft / rows[i - 1].ttft > SATURATION_TTFT_JUMP * (r.c / rows[i - 1].c));
+  return from < 0 ? [] : rows.slice(from).map((r) => r.c);
+}
