@@ -17,7 +17,7 @@
 import { availableParallelism, loadavg } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { dirname, join } from 'node:path';
-import { calibrateEngine, PREFILL_PRIOR, type EngineCalibration } from '../src/calibrate/engine-calibration.js';
+import { calibrateEngine, type EngineCalibration } from '../src/calibrate/engine-calibration.js';
 import { FitPool } from '../src/calibrate/fit-pool.js';
 import { deploymentBaseConfig, readSiliconDeployments, saturatedConcurrencies, SATURATION_TTFT_JUMP, type SiliconDeployment } from '../src/calibrate/silicon-deployments.js';
 import { resolveSimLoad, type SimLoadOptions } from '../src/calibrate/sim-load.js';
@@ -67,7 +67,7 @@ interface Variant {
   fitClient: boolean;
   /** Overrides the model-family decode exponent. */
   decodeExponent?: number;
-  prefillPrior?: { ratio: number; weight: number };
+  prefillPrior?: { ratio: number; weight: number } | null;
 }
 
 function variants(ablation: boolean): Variant[] {
@@ -79,7 +79,7 @@ function variants(ablation: boolean): Variant[] {
   list.push({ name: '4 requests per slot', load: { ...base, requestsPerSlot: 4 }, fitClient: true });
   list.push({ name: 'no client delay (all TTFT on the engine)', load: base, fitClient: false });
   list.push({ name: 'decode exponent 1 (affine in the batch)', load: base, fitClient: true, decodeExponent: 1 });
-  list.push({ name: 'prior prefill_token_us / base_ms = 5', load: base, fitClient: true, prefillPrior: PREFILL_PRIOR });
+  list.push({ name: 'no prefill prior', load: base, fitClient: true, prefillPrior: null });
   return list;
 }
 
@@ -141,7 +141,7 @@ async function runVariant(variant: Variant, cases: Case[], fitPool: FitPool, poi
         load: variant.load,
         fitClient: variant.fitClient,
         ...(variant.decodeExponent !== undefined ? { decodeExponent: variant.decodeExponent } : {}),
-        ...(variant.prefillPrior ? { prefillPrior: variant.prefillPrior } : {}),
+        ...(variant.prefillPrior !== undefined ? { prefillPrior: variant.prefillPrior } : {}),
         fitPool,
         pointPool,
       }),

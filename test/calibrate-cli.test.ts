@@ -60,7 +60,11 @@ describe('servesim calibrate (CLI)', () => {
     const fit = JSON.parse(readFileSync(join(out, 'fit.json'), 'utf8'));
     expect(fit.train.map((k: { concurrency: number }) => k.concurrency)).toEqual([4, 8, 16]);
     expect(fit.holdout.points.map((k: { concurrency: number }) => k.concurrency)).toEqual([32, 64]);
-    expect(fit.holdout.metrics['inter_token_latency.avg'].mape).toBeLessThan(15);
+    // 21 % with the MoE default decode exponent 0.5 (this sweep's ITL bends less than most MoE
+    // sweeps; 1.8 % at 0.65, see docs/calibration.md): a bound on gross errors, not a target.
+    expect(fit.holdout.metrics['inter_token_latency.avg'].mape).toBeLessThan(30);
+    expect(fit.method.decode_request_exponent).toEqual({ value: 0.5, source: 'model family default (MiniMaxAI/MiniMax-M2.5)' });
+    expect(fit.method.prefill_prior.ratio).toBe(5);
     expect(fit.coefficients.base_ms.unit).toBe('ms');
     expect(typeof fit.wall_ms).toBe('number');
     expect(readFileSync(join(out, 'fitted-config.yaml'), 'utf8')).toContain('type: linear');

@@ -20,13 +20,17 @@ import { pointConfig, type EngineConstants, type SimLoadOptions } from './sim-lo
 export const PREFILL_SHARE_STARTS = [0.25, 0.75] as const;
 
 /**
- * A prior on prefill_token_us / base_ms that can be asked for (`prefillPrior`): prefill is
+ * The default prior on prefill_token_us / base_ms (`EngineFitTask.prefillPrior`): prefill is
  * compute-bound (about 2 x active parameters FLOPs per token) and a small decode step is bound by
- * reading the weights, so the ratio moves with FLOPs per byte of bandwidth. 5 is the median
- * ratio of unconstrained fits on 23 silicon deployments outside the accuracy benchmark. Off by
- * default: on those deployments it did not lower the held-out error (docs/calibration.md).
+ * reading the weights, so the ratio moves with FLOPs per byte of bandwidth. Ratio 5 is the median
+ * of unconstrained fits on 23 silicon deployments outside the accuracy benchmark; weight 0.1 did
+ * better than 0.3 there. It settles the split of TTFT between prefill and client delay that three
+ * low points leave open (docs/calibration.md, "Prefill prior", with its measured effect).
  */
 export const PREFILL_PRIOR = { ratio: 5, weight: 0.1 } as const;
+
+/** Weights of the metrics' relative residuals in the fit's loss (1 for every metric not listed). */
+export const DEFAULT_METRIC_WEIGHTS: Record<string, number> = {};
 
 export interface EngineCalibrationInput {
   base: RunConfig;
@@ -38,8 +42,10 @@ export interface EngineCalibrationInput {
   metrics: MetricName[];
   load: SimLoadOptions;
   fitClient: boolean;
-  /** Prior on prefill_token_us / base_ms (`EngineFitTask.prefillPrior`, e.g. PREFILL_PRIOR); default none. */
-  prefillPrior?: { ratio: number; weight: number };
+  /** Prior on prefill_token_us / base_ms (`EngineFitTask.prefillPrior`); default PREFILL_PRIOR, null: none. */
+  prefillPrior?: { ratio: number; weight: number } | null;
+  /** Weights of the metrics' residuals in the loss (`EngineFitTask.metricWeights`); default DEFAULT_METRIC_WEIGHTS. */
+  metricWeights?: Record<string, number>;
   /** Exponent of the decoding-request term; default: `decodeExponentOf(base)`. */
   decodeExponent?: number;
   threads?: number;
@@ -51,7 +57,7 @@ export interface EngineCalibrationInput {
 
 /**
  * The decode exponent a fit uses: the base config's, when its `linear` timing sets one below 1;
- * else the default of the model's family (`model-family.ts`: mixture of experts 0.65, dense 0.9).
+ * else the default of the model's family (`model-family.ts`: mixture of experts 0.5, dense 0.8).
  */
 export function decodeExponentOf(base: RunConfig): { value: number; source: string } {
   const timing = base.engine.workers.aggregated.timing;
@@ -61,6 +67,11 @@ export function decodeExponentOf(base: RunConfig): { value: number; source: stri
 
 export interface EngineCalibration {
   best: EngineFitResult;
+  /** The decode exponent the fit used and where it came from. */
+  decodeExponent: { value: number; source: string };
+  /** The prefill prior (null: none) and metric weights the fit used. */
+  prefillPrior: { ratio: number; weight: number } | null;
+  metricWeights: Record<string, number>;
   fits: EngineFitResult[];
   train: ScorePoint[];
   holdout: ScorePoint[];
@@ -119,7 +130,8 @@ export async function calibrateEngine(input: EngineCalibrationInput): Promise<En
   const fitPool = input.fitPool ?? new FitPool(input.threads);
   const pointPool = input.pointPool ?? new PointPool({ poolThreads: input.threads ?? fitPool.threads });
   try {
-    const decodeExponent = input.decodeExponent ?? decodeExponentOf(input.base).value;
+    const exponent = input.decodeExponent !== undefined ? { value: input.decodeExponent, source: 'given' } : decodeExponentOf(input.base);
+    const decodeExponent = exponent.value;
     const shares = input.fitClient ? [...PREFILL_SHARE_STARTS] : [1];
     const tasks: EngineFitTask[] = shares.map((share) => ({
       base: input.base,
@@ -130,7 +142,8 @@ export async function calibrateEngine(input: EngineCalibrationInput): Promise<En
       fitClient: input.fitClient,
       prefillShare: share,
       decodeExponent,
-      ...(input.prefillPrior ? { prefillPrior: input.prefillPrior } : {}),
+      ...(input.prefillPrior === null ? {} : { prefillPrior: input.prefillPrior ?? PREFILL_PRIOR }),
+      metricWeights: input.metricWeights ?? DEFAULT_METRIC_WEIGHTS,
       maxIterations: input.maxIterations,
     }));
     const fits = await Promise.all(tasks.map((task) => fitPool.run(task)));
@@ -148,7 +161,7 @@ export async function calibrateEngine(input: EngineCalibrationInput): Promise<En
     const trainScore = scoreOf(simulated, train, input.metrics, 'fitted model');
     const holdoutMape: Record<string, number | null> = {};
     for (const metric of input.metrics) holdoutMape[metric.id] = holdout.length > 0 ? (score.metrics[metric.id]?.mape ?? null) : null;
-    return { best, fits, train, holdout, simulated, score, trainScore, holdoutMape, wallMs: performance.now() - started };
+    return { best, decodeExponent: exponent, prefillPrior: tasks[0].prefillPrior ?? null, metricWeights: tasks[0].metricWeights ?? {}, fits, train, holdout, simulated, score, trainScore, holdoutMape, wallMs: performance.now() - started };
   } finally {
     if (input.fitPool === undefined) await fitPool.destroy();
     if (input.pointPool === undefined) await pointPool.destroy();

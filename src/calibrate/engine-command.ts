@@ -85,8 +85,11 @@ export function engineFitJson(calibration: EngineCalibration, metrics: readonly 
     wall_ms: Math.round(calibration.wallMs),
     method: {
       optimizer: 'Levenberg-Marquardt (ml-levenberg-marquardt) over log-coefficients, relative residuals',
-      starts: calibration.fits.map((fit) => ({ prefill_share: fit.prefillShare, train_mape: round6(fit.trainMape), iterations: fit.iterations, replays: fit.replays })),
+      starts: calibration.fits.map((fit) => ({ prefill_share: fit.prefillShare, train_mape: round6(fit.trainMape), loss: round6(fit.loss), iterations: fit.iterations, replays: fit.replays })),
       fit_client_delay: fitClient,
+      decode_request_exponent: calibration.decodeExponent,
+      prefill_prior: calibration.prefillPrior === null ? null : { ...calibration.prefillPrior, residual: 'weight x ln((prefill_token_us / base_ms) / ratio), applied with a fitted client delay' },
+      metric_weights: calibration.metricWeights,
       simulated_load: {
         start: 'all slots at t = 0',
         requests_per_slot: load.requestsPerSlot,
@@ -128,7 +131,10 @@ export function formatEngineText(calibration: EngineCalibration, metrics: readon
   lines.push(`engine fit: ${calibration.train.length} training points, ${calibration.holdout.length} held out; ${best.replays} replays, ${fmt(calibration.wallMs / 1000, 3)} s`);
   lines.push('');
   const coefficients = fitJson.coefficients as Record<string, { value: number; unit: string; status: string }>;
-  for (const [name, c] of Object.entries(coefficients)) lines.push(`  ${name.padEnd(19)} ${fmt(c.value, 5).padStart(11)} ${c.unit.padEnd(3)} ${c.status.startsWith('fitted') ? '' : '(not identifiable: fixed)'}`);
+  for (const [name, c] of Object.entries(coefficients)) {
+    const note = c.status.startsWith('fitted') ? '' : name === 'decode_request_exponent' ? '(fixed: base config or model family)' : '(not identifiable: fixed)';
+    lines.push(`  ${name.padEnd(23)} ${fmt(c.value, 5).padStart(11)} ${c.unit.padEnd(3)} ${note}`);
+  }
   lines.push('');
   const keyNames = [...new Set(calibration.simulated.flatMap((p) => Object.keys(p.key)))];
   const header = ['set', ...keyNames, ...metrics.flatMap((m) => [`${m.id} meas`, 'sim', 'APE %'])];

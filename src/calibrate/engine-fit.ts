@@ -46,6 +46,8 @@ export interface EngineFitTask {
    * free and the client delay is fitted (the split it settles). Absent: no prior.
    */
   prefillPrior?: { ratio: number; weight: number };
+  /** Weight of each metric's relative residuals in the loss (metric id -> weight; default 1). */
+  metricWeights?: Record<string, number>;
   /** Exponent p of the decoding-request term (fixed during the fit; 1 = affine in the batch). */
   decodeExponent?: number;
   maxIterations?: number;
@@ -192,12 +194,14 @@ export function fitEngine(task: EngineFitTask): EngineFitResult {
   };
   const x0 = free.map((name) => Math.log(Math.max(start[name], 1e-9)));
   const n = residualIndex.length + (prior ? 1 : 0);
+  const weights = [...residualIndex.map(({ metric }) => task.metricWeights?.[metric.id] ?? 1), ...(prior ? [1] : [])];
+  const weighted = (r: readonly number[]): number[] => r.map((v, i) => 1 + weights[i] * (v - 1));
   // The library wants at least 2 data points; a single residual is repeated (same minimum).
   const count = Math.max(2, n);
   const result = levenbergMarquardt(
     { x: Array.from({ length: count }, (_, i) => i), y: Array.from({ length: count }, () => 1) },
     (x) => {
-      const r = ratios(x);
+      const r = weighted(ratios(x));
       return (i) => r[i % n];
     },
     {
@@ -224,7 +228,7 @@ export function fitEngine(task: EngineFitTask): EngineFitResult {
     constants,
     free,
     trainMape: mean(final.slice(0, residualIndex.length).map((r) => Math.abs(r - 1) * 100)),
-    loss: final.reduce((sum, r) => sum + (r - 1) ** 2, 0),
+    loss: weighted(final).reduce((sum, r) => sum + (r - 1) ** 2, 0),
     trainValues,
     iterations: result.iterations,
     replays,

@@ -103,7 +103,7 @@ export function readSiliconDeployments(file: string, minPoints = 5): SiliconDepl
 }
 
 /** A base run config for a deployment: its parallelism, vLLM-like scheduler defaults, unlimited KV. */
-export function deploymentBaseConfig(d: Pick<SiliconDeployment, 'model' | 'system' | 'tp' | 'attentionDp' | 'isl' | 'osl'>): RunConfig {
+export function deploymentBaseConfig(d: Pick<SiliconDeployment, 'model' | 'system' | 'tp' | 'attentionDp' | 'isl' | 'osl'>, scheduler: { maxBatchedTokens?: number } = {}): RunConfig {
   return parseRunConfig(
     {
       engine: {
@@ -112,7 +112,7 @@ export function deploymentBaseConfig(d: Pick<SiliconDeployment, 'model' | 'syste
         workers: {
           aggregated: {
             parallelism: { tensor: d.tp, attention_data: d.attentionDp },
-            scheduler: { max_batched_tokens: 8192, max_sequences: 256, chunked_prefill: true },
+            scheduler: { max_batched_tokens: scheduler.maxBatchedTokens ?? 8192, max_sequences: 256, chunked_prefill: true },
             kv_cache: { capacity: { type: 'unlimited' } },
           },
         },
