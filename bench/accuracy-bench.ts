@@ -1,5 +1,5 @@
 /**
- * `npm run bench:accuracy [-- --per-stratum K] [--ablation] [--json]`: held-out accuracy of the
+ * `npm run bench:accuracy [-- --per-stratum K] [--check-set] [--ablation] [--json]`: held-out accuracy of the
  * engine fit on real silicon (toolkit.md §3; docs/calibration.md).
  *
  * Deployments: from `data/silicon/aic-silicon-sample.csv` (`silicon-deployments.ts`), every
@@ -11,7 +11,9 @@
  * `data/silicon/dynosim-b200-minimax-m25-tp4-isl1k-osl1k.csv`, whose `mocker` and `aic` rows
  * (two other simulators) are scored on the same held-out points.
  *
- * `--ablation` reruns everything with one simulated-load option changed at a time and prints
+ * `--check-set` runs instead the deployments of `--per-stratum K` (default 8) that the benchmark
+ * does not use, without the dynosim sweep (35 deployments at K = 8): the set the decode exponents
+ * and the prefill prior were chosen on. `--ablation` reruns everything with one simulated-load option changed at a time and prints
  * the overall held-out MAPEs of each variant. Run after `npm run build`.
  */
 import { availableParallelism, loadavg } from 'node:os';
@@ -124,11 +126,11 @@ function dynosimPoints(source: string): ScorePoint[] {
     .sort((a, b) => (a.key.concurrency as number) - (b.key.concurrency as number));
 }
 
-async function runVariant(variant: Variant, cases: Case[], fitPool: FitPool, pointPool: PointPool): Promise<{ rows: Row[]; b200: EngineCalibration }> {
+async function runVariant(variant: Variant, cases: Case[], fitPool: FitPool, pointPool: PointPool, withDynosim: boolean): Promise<{ rows: Row[]; b200: EngineCalibration | undefined }> {
   const b200Points = dynosimPoints('hardware');
   const all = [
     ...cases,
-    { label: 'vllm 0.17.0 MiniMax-M2.5 b200_sxm fp8 1024/1024 tp4 (dynosim sweep)', stratum: 'vllm MoE', deployment: { model: 'MiniMax-M2.5', system: 'b200_sxm', tp: 4, attentionDp: 1, isl: 1024, osl: 1024 }, points: b200Points },
+    ...(withDynosim ? [{ label: 'vllm 0.17.0 MiniMax-M2.5 b200_sxm fp8 1024/1024 tp4 (dynosim sweep)', stratum: 'vllm MoE', deployment: { model: 'MiniMax-M2.5', system: 'b200_sxm', tp: 4, attentionDp: 1, isl: 1024, osl: 1024 }, points: b200Points }] : []),
   ];
   const results = await Promise.all(
     all.map((c) =>
@@ -165,7 +167,7 @@ async function runVariant(variant: Variant, cases: Case[], fitPool: FitPool, poi
       wallMs: calibration.wallMs,
     };
   });
-  return { rows, b200: results[results.length - 1] };
+  return { rows, b200: withDynosim ? results[results.length - 1] : undefined };
 }
 
 function otherSimulatorMape(source: string, heldOut: readonly ScorePoint[]): { ttft: number; itl: number } {
@@ -182,19 +184,23 @@ function otherSimulatorMape(source: string, heldOut: readonly ScorePoint[]): { t
 }
 
 async function main(): Promise<void> {
-  const perStratum = argValue('--per-stratum', 3);
+  // --check-set: the deployments of --per-stratum K (default 8) that the benchmark (3 per
+  // stratum) does not use, without the dynosim sweep: a second set to choose or confirm defaults on.
+  const checkSet = process.argv.includes('--check-set');
+  const perStratum = argValue('--per-stratum', checkSet ? 8 : 3);
   const ablation = process.argv.includes('--ablation');
   const json = process.argv.includes('--json');
   const threads = argValue('--threads', availableParallelism());
-  const cases = selectCases(perStratum);
+  const benchmarkLabels = new Set(selectCases(3).map((c) => c.label));
+  const cases = checkSet ? selectCases(perStratum).filter((c) => !benchmarkLabels.has(c.label)) : selectCases(perStratum);
   const fitPool = new FitPool(threads);
   const pointPool = new PointPool({ poolThreads: threads });
   const summary: Array<{ variant: string; ttft: number | null; itl: number | null; points: number; ttftUnsat: number | null; itlUnsat: number | null }> = [];
   try {
-    process.stdout.write(`accuracy of the engine fit: ${cases.length} silicon deployments (${perStratum} per stratum) + the B200 dynosim sweep; fit on the 3 lowest concurrencies, scored on the rest; ${threads} threads; load ${loadavg()[0].toFixed(2)}\n`);
+    process.stdout.write(`accuracy of the engine fit: ${cases.length} silicon deployments (${perStratum} per stratum${checkSet ? ', check set: without the benchmark\'s' : ''})${checkSet ? '' : ' + the B200 dynosim sweep'}; fit on the 3 lowest concurrencies, scored on the rest; ${threads} threads; load ${loadavg()[0].toFixed(2)}\n`);
     for (const variant of variants(ablation)) {
       const started = performance.now();
-      const { rows, b200 } = await runVariant(variant, cases, fitPool, pointPool);
+      const { rows, b200 } = await runVariant(variant, cases, fitPool, pointPool, !checkSet);
       const wall = performance.now() - started;
       const ttftAll = rows.flatMap((r) => r.apes.ttft);
       const itlAll = rows.flatMap((r) => r.apes.itl);
@@ -211,8 +217,8 @@ async function main(): Promise<void> {
       for (const r of rows) {
         process.stdout.write(`${r.label.padEnd(width)}  ${r.stratum.padEnd(12)}  ${r.points.padEnd(28)}  ${fmt(r.ttft).padStart(15)}  ${fmt(r.itl).padStart(14)}  ${(r.wallMs / 1000).toFixed(1).padStart(5)}  ${r.saturated.length > 0 ? `from C=${r.saturated[0]}` : ''}\n`);
       }
-      const heldOut = b200.holdout;
-      for (const source of ['mocker', 'aic']) {
+      const heldOut = b200?.holdout ?? [];
+      for (const source of b200 ? ['mocker', 'aic'] : []) {
         const m = otherSimulatorMape(source, heldOut);
         process.stdout.write(`${`  same B200 held-out points, ${source} (other simulator)`.padEnd(width)}  ${''.padEnd(12)}  ${heldOut.map((p) => p.key.concurrency).join(',').padEnd(28)}  ${fmt(m.ttft).padStart(15)}  ${fmt(m.itl).padStart(14)}\n`);
       }
