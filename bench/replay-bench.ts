@@ -22,7 +22,7 @@ export interface BenchRow {
   preemptions: number;
 }
 
-const REPEATS = 3;
+const REPEATS = 5;
 
 function runOne(name: string): BenchRow {
   const config = parseRunConfig(WORKLOADS[name](), `${name}.yaml`);
@@ -30,7 +30,9 @@ function runOne(name: string): BenchRow {
   const warm = structuredClone(config);
   warm.traffic.stop = { requests: 2000 };
   replay(warm, { baseDir: '.' });
-  // The median of REPEATS measured runs (host time varies a few percent run to run).
+  // The median of REPEATS measured runs (host time varies run to run). No forced GC between
+  // runs: a forced full collection makes the next run up to twice as slow on this engine, which
+  // is not how a replay runs in a sweep.
   const runs = [];
   for (let i = 0; i < REPEATS; i++) runs.push(replay(config, { baseDir: '.' }).summary);
   runs.sort((a, b) => a.simulator.wall_time_ms - b.simulator.wall_time_ms);

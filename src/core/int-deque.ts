@@ -43,6 +43,26 @@ export class IntDeque {
     return value;
   }
 
+  /** Appends src[start .. start + count) in order (a bulk pushBack; no allocation). */
+  pushBackRange(src: Int32Array, start: number, count: number): void {
+    while (this.count + count > this.buf.length) this.grow();
+    const buf = this.buf;
+    const mask = this.mask;
+    const tail = this.head + this.count;
+    for (let k = 0; k < count; k++) buf[(tail + k) & mask] = src[start + k];
+    this.count += count;
+  }
+
+  /** Removes the `count` front elements into dst[0 .. count) (a bulk popFront; no allocation). */
+  takeFront(count: number, dst: Int32Array): void {
+    const buf = this.buf;
+    const mask = this.mask;
+    const head = this.head;
+    for (let k = 0; k < count; k++) dst[k] = buf[(head + k) & mask];
+    this.head = (head + count) & mask;
+    this.count -= count;
+  }
+
   /** Element at position i from the front (0 = front). */
   at(i: number): number {
     return this.buf[(this.head + i) & this.mask];

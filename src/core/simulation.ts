@@ -73,6 +73,8 @@ export class Simulation {
   private readonly detokOutputs: IntDeque[] = [];
   private readonly detokJobSizes: IntDeque[] = [];
   private readonly detokCounts: Int32Array;
+  /** The outputs of the job being delivered. */
+  private readonly detokScratch: Int32Array;
 
   // Traffic.
   private readonly rng: Rng | null;
@@ -132,6 +134,8 @@ export class Simulation {
       this.detokJobSizes.push(new IntDeque(16));
     }
     this.detokCounts = new Int32Array(run.detokenization ? run.detokenization.serversPerWorker : 0);
+    // A pass emits at most one output per running request.
+    this.detokScratch = new Int32Array(run.detokenization ? run.maxSequences * run.ranksPerWorker : 0);
 
     const source = run.source;
     this.rng = source.kind === 'synthetic' ? xoroshiro128plus(source.seed) : null;
@@ -476,19 +480,28 @@ export class Simulation {
 
   // ---- Client path (spec §6) ----------------------------------------------------------
 
-  /** One FIFO job per server with outputs in this pass (or chunks of `chunkOutputs`). */
+  /**
+   * One FIFO job per server with outputs in this pass (or chunks of `chunkOutputs`). With one
+   * server the pass's outputs are appended to its queue in bulk; a job's end takes its outputs
+   * back in bulk.
+   */
   private queueDetokJobs(worker: number, out: PassOutputs, servers: number, baseMs: number, perOutputMs: number, chunk: number): void {
-    const t = this.table;
-    const counts = this.detokCounts;
-    counts.fill(0);
     const emitted = out.emitted;
     const n = out.emittedCount;
     const base = worker * servers;
-    for (let i = 0; i < n; i++) {
-      const id = emitted[i];
-      const server = t.detokServer[id];
-      counts[server]++;
-      this.detokOutputs[base + server].pushBack(id);
+    const counts = this.detokCounts;
+    if (servers === 1) {
+      counts[0] = n;
+      this.detokOutputs[base].pushBackRange(emitted, 0, n);
+    } else {
+      const detokServer = this.table.detokServer;
+      counts.fill(0);
+      for (let i = 0; i < n; i++) {
+        const id = emitted[i];
+        const server = detokServer[id];
+        counts[server]++;
+        this.detokOutputs[base + server].pushBack(id);
+      }
     }
     const now = this.nowMs;
     for (let s = 0; s < servers; s++) {
@@ -509,8 +522,9 @@ export class Simulation {
 
   private endDetokJob(server: number): void {
     const size = this.detokJobSizes[server].popFront();
-    const outputs = this.detokOutputs[server];
-    for (let i = 0; i < size; i++) this.deliverOutput(outputs.popFront());
+    const outputs = this.detokScratch;
+    this.detokOutputs[server].takeFront(size, outputs);
+    for (let i = 0; i < size; i++) this.deliverOutput(outputs[i]);
   }
 
   /** The client receives one output token of request `id` now. */
