@@ -5,7 +5,7 @@
  * Reading guide: `run` drains the event queue instant by instant; at each instant events pop
  * in the spec's tie order (pass ends, deliveries, arrivals) and passes start last, on every
  * engine worker that became idle or got work. Request state lives in a RequestTable; the only
- * per-token work is in EngineRank.finishPass and `deliverOutput`.
+ * per-token work is in EngineRank.finishPass and `deliverOutputs`.
  */
 import { uniformFloat64 } from 'pure-rand/distribution/uniformFloat64';
 import { uniformInt } from 'pure-rand/distribution/uniformInt';
@@ -457,7 +457,7 @@ export class Simulation {
     const detok = this.cfg.detokenization;
     if (detok === null) {
       const emitted = out.emitted;
-      for (let i = 0; i < out.emittedCount; i++) this.deliverOutput(emitted[i]);
+      this.deliverOutputs(emitted, out.emittedCount);
       return;
     }
     this.queueDetokJobs(worker, out, detok.serversPerWorker, detok.baseMs, detok.perTokenMs, detok.chunkOutputs);
@@ -524,23 +524,35 @@ export class Simulation {
     const size = this.detokJobSizes[server].popFront();
     const outputs = this.detokScratch;
     this.detokOutputs[server].takeFront(size, outputs);
-    for (let i = 0; i < size; i++) this.deliverOutput(outputs[i]);
+    this.deliverOutputs(outputs, size);
   }
 
-  /** The client receives one output token of request `id` now. */
-  private deliverOutput(id: number): void {
+  /**
+   * The client receives now one output token of each request ids[0 .. count). One loop for
+   * both delivery paths (at the pass end, or at a detokenization job's end), so the per-token
+   * work is optimized once, whatever calls it.
+   */
+  private deliverOutputs(ids: Int32Array, count: number): void {
     const t = this.table;
     const now = this.nowMs;
-    const n = t.received[id]++;
-    if (n === 0) {
-      t.firstReceivedMs[id] = now;
-    } else {
-      if (n === 1) t.secondReceivedMs[id] = now;
-      if (t.isWarmup[id] === 0) this.gaps.push(now - t.lastReceivedMs[id], id);
+    const received = t.received;
+    const lastReceivedMs = t.lastReceivedMs;
+    const isWarmup = t.isWarmup;
+    const gaps = this.gaps;
+    const tokenReceivedMs = this.tokenReceivedMs;
+    for (let k = 0; k < count; k++) {
+      const id = ids[k];
+      const n = received[id]++;
+      if (n === 0) {
+        t.firstReceivedMs[id] = now;
+      } else {
+        if (n === 1) t.secondReceivedMs[id] = now;
+        if (isWarmup[id] === 0) gaps.push(now - lastReceivedMs[id], id);
+      }
+      lastReceivedMs[id] = now;
+      if (tokenReceivedMs !== null) tokenReceivedMs[id].push(now);
+      if (n + 1 === t.generated[id] && t.status[id] === Status.EngineDone) this.receiveEnd(id);
     }
-    t.lastReceivedMs[id] = now;
-    if (this.tokenReceivedMs !== null) this.tokenReceivedMs[id].push(now);
-    if (n + 1 === t.generated[id] && t.status[id] === Status.EngineDone) this.receiveEnd(id);
   }
 
   /** The client has the whole response (last token, a zero-length output, or a rejection). */
