@@ -53,6 +53,28 @@ export class IntDeque {
     this.count += count;
   }
 
+  /**
+   * The ring's storage, for a caller that reads the front elements in place: element k from the
+   * front is `ring[(frontIndex + k) & ringMask]`; `dropFront(count)` then removes them. Valid
+   * until the next push.
+   */
+  get ring(): Int32Array {
+    return this.buf;
+  }
+
+  get frontIndex(): number {
+    return this.head;
+  }
+
+  get ringMask(): number {
+    return this.mask;
+  }
+
+  dropFront(count: number): void {
+    this.head = (this.head + count) & this.mask;
+    this.count -= count;
+  }
+
   /** Removes the `count` front elements into dst[0 .. count) (a bulk popFront; no allocation). */
   takeFront(count: number, dst: Int32Array): void {
     const buf = this.buf;

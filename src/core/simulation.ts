@@ -49,6 +49,9 @@ export interface SimulationOptions {
   checkInvariants?: boolean;
 }
 
+/** Index mask that leaves any array index unchanged. */
+const ALL_BITS = 0x7fffffff;
+
 /** Sentinel for "no session continues": a synthetic request or a trace row of its own. */
 const NO_NEXT = -1;
 
@@ -73,8 +76,6 @@ export class Simulation {
   private readonly detokOutputs: IntDeque[] = [];
   private readonly detokJobSizes: IntDeque[] = [];
   private readonly detokCounts: Int32Array;
-  /** The outputs of the job being delivered. */
-  private readonly detokScratch: Int32Array;
 
   // Traffic.
   private readonly rng: Rng | null;
@@ -134,8 +135,6 @@ export class Simulation {
       this.detokJobSizes.push(new IntDeque(16));
     }
     this.detokCounts = new Int32Array(run.detokenization ? run.detokenization.serversPerWorker : 0);
-    // A pass emits at most one output per running request.
-    this.detokScratch = new Int32Array(run.detokenization ? run.maxSequences * run.ranksPerWorker : 0);
 
     const source = run.source;
     this.rng = source.kind === 'synthetic' ? xoroshiro128plus(source.seed) : null;
@@ -457,7 +456,7 @@ export class Simulation {
     const detok = this.cfg.detokenization;
     if (detok === null) {
       const emitted = out.emitted;
-      this.deliverOutputs(emitted, out.emittedCount);
+      this.deliverOutputs(emitted, 0, out.emittedCount, ALL_BITS);
       return;
     }
     this.queueDetokJobs(worker, out, detok.serversPerWorker, detok.baseMs, detok.perTokenMs, detok.chunkOutputs);
@@ -522,17 +521,19 @@ export class Simulation {
 
   private endDetokJob(server: number): void {
     const size = this.detokJobSizes[server].popFront();
-    const outputs = this.detokScratch;
-    this.detokOutputs[server].takeFront(size, outputs);
-    this.deliverOutputs(outputs, size);
+    const outputs = this.detokOutputs[server];
+    // Delivered in place from the server's queue (its storage does not move while delivering:
+    // delivery schedules events but pushes nothing onto detokenization queues).
+    this.deliverOutputs(outputs.ring, outputs.frontIndex, size, outputs.ringMask);
+    outputs.dropFront(size);
   }
 
   /**
-   * The client receives now one output token of each request ids[0 .. count). One loop for
-   * both delivery paths (at the pass end, or at a detokenization job's end), so the per-token
-   * work is optimized once, whatever calls it.
+   * The client receives now one output token of each request ids[(start + k) & mask], k in
+   * [0, count): a plain array (mask ALL_BITS) or a ring. One loop for both delivery paths (at the
+   * pass end, or at a detokenization job's end), so the per-token work is optimized once.
    */
-  private deliverOutputs(ids: Int32Array, count: number): void {
+  private deliverOutputs(ids: Int32Array, start: number, count: number, mask: number): void {
     const t = this.table;
     const now = this.nowMs;
     const received = t.received;
@@ -541,7 +542,7 @@ export class Simulation {
     const gaps = this.gaps;
     const tokenReceivedMs = this.tokenReceivedMs;
     for (let k = 0; k < count; k++) {
-      const id = ids[k];
+      const id = ids[(start + k) & mask];
       const n = received[id]++;
       if (n === 0) {
         t.firstReceivedMs[id] = now;
