@@ -1,5 +1,6 @@
 /**
- * Binary min-heap of events over parallel typed arrays (no event objects).
+ * The event queue: events over parallel typed arrays (no event objects), in a binary min-heap
+ * plus a FIFO lane for events pushed in key order (see EventQueue).
  * Order key: (timeMs, phase, seq). `seq` is the insertion count, so events at one instant and
  * phase pop in the order they were pushed. Phases encode the tie order of spec replay.md §3:
  * pass ends, then deliveries to the client, then arrivals. (Pass starts are not events: the
@@ -36,13 +37,13 @@ const KIND_PHASE = [Phase.PassEnd, Phase.Delivery, Phase.Arrival, Phase.Arrival,
 /** 2^40 sequence numbers per phase: far more events than any run makes. */
 const PHASE_STRIDE = 2 ** 40;
 
-export class EventQueue {
+/** Binary min-heap over parallel typed arrays, keyed (timeMs, order). */
+class EventHeap {
   private timeMs: Float64Array;
   private order: Float64Array;
   private kind: Uint8Array;
   private target: Int32Array;
   private count = 0;
-  private seq = 0;
 
   constructor(initialCapacity = 1024) {
     this.timeMs = new Float64Array(initialCapacity);
@@ -68,9 +69,12 @@ export class EventQueue {
     return this.target[0];
   }
 
-  push(timeMs: number, kind: number, target: number): void {
+  peekOrder(): number {
+    return this.order[0];
+  }
+
+  push(timeMs: number, order: number, kind: number, target: number): void {
     if (this.count === this.timeMs.length) this.grow();
-    const order = KIND_PHASE[kind] * PHASE_STRIDE + this.seq++;
     // Sift up.
     let i = this.count++;
     const times = this.timeMs;
@@ -139,5 +143,123 @@ export class EventQueue {
     const target = new Int32Array(n);
     target.set(this.target);
     this.target = target;
+  }
+}
+
+/**
+ * Events pushed in non-decreasing key order (a closed loop's responses acted on after a fixed
+ * overhead, tokenization ends on one server) need no heap: they go to a FIFO lane, and only the
+ * others to the heap. Popping takes the smaller of the two heads, so the order is exactly the
+ * heap's (timeMs, phase, seq) order, at O(1) for in-order events.
+ */
+export class EventQueue {
+  private readonly heap: EventHeap;
+  // The lane: a ring of events in key order.
+  private laneTime: Float64Array;
+  private laneOrder: Float64Array;
+  private laneKind: Uint8Array;
+  private laneTarget: Int32Array;
+  private laneHead = 0;
+  private laneCount = 0;
+  private laneMask: number;
+  private seq = 0;
+  /** Whether the next event to pop is the lane's head (recomputed after every change). */
+  private fromLane = false;
+
+  constructor(initialCapacity = 1024) {
+    this.heap = new EventHeap(initialCapacity);
+    let cap = 16;
+    while (cap < initialCapacity) cap *= 2;
+    this.laneTime = new Float64Array(cap);
+    this.laneOrder = new Float64Array(cap);
+    this.laneKind = new Uint8Array(cap);
+    this.laneTarget = new Int32Array(cap);
+    this.laneMask = cap - 1;
+  }
+
+  get size(): number {
+    return this.heap.size + this.laneCount;
+  }
+
+  /** Time of the earliest event; only valid when size > 0. */
+  peekTimeMs(): number {
+    return this.fromLane ? this.laneTime[this.laneHead] : this.heap.peekTimeMs();
+  }
+
+  peekKind(): number {
+    return this.fromLane ? this.laneKind[this.laneHead] : this.heap.peekKind();
+  }
+
+  peekTarget(): number {
+    return this.fromLane ? this.laneTarget[this.laneHead] : this.heap.peekTarget();
+  }
+
+  push(timeMs: number, kind: number, target: number): void {
+    const order = KIND_PHASE[kind] * PHASE_STRIDE + this.seq++;
+    const n = this.laneCount;
+    if (n === 0 || this.isAfterLaneTail(timeMs, order)) {
+      if (n === this.laneTime.length) this.growLane();
+      const at = (this.laneHead + n) & this.laneMask;
+      this.laneTime[at] = timeMs;
+      this.laneOrder[at] = order;
+      this.laneKind[at] = kind;
+      this.laneTarget[at] = target;
+      this.laneCount = n + 1;
+    } else {
+      this.heap.push(timeMs, order, kind, target);
+    }
+    this.chooseHead();
+  }
+
+  /** Removes the earliest event (read it first with peek*). */
+  pop(): void {
+    if (this.fromLane) {
+      this.laneHead = (this.laneHead + 1) & this.laneMask;
+      this.laneCount--;
+    } else {
+      this.heap.pop();
+    }
+    this.chooseHead();
+  }
+
+  private isAfterLaneTail(timeMs: number, order: number): boolean {
+    const tail = (this.laneHead + this.laneCount - 1) & this.laneMask;
+    const tailTime = this.laneTime[tail];
+    return timeMs > tailTime || (timeMs === tailTime && order > this.laneOrder[tail]);
+  }
+
+  private chooseHead(): void {
+    if (this.laneCount === 0) {
+      this.fromLane = false;
+      return;
+    }
+    if (this.heap.size === 0) {
+      this.fromLane = true;
+      return;
+    }
+    const laneTime = this.laneTime[this.laneHead];
+    const heapTime = this.heap.peekTimeMs();
+    this.fromLane = laneTime < heapTime || (laneTime === heapTime && this.laneOrder[this.laneHead] < this.heap.peekOrder());
+  }
+
+  private growLane(): void {
+    const n = this.laneTime.length;
+    const time = new Float64Array(n * 2);
+    const order = new Float64Array(n * 2);
+    const kind = new Uint8Array(n * 2);
+    const target = new Int32Array(n * 2);
+    for (let i = 0; i < this.laneCount; i++) {
+      const at = (this.laneHead + i) & this.laneMask;
+      time[i] = this.laneTime[at];
+      order[i] = this.laneOrder[at];
+      kind[i] = this.laneKind[at];
+      target[i] = this.laneTarget[at];
+    }
+    this.laneTime = time;
+    this.laneOrder = order;
+    this.laneKind = kind;
+    this.laneTarget = target;
+    this.laneHead = 0;
+    this.laneMask = n * 2 - 1;
   }
 }
