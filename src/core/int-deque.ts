@@ -75,6 +75,21 @@ export class IntDeque {
     this.count -= count;
   }
 
+  /** Makes room for `extra` more elements, so that a caller may write them with `ring` and `commitBack`. */
+  reserve(extra: number): void {
+    while (this.count + extra > this.buf.length) this.grow();
+  }
+
+  /** Ring index where the next pushed element goes. */
+  get backIndex(): number {
+    return (this.head + this.count) & this.mask;
+  }
+
+  /** Counts `count` elements written at ring[(backIndex + k) & ringMask] (after `reserve`). */
+  commitBack(count: number): void {
+    this.count += count;
+  }
+
   /** Removes the `count` front elements into dst[0 .. count) (a bulk popFront; no allocation). */
   takeFront(count: number, dst: Int32Array): void {
     const buf = this.buf;

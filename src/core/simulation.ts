@@ -493,13 +493,24 @@ export class Simulation {
       counts[0] = n;
       this.detokOutputs[base].pushBackRange(emitted, 0, n);
     } else {
+      // One sweep of the pass's outputs per server, writing straight into its queue's ring.
       const detokServer = this.table.detokServer;
-      counts.fill(0);
-      for (let i = 0; i < n; i++) {
-        const id = emitted[i];
-        const server = detokServer[id];
-        counts[server]++;
-        this.detokOutputs[base + server].pushBack(id);
+      for (let s = 0; s < servers; s++) {
+        const queue = this.detokOutputs[base + s];
+        queue.reserve(n);
+        const ring = queue.ring;
+        const mask = queue.ringMask;
+        const at = queue.backIndex;
+        let count = 0;
+        for (let i = 0; i < n; i++) {
+          const id = emitted[i];
+          if (detokServer[id] === s) {
+            ring[(at + count) & mask] = id;
+            count++;
+          }
+        }
+        queue.commitBack(count);
+        counts[s] = count;
       }
     }
     const now = this.nowMs;
