@@ -10,6 +10,7 @@ describe('IntDeque', () => {
       fc.record({ kind: fc.constant('popFront' as const) }),
       fc.record({ kind: fc.constant('pushBackRange' as const), values: fc.array(fc.integer(), { maxLength: 40 }) }),
       fc.record({ kind: fc.constant('takeFront' as const), count: fc.nat(40) }),
+      fc.record({ kind: fc.constant('reserveWrite' as const), values: fc.array(fc.integer(), { maxLength: 40 }) }),
     );
     fc.assert(
       fc.property(fc.array(op, { maxLength: 200 }), (ops) => {
@@ -23,6 +24,13 @@ describe('IntDeque', () => {
           } else if (o.kind === 'pushBackRange') {
             const src = Int32Array.from([7, ...o.values, 9]);
             deque.pushBackRange(src, 1, o.values.length);
+            model.push(...o.values);
+          } else if (o.kind === 'reserveWrite') {
+            deque.reserve(o.values.length);
+            const ring = deque.ring;
+            const at = deque.backIndex;
+            o.values.forEach((v, k) => (ring[(at + k) & deque.ringMask] = v));
+            deque.commitBack(o.values.length);
             model.push(...o.values);
           } else {
             const count = Math.min(o.count, model.length);
