@@ -125,22 +125,37 @@ const DIGIT_SHIFT = [21, 10, 0, 21, 10, 0];
 const DIGIT_MASK = [0x7ff, 0x7ff, 0x3ff, 0x7ff, 0x7ff, 0x3ff];
 
 /**
- * Writes the digit `level` of every candidate's sortable key into `digits` (bits: the values'
- * 32-bit words, low word first). One tight loop per call, so the per-element work is a few
- * integer operations.
+ * One pass over the candidates: writes the digit `level` of every candidate's sortable key into
+ * `digits`, counts the digits into `counts`, and returns whether the candidates are all equal
+ * (bits: the values' 32-bit words, low word first).
  */
-function fillDigits(bits: Uint32Array, idx: Int32Array | null, n: number, level: number, digits: Uint16Array): void {
+function histogramDigits(
+  a: Float64Array,
+  bits: Uint32Array,
+  idx: Int32Array | null,
+  n: number,
+  level: number,
+  digits: Uint16Array,
+  counts: Int32Array,
+): boolean {
   const shift = DIGIT_SHIFT[level];
   const mask = DIGIT_MASK[level];
   const fromHigh = level < 3 ? 1 : 0;
+  const firstValue = a[idx === null ? 0 : idx[0]];
+  let allEqual = true;
   for (let k = 0; k < n; k++) {
     const i = idx === null ? k : idx[k];
     const hi = bits[2 * i + 1];
     const word = fromHigh === 1 ? hi : bits[2 * i];
     // Sortable key: flip every bit of a negative value, only the sign bit of the others.
     const key = (hi | 0) < 0 ? ~word : fromHigh === 1 ? word | 0x80000000 : word;
-    digits[k] = (key >>> shift) & mask;
+    const digit = (key >>> shift) & mask;
+    digits[k] = digit;
+    counts[digit]++;
+    if (allEqual && a[i] !== firstValue) allEqual = false;
   }
+  // 0 and -0 compare equal but sort apart: let such a bucket go on to the next digit.
+  return allEqual && firstValue !== 0;
 }
 
 /**
@@ -167,18 +182,10 @@ function selectLevel(
     return;
   }
   const digits = new Uint16Array(n);
-  fillDigits(bits, idx, n, level, digits);
   const counts = new Int32Array(BUCKETS);
-  for (let k = 0; k < n; k++) counts[digits[k]]++;
-  let first = Infinity;
-  let last = -Infinity;
-  for (let k = 0; k < n; k++) {
-    const x = a[idx === null ? k : idx[k]];
-    if (x < first) first = x;
-    if (x > last) last = x;
-  }
-  if (first === last) {
-    for (let r = rFirst; r < rEnd; r++) out[r] = first;
+  if (histogramDigits(a, bits, idx, n, level, digits, counts)) {
+    const value = a[idx === null ? 0 : idx[0]];
+    for (let r = rFirst; r < rEnd; r++) out[r] = value;
     return;
   }
   // Buckets that hold wanted ranks, in key order, with the ranks each holds.
