@@ -66,21 +66,50 @@ function main(): void {
   const json = args.includes('--json');
   const onlyIndex = args.indexOf('--only');
   const names = onlyIndex >= 0 ? args[onlyIndex + 1].split(',') : Object.keys(WORKLOADS);
-  const self = fileURLToPath(import.meta.url);
   const rows: BenchRow[] = [];
   for (const name of names) {
     if (!(name in WORKLOADS)) throw new Error(`unknown workload '${name}'; known: ${Object.keys(WORKLOADS).join(', ')}`);
-    const child = spawnSync(process.execPath, [self, '--child', name], { encoding: 'utf8', maxBuffer: 1 << 20 });
-    if (child.status !== 0) throw new Error(`workload ${name} failed:\n${child.stderr}`);
-    const row = JSON.parse(child.stdout.trim().split('\n').pop() as string) as BenchRow;
+    const row = runChild(name);
     rows.push(row);
     if (json) process.stdout.write(JSON.stringify(row) + '\n');
   }
-  if (json) return;
+  const overhead = names.includes('closed-1k') && names.includes('closed-1k-client-path') ? clientPathOverhead() : null;
+  if (json) {
+    if (overhead) process.stdout.write(JSON.stringify({ workload: 'client-path-overhead', ...overhead }) + '\n');
+    return;
+  }
   const header = ['workload', 'requests', 'output_tokens', 'wall_ms', 'us_per_output_token', 'peak_rss_mb', 'preemptions'] as const;
   const table = [header.map(String), ...rows.map((r) => header.map((h) => String(r[h])))];
   const widths = header.map((_, i) => Math.max(...table.map((line) => line[i].length)));
   for (const line of table) console.log(line.map((cell, i) => cell.padStart(widths[i])).join('  '));
+  if (overhead) {
+    console.log(
+      `\nclient path: closed-1k-client-path costs ${((overhead.median_ratio - 1) * 100).toFixed(1)} % more host time per output token than closed-1k ` +
+        `(median of ${overhead.pairs} back-to-back pairs; pair ratios ${overhead.ratios.map((r) => r.toFixed(3)).join(' ')})`,
+    );
+  }
+}
+
+function runChild(name: string): BenchRow {
+  const self = fileURLToPath(import.meta.url);
+  const child = spawnSync(process.execPath, [self, '--child', name], { encoding: 'utf8', maxBuffer: 1 << 20 });
+  if (child.status !== 0) throw new Error(`workload ${name} failed:\n${child.stderr}`);
+  return JSON.parse(child.stdout.trim().split('\n').pop() as string) as BenchRow;
+}
+
+/**
+ * The client path's extra cost as the median ratio of back-to-back pairs of runs: host speed
+ * drifts over seconds on a shared machine, so adjacent runs compare better than two medians.
+ */
+function clientPathOverhead(pairs = 7): { pairs: number; median_ratio: number; ratios: number[] } {
+  const ratios: number[] = [];
+  for (let i = 0; i < pairs; i++) {
+    const plain = runChild('closed-1k').us_per_output_token;
+    const withClientPath = runChild('closed-1k-client-path').us_per_output_token;
+    ratios.push(withClientPath / plain);
+  }
+  ratios.sort((a, b) => a - b);
+  return { pairs, median_ratio: round(ratios[(pairs - 1) >> 1], 4), ratios: ratios.map((r) => round(r, 4)) };
 }
 
 main();
