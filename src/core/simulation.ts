@@ -8,7 +8,6 @@
  * per-token work is in EngineRank.finishPass and `deliverOutputs`.
  */
 import { uniformFloat64 } from 'pure-rand/distribution/uniformFloat64';
-import { uniformInt } from 'pure-rand/distribution/uniformInt';
 import { xoroshiro128plus } from 'pure-rand/generator/xoroshiro128plus';
 import { sessionTurnPromptTokens } from '../config/kv-capacity.js';
 import { EngineRank, PassOutputs } from './engine-rank.js';
@@ -18,9 +17,8 @@ import { IntDeque } from './int-deque.js';
 import { RequestTable, Status } from './request-table.js';
 import type { ResolvedRun } from './resolve.js';
 import { TimingError } from './timing.js';
-import { FOLD_AT, TokenGapPool } from './token-gaps.js';
-
-type Rng = ReturnType<typeof xoroshiro128plus>;
+import { TokenGapPool } from './token-gaps.js';
+import { NO_NEXT, buildTraceOrder, drawLength, expectedGaps, type Rng } from './traffic.js';
 
 export interface SimulationResult {
   table: RequestTable;
@@ -51,9 +49,6 @@ export interface SimulationOptions {
 
 /** Index mask that leaves any array index unchanged. */
 const ALL_BITS = 0x7fffffff;
-
-/** Sentinel for "no session continues": a synthetic request or a trace row of its own. */
-const NO_NEXT = -1;
 
 export class Simulation {
   private readonly cfg: ResolvedRun;
@@ -582,71 +577,4 @@ export class Simulation {
     }
     this.events.push(actMs, EventKind.ClientAct, id);
   }
-}
-
-/** An upper bound of the run's pooled token gaps, capped at the fold limit (a default when unknown). */
-function expectedGaps(run: ResolvedRun): number {
-  if (!Number.isFinite(run.maxRequests)) return 1 << 16;
-  const source = run.source;
-  let tokens = 0;
-  if (source.kind === 'trace') {
-    for (let row = 0; row < run.maxRequests; row++) tokens += source.trace.outputLength[row];
-  } else {
-    tokens = run.maxRequests * source.outputTokens;
-  }
-  return Math.max(1024, Math.min(FOLD_AT, tokens));
-}
-
-/**
- * A synthetic length: fixed when ratio is 1, otherwise uniform over the integers
- * [max(min, floor(length * ratio)), length] (the random_range_ratio of sglang's bench_serving).
- */
-function drawLength(rng: Rng, length: number, ratio: number, min: number): number {
-  if (ratio >= 1) return length;
-  const lo = Math.max(min, Math.floor(length * ratio));
-  return lo >= length ? length : uniformInt(rng, lo, length);
-}
-
-/**
- * Orders a trace for sending. Without session replay (closed or open loop), every row up to
- * `limit` is its own unit, in file order. With trace_timestamps, rows sharing a session id
- * form one session: its first row is sent at its timestamp, each later row after the previous
- * one is acted on plus its `delay`; sessions start in timestamp order (file order on ties).
- */
-function buildTraceOrder(
-  rows: number,
-  limit: number,
-  trace: { timestampMs: Float64Array; sessionId: string[] | null },
-  bySession: boolean,
-): { starts: Int32Array; nextInSession: Int32Array | null; sessionIndex: Int32Array; turnIndex: Int32Array } {
-  const n = Math.min(rows, limit);
-  const sessionIndex = new Int32Array(n);
-  const turnIndex = new Int32Array(n);
-  if (!bySession) {
-    const starts = new Int32Array(n);
-    for (let i = 0; i < n; i++) {
-      starts[i] = i;
-      sessionIndex[i] = i;
-    }
-    return { starts, nextInSession: null, sessionIndex, turnIndex };
-  }
-  const nextInSession = new Int32Array(n).fill(NO_NEXT);
-  const lastOfSession = new Map<string, number>();
-  const startList: number[] = [];
-  for (let i = 0; i < n; i++) {
-    const session = trace.sessionId === null ? '' : trace.sessionId[i];
-    const prev = session === '' ? undefined : lastOfSession.get(session);
-    if (prev === undefined) {
-      sessionIndex[i] = startList.length;
-      startList.push(i);
-    } else {
-      nextInSession[prev] = i;
-      sessionIndex[i] = sessionIndex[prev];
-      turnIndex[i] = turnIndex[prev] + 1;
-    }
-    if (session !== '') lastOfSession.set(session, i);
-  }
-  const ts = trace.timestampMs;
-  startList.sort((a, b) => ts[a] - ts[b] || a - b);
-  return { starts: Int32Array.from(startList), nextInSession, sessionIndex, turnIndex };
 }
