@@ -20,18 +20,33 @@ export interface RankLimits {
   lengthLimit: number;
 }
 
-/** Where a rank writes the results of a pass end; shared by the ranks of one worker. */
+/**
+ * Where a rank writes the results of a pass end; shared by the ranks of one worker. With
+ * several detokenization servers, emitted outputs are routed by server as they are written
+ * (`routed`, one segment of `capacity` ids per server), so the detokenization stage takes each
+ * server's outputs in bulk; otherwise they go to `emitted`.
+ */
 export class PassOutputs {
-  /** Requests that emitted a token, in rank then running order. */
+  /** Requests that emitted a token, in rank then running order (when not routed). */
   emitted: Int32Array;
   emittedCount = 0;
   /** Requests that ended without a token to deliver: rejections and zero-length outputs. */
   ended: Int32Array;
   endedCount = 0;
+  /** Detokenization servers to route to; 0 or 1 = no routing. */
+  readonly servers: number;
+  /** Server s's outputs of the pass are routed[s * capacity .. s * capacity + routedCount[s]). */
+  readonly routed: Int32Array;
+  readonly routedCount: Int32Array;
+  readonly capacity: number;
 
-  constructor(capacity: number) {
-    this.emitted = new Int32Array(Math.max(16, capacity));
+  constructor(capacity: number, servers = 0) {
+    this.capacity = Math.max(16, capacity);
+    this.emitted = new Int32Array(this.capacity);
     this.ended = new Int32Array(16);
+    this.servers = servers > 1 ? servers : 0;
+    this.routed = new Int32Array(this.servers * this.capacity);
+    this.routedCount = new Int32Array(this.servers);
   }
 
   pushEmitted(id: number): void {
@@ -47,6 +62,7 @@ export class PassOutputs {
   clear(): void {
     this.emittedCount = 0;
     this.endedCount = 0;
+    if (this.servers > 0) this.routedCount.fill(0);
   }
 }
 
@@ -217,6 +233,13 @@ export class EngineRank {
     const lengthLimit = this.limits.lengthLimit;
     const running = this.running;
     const count = this.scheduledCount;
+    // Routing by detokenization server (at most one output per running request per pass, so a
+    // server's segment of `capacity` ids never overflows).
+    const servers = out.servers;
+    const detokServer = t.detokServer;
+    const routed = out.routed;
+    const routedCount = out.routedCount;
+    const segment = out.capacity;
     let write = 0;
     for (let i = 0; i < count; i++) {
       const r = running[i];
@@ -227,7 +250,12 @@ export class EngineRank {
         if (generated[r] < outputLen[r]) {
           const g = ++generated[r];
           if (firstEmittedMs[r] !== firstEmittedMs[r]) firstEmittedMs[r] = nowMs;
-          out.pushEmitted(r);
+          if (servers > 0) {
+            const server = detokServer[r];
+            routed[server * segment + routedCount[server]++] = r;
+          } else {
+            out.pushEmitted(r);
+          }
           if (recordEmit !== null) recordEmit(r, nowMs);
           finished = g >= outputLen[r] || prompt[r] + g >= lengthLimit;
         } else {

@@ -108,7 +108,7 @@ export class Simulation {
     };
     for (let w = 0; w < workers; w++) {
       for (let k = 0; k < run.ranksPerWorker; k++) this.ranks.push(new EngineRank(rankLimits, this.table));
-      this.outputs.push(new PassOutputs(run.maxSequences * run.ranksPerWorker));
+      this.outputs.push(new PassOutputs(run.maxSequences * run.ranksPerWorker, run.detokenization?.serversPerWorker ?? 0));
     }
     this.workerBusy = new Uint8Array(workers);
     this.workerFlagged = new Uint8Array(workers);
@@ -488,24 +488,13 @@ export class Simulation {
       counts[0] = n;
       this.detokOutputs[base].pushBackRange(emitted, 0, n);
     } else {
-      // One sweep of the pass's outputs per server, writing straight into its queue's ring.
-      const detokServer = this.table.detokServer;
+      // The rank already routed the outputs by server (PassOutputs.routed).
+      const routed = out.routed;
+      const segment = out.capacity;
       for (let s = 0; s < servers; s++) {
-        const queue = this.detokOutputs[base + s];
-        queue.reserve(n);
-        const ring = queue.ring;
-        const mask = queue.ringMask;
-        const at = queue.backIndex;
-        let count = 0;
-        for (let i = 0; i < n; i++) {
-          const id = emitted[i];
-          if (detokServer[id] === s) {
-            ring[(at + count) & mask] = id;
-            count++;
-          }
-        }
-        queue.commitBack(count);
-        counts[s] = count;
+        const m = out.routedCount[s];
+        counts[s] = m;
+        if (m > 0) this.detokOutputs[base + s].pushBackRange(routed, s * segment, m);
       }
     }
     const now = this.nowMs;
