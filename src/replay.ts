@@ -71,6 +71,8 @@ export function replay(config: RunConfig, options: ReplayOptions): ReplayResult 
   const started = performance.now();
   const result = new Simulation(run, { recordTokens: perRequest }).run();
   const core = buildSummary(run, result);
+  // The gap buffer goes back to this thread's cache for the next replay (core/scratch.ts).
+  result.gaps.release();
   const wallMs = performance.now() - started;
   let outputTokens = 0;
   for (let id = 0; id < result.requestCount; id++) outputTokens += result.table.received[id];

@@ -8,6 +8,7 @@
  * radix select (`orderStatistics`). Sums run in the order the values come in, which the
  * simulation makes deterministic.
  */
+import { giveInt32, giveUint16, takeInt32, takeUint16 } from './scratch.js';
 
 export const PERCENTILES = [1, 5, 10, 25, 50, 75, 90, 95, 99] as const;
 
@@ -181,9 +182,11 @@ function selectLevel(
     for (let r = rFirst; r < rEnd; r++) out[r] = values[ranks[r] - offset];
     return;
   }
-  const digits = new Uint16Array(n);
+  // The digits buffer is the largest scratch of the selection: reused between calls.
+  const digits = takeUint16(n);
   const counts = new Int32Array(BUCKETS);
   if (histogramDigits(a, bits, idx, n, level, digits, counts)) {
+    giveUint16(digits);
     const value = a[idx === null ? 0 : idx[0]];
     for (let r = rFirst; r < rEnd; r++) out[r] = value;
     return;
@@ -193,6 +196,7 @@ function selectLevel(
   const groups: Array<{ bucket: number; below: number; rFirst: number; rEnd: number; members: Int32Array; filled: number }> = [];
   let below = offset;
   let r = rFirst;
+  let wanted = 0;
   for (let b = 0; b < BUCKETS && r < rEnd; b++) {
     const size = counts[b];
     if (size === 0) continue;
@@ -200,10 +204,19 @@ function selectLevel(
     while (rStop < rEnd && ranks[rStop] < below + size) rStop++;
     if (rStop > r) {
       groupOf[b] = groups.length;
-      groups.push({ bucket: b, below, rFirst: r, rEnd: rStop, members: new Int32Array(size), filled: 0 });
+      groups.push({ bucket: b, below, rFirst: r, rEnd: rStop, members: new Int32Array(0), filled: 0 });
+      wanted += size;
       r = rStop;
     }
     below += size;
+  }
+  // The groups' members share one buffer (reused between calls), each a segment of it.
+  const memberBuffer = takeInt32(wanted);
+  let at = 0;
+  for (const group of groups) {
+    const size = counts[group.bucket];
+    group.members = memberBuffer.subarray(at, at + size);
+    at += size;
   }
   // One pass gathers the members of every wanted bucket.
   for (let k = 0; k < n; k++) {
@@ -213,7 +226,9 @@ function selectLevel(
       group.members[group.filled++] = idx === null ? k : idx[k];
     }
   }
+  giveUint16(digits);
   for (const group of groups) {
     selectLevel(a, bits, group.members, group.members.length, ranks, group.rFirst, group.rEnd, group.below, level + 1, out);
   }
+  giveInt32(memberBuffer);
 }

@@ -9,6 +9,7 @@
  * incomplete. Warmup requests never push.
  */
 import { DDSketch } from '@datadog/sketches-js';
+import { giveFloat64, takeFloat64 } from './scratch.js';
 import { summarizeValues, type Stats } from './stats.js';
 
 export const EXACT_LIMIT = 10_000_000;
@@ -42,7 +43,7 @@ export class TokenGapPool {
   ) {
     this.tracksOwners = isValid !== null;
     this.isValid = isValid ?? (() => true);
-    this.gaps = new Float64Array(initialCapacity);
+    this.gaps = takeFloat64(initialCapacity);
     this.owners = new Int32Array(this.tracksOwners ? initialCapacity : 0);
   }
 
@@ -65,6 +66,16 @@ export class TokenGapPool {
     }
     this.fold(true);
     return this.sketchStats();
+  }
+
+  /**
+   * Hands the gap buffer back for the next run on this thread (core/scratch.ts). Call after
+   * `stats`, once nothing reads the gaps any more; the pool is empty afterwards.
+   */
+  release(): void {
+    giveFloat64(this.gaps);
+    this.gaps = new Float64Array(0);
+    this.length = 0;
   }
 
   private makeRoom(): void {
