@@ -11,7 +11,7 @@
 
 let spareFloat64: Float64Array | null = null;
 let spareUint16: Uint16Array | null = null;
-let spareInt32: Int32Array | null = null;
+let spareSelect: Float64Array | null = null;
 
 /** A Float64Array of at least `length` elements, from the cache when it has one that large. */
 export function takeFloat64(length: number): Float64Array {
@@ -41,15 +41,19 @@ export function giveUint16(buffer: Uint16Array): void {
   if (spareUint16 === null || buffer.length > spareUint16.length) spareUint16 = buffer;
 }
 
-export function takeInt32(length: number): Int32Array {
-  const spare = spareInt32;
+/**
+ * The selection's gather buffer (values copied per radix level). A slot of its own: the token-gap
+ * buffer it selects from is taken from the Float64 slot at the same time.
+ */
+export function takeSelectBuffer(length: number): Float64Array {
+  const spare = spareSelect;
   if (spare !== null && spare.length >= length) {
-    spareInt32 = null;
+    spareSelect = null;
     return spare;
   }
-  return new Int32Array(length);
+  return new Float64Array(length);
 }
 
-export function giveInt32(buffer: Int32Array): void {
-  if (spareInt32 === null || buffer.length > spareInt32.length) spareInt32 = buffer;
+export function giveSelectBuffer(buffer: Float64Array): void {
+  if (spareSelect === null || buffer.length > spareSelect.length) spareSelect = buffer;
 }

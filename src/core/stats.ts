@@ -8,7 +8,7 @@
  * radix select (`orderStatistics`). Sums run in the order the values come in, which the
  * simulation makes deterministic.
  */
-import { giveInt32, giveUint16, takeInt32, takeUint16 } from './scratch.js';
+import { giveSelectBuffer, giveUint16, takeSelectBuffer, takeUint16 } from './scratch.js';
 
 export const PERCENTILES = [1, 5, 10, 25, 50, 75, 90, 95, 99] as const;
 
@@ -109,15 +109,16 @@ const SMALL = 256;
  * The order statistics of `a` at the given ascending `ranks` (0-based), without sorting it:
  * a most-significant-digit radix select over the IEEE-754 bits of the values, mapped to keys
  * that sort like the numbers (flip the sign bit of non-negative values, every bit of negative
- * ones). Each level histograms one 11-bit digit of the candidates, keeps only the buckets that
- * hold a wanted rank, and goes on with those; a bucket whose values are all equal, or small,
- * ends early. About two passes over the data in all, whatever the values' distribution
- * (pooled token gaps repeat a few pass times millions of times). `a` is not modified.
+ * ones). Each level histograms one 11-bit digit of the candidates, copies the values of the
+ * buckets that hold a wanted rank into one contiguous buffer, and goes on with those; a bucket
+ * whose values are all equal, or small, ends early. Every level reads its candidates in order
+ * (no index indirection), about two passes over the data in all, whatever the values'
+ * distribution (pooled token gaps repeat a few pass times millions of times). `a` is not
+ * modified.
  */
 export function orderStatistics(a: Float64Array, ranks: readonly number[]): number[] {
   const out = new Array<number>(ranks.length);
-  const bits = new Uint32Array(a.buffer, a.byteOffset, a.length * 2);
-  selectLevel(a, bits, null, a.length, ranks, 0, ranks.length, 0, 0, out);
+  selectLevel(a, ranks, 0, ranks.length, 0, 0, out);
   return out;
 }
 
@@ -126,48 +127,34 @@ const DIGIT_SHIFT = [21, 10, 0, 21, 10, 0];
 const DIGIT_MASK = [0x7ff, 0x7ff, 0x3ff, 0x7ff, 0x7ff, 0x3ff];
 
 /**
- * One pass over the candidates: writes the digit `level` of every candidate's sortable key into
- * `digits`, counts the digits into `counts`, and returns whether the candidates are all equal
- * (bits: the values' 32-bit words, low word first).
+ * One pass over the candidates: writes the digit `level` of every value's sortable key into
+ * `digits`, counts the digits into `counts`, and returns whether the values are all equal.
  */
-function histogramDigits(
-  a: Float64Array,
-  bits: Uint32Array,
-  idx: Int32Array | null,
-  n: number,
-  level: number,
-  digits: Uint16Array,
-  counts: Int32Array,
-): boolean {
+function histogramDigits(values: Float64Array, level: number, digits: Uint16Array, counts: Int32Array): boolean {
+  const n = values.length;
+  const bits = new Uint32Array(values.buffer, values.byteOffset, n * 2);
   const shift = DIGIT_SHIFT[level];
   const mask = DIGIT_MASK[level];
   const fromHigh = level < 3 ? 1 : 0;
-  const firstValue = a[idx === null ? 0 : idx[0]];
+  const firstValue = values[0];
   let allEqual = true;
   for (let k = 0; k < n; k++) {
-    const i = idx === null ? k : idx[k];
-    const hi = bits[2 * i + 1];
-    const word = fromHigh === 1 ? hi : bits[2 * i];
+    const hi = bits[2 * k + 1];
+    const word = fromHigh === 1 ? hi : bits[2 * k];
     // Sortable key: flip every bit of a negative value, only the sign bit of the others.
     const key = (hi | 0) < 0 ? ~word : fromHigh === 1 ? word | 0x80000000 : word;
     const digit = (key >>> shift) & mask;
     digits[k] = digit;
     counts[digit]++;
-    if (allEqual && a[i] !== firstValue) allEqual = false;
+    if (allEqual && values[k] !== firstValue) allEqual = false;
   }
   // 0 and -0 compare equal but sort apart: let such a bucket go on to the next digit.
   return allEqual && firstValue !== 0;
 }
 
-/**
- * Finds ranks[rFirst .. rEnd) (each minus `offset`) among the candidates: indices `idx[0 .. n)`
- * of `a`, or all of `a` when idx is null.
- */
+/** Finds ranks[rFirst .. rEnd) (each minus `offset`) among `values`. */
 function selectLevel(
-  a: Float64Array,
-  bits: Uint32Array,
-  idx: Int32Array | null,
-  n: number,
+  values: Float64Array,
   ranks: readonly number[],
   rFirst: number,
   rEnd: number,
@@ -175,25 +162,27 @@ function selectLevel(
   level: number,
   out: number[],
 ): void {
+  const n = values.length;
   if (n <= SMALL || level === 6) {
-    const values = new Float64Array(n);
-    for (let k = 0; k < n; k++) values[k] = a[idx === null ? k : idx[k]];
-    values.sort();
-    for (let r = rFirst; r < rEnd; r++) out[r] = values[ranks[r] - offset];
+    const sorted = values.slice();
+    sorted.sort();
+    for (let r = rFirst; r < rEnd; r++) out[r] = sorted[ranks[r] - offset];
     return;
   }
-  // The digits buffer is the largest scratch of the selection: reused between calls.
+  // The digits are the largest scratch of the selection: reused between calls.
   const digits = takeUint16(n);
   const counts = new Int32Array(BUCKETS);
-  if (histogramDigits(a, bits, idx, n, level, digits, counts)) {
+  if (histogramDigits(values, level, digits, counts)) {
     giveUint16(digits);
-    const value = a[idx === null ? 0 : idx[0]];
-    for (let r = rFirst; r < rEnd; r++) out[r] = value;
+    for (let r = rFirst; r < rEnd; r++) out[r] = values[0];
     return;
   }
-  // Buckets that hold wanted ranks, in key order, with the ranks each holds.
+  // Buckets that hold wanted ranks, in key order, with the ranks each holds; their values are
+  // gathered into consecutive segments of one buffer.
   const groupOf = new Int16Array(BUCKETS).fill(-1);
-  const groups: Array<{ bucket: number; below: number; rFirst: number; rEnd: number; members: Int32Array; filled: number }> = [];
+  const groupStart: number[] = [];
+  const groupBelow: number[] = [];
+  const groupRanks: number[] = [];
   let below = offset;
   let r = rFirst;
   let wanted = 0;
@@ -203,32 +192,25 @@ function selectLevel(
     let rStop = r;
     while (rStop < rEnd && ranks[rStop] < below + size) rStop++;
     if (rStop > r) {
-      groupOf[b] = groups.length;
-      groups.push({ bucket: b, below, rFirst: r, rEnd: rStop, members: new Int32Array(0), filled: 0 });
+      groupOf[b] = groupStart.length;
+      groupStart.push(wanted);
+      groupBelow.push(below);
+      groupRanks.push(r, rStop);
       wanted += size;
       r = rStop;
     }
     below += size;
   }
-  // The groups' members share one buffer (reused between calls), each a segment of it.
-  const memberBuffer = takeInt32(wanted);
-  let at = 0;
-  for (const group of groups) {
-    const size = counts[group.bucket];
-    group.members = memberBuffer.subarray(at, at + size);
-    at += size;
-  }
-  // One pass gathers the members of every wanted bucket.
+  const gathered = takeSelectBuffer(wanted);
+  const fill = Int32Array.from(groupStart);
   for (let k = 0; k < n; k++) {
     const g = groupOf[digits[k]];
-    if (g >= 0) {
-      const group = groups[g];
-      group.members[group.filled++] = idx === null ? k : idx[k];
-    }
+    if (g >= 0) gathered[fill[g]++] = values[k];
   }
   giveUint16(digits);
-  for (const group of groups) {
-    selectLevel(a, bits, group.members, group.members.length, ranks, group.rFirst, group.rEnd, group.below, level + 1, out);
+  for (let g = 0; g < groupStart.length; g++) {
+    const segment = gathered.subarray(groupStart[g], fill[g]);
+    selectLevel(segment, ranks, groupRanks[2 * g], groupRanks[2 * g + 1], groupBelow[g], level + 1, out);
   }
-  giveInt32(memberBuffer);
+  giveSelectBuffer(gathered);
 }
