@@ -204,9 +204,12 @@ async function runInDir(
     };
     options.stopSignal?.addEventListener('abort', onStop);
     let next = 0;
-    // One lane per pool thread keeps every thread busy without queueing, so a point's time-out
-    // clock starts when the point starts.
-    const lanes = Array.from({ length: pool.poolThreads }, async () => {
+    // With a time-out, one lane per pool thread keeps every thread busy without queueing, so a
+    // point's time-out clock starts when the point starts. Without one, two lanes per thread keep
+    // a point queued behind each running one: the pool hands it to the thread as soon as the
+    // thread is free, instead of after this loop has recorded the finished point.
+    const lanesPerThread = options.pointTimeoutS === undefined ? 2 : 1;
+    const lanes = Array.from({ length: Math.min(todo.length, pool.poolThreads * lanesPerThread) }, async () => {
       while (next < todo.length && !interrupted) {
         const point = todo[next++];
         const aiperfDir = options.aiperf ? join(outDir, 'aiperf', point.id, aiperfFolderName(point.config)) : undefined;
