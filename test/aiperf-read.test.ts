@@ -17,6 +17,7 @@ import {
 } from '../src/io/read-aiperf.js';
 import { loadFromCliCommand, loadFromFolderName } from '../src/io/read-aiperf-load.js';
 import { tagFromHeaderCell } from '../src/io/read-aiperf-tags.js';
+import { thrownBy } from './helpers/errors.js';
 
 const FIXTURES = 'test/fixtures/aiperf';
 
@@ -61,15 +62,7 @@ function expectClose(actual: number | undefined, expected: number | undefined, r
   expect(Math.abs(a - e), where).toBeLessThanOrEqual(relative * Math.max(1, Math.abs(e)));
 }
 
-function errorOf(action: () => unknown): InputError {
-  try {
-    action();
-  } catch (error) {
-    expect(error).toBeInstanceOf(InputError);
-    return error as InputError;
-  }
-  throw new Error('expected an InputError');
-}
+const errorOf = (action: () => unknown): InputError => thrownBy(action, InputError);
 
 describe('reading every real AIPerf run', () => {
   it.each(CASES)('reads $folder ($layout) with its load parameters', (fixture) => {

@@ -4,19 +4,12 @@ import { ConfigError, InputError } from '../src/config/errors.js';
 import { kvBlocksPerRank, largestSyntheticPromptTokens } from '../src/config/kv-capacity.js';
 import { loadRunConfig, loadRunConfigFromObject, parseRunConfig, parseYamlText } from '../src/config/load.js';
 import type { RunConfig } from '../src/config/types.js';
+import { thrownBy } from './helpers/errors.js';
 
 const FIXTURES = 'test/fixtures/config';
 
 /** The message of the error `fn` throws (fails the test when it does not throw). */
-function errorOf(fn: () => unknown): ConfigError | InputError {
-  try {
-    fn();
-  } catch (err) {
-    if (err instanceof ConfigError || err instanceof InputError) return err;
-    throw err;
-  }
-  throw new Error('expected an error, got none');
-}
+const errorOf = (fn: () => unknown): ConfigError | InputError => thrownBy<ConfigError | InputError>(fn, ConfigError, InputError);
 
 const DEFAULTS: RunConfig = {
   engine: {

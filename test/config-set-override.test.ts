@@ -2,16 +2,9 @@ import { describe, expect, it } from 'vitest';
 import { ConfigError } from '../src/config/errors.js';
 import { loadRunConfig, loadRunConfigFromObject } from '../src/config/load.js';
 import { applySet, parseSetAssignment } from '../src/config/set-override.js';
+import { thrownBy } from './helpers/errors.js';
 
-function errorOf(fn: () => unknown): ConfigError {
-  try {
-    fn();
-  } catch (err) {
-    if (err instanceof ConfigError) return err;
-    throw err;
-  }
-  throw new Error('expected a ConfigError, got none');
-}
+const errorOf = (fn: () => unknown): ConfigError => thrownBy(fn, ConfigError);
 
 describe('applySet', () => {
   it('parses the value as YAML: numbers, booleans, strings and mappings', () => {

@@ -5,19 +5,12 @@ import { describe, expect, it } from 'vitest';
 import { InputError } from '../src/config/errors.js';
 import { parseTabularPoints, readTabularPoints } from '../src/io/read-tabular.js';
 import { readMeasuredPoints, readSimPoints } from '../src/score/score-inputs.js';
+import { thrownBy } from './helpers/errors.js';
 
 const SILICON = 'data/silicon/aic-silicon-sample.csv';
 const DYNOSIM = 'data/silicon/dynosim-b200-minimax-m25-tp4-isl1k-osl1k.csv';
 
-function errorOf(action: () => unknown): InputError {
-  try {
-    action();
-  } catch (error) {
-    expect(error).toBeInstanceOf(InputError);
-    return error as InputError;
-  }
-  throw new Error('expected an InputError');
-}
+const errorOf = (action: () => unknown): InputError => thrownBy(action, InputError);
 
 describe('measured points from a table', () => {
   it('maps the silicon columns and selects one deployment', () => {
