@@ -1,22 +1,20 @@
 /** `sweep --aiperf`: every point's AIPerf artifacts, readable by the AIPerf reader (needs `npm run build`). */
 import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { readAiperfRun } from '../src/io/read-aiperf.js';
 import { readPoints } from '../src/sweep/results.js';
 import { runSweep } from '../src/sweep/run-sweep.js';
-import { requireBuild, tempDir, writeSweep } from './fixtures/sweep/helpers.js';
+import { requireBuild, useTempDirs, writeSweep } from './fixtures/sweep/helpers.js';
 
 beforeAll(requireBuild);
-const cleanups: Array<() => void> = [];
-afterEach(() => cleanups.splice(0).forEach((c) => c()));
+const dir = useTempDirs();
 
 describe('sweep --aiperf', () => {
   it('writes one AIPerf folder per point, named as AIPerf names it, with the point\'s numbers', async () => {
-    const t = tempDir();
-    cleanups.push(t.cleanup);
-    const sweep = writeSweep(t.dir, 'grid:\n  traffic.load.concurrency: [1, 4]\n');
-    const out = join(t.dir, 'out');
+    const d = dir();
+    const sweep = writeSweep(d, 'grid:\n  traffic.load.concurrency: [1, 4]\n');
+    const out = join(d, 'out');
     const result = await runSweep({ sweepFile: sweep, outDir: out, poolThreads: 2, aiperf: true, note: () => {} });
     expect(result.ok).toBe(2);
     const points = readPoints(join(out, 'points.jsonl')).records;

@@ -6,17 +6,11 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { ids, lines, read, requireBuild, RUN_CLI, tempDir, writeSweep } from './fixtures/sweep/helpers.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { ids, lines, read, requireBuild, RUN_CLI, useTempDirs, writeSweep } from './fixtures/sweep/helpers.js';
 
 beforeAll(requireBuild);
-const cleanups: Array<() => void> = [];
-afterEach(() => cleanups.splice(0).forEach((c) => c()));
-function dir(): string {
-  const t = tempDir();
-  cleanups.push(t.cleanup);
-  return t.dir;
-}
+const dir = useTempDirs();
 
 interface Run {
   child: ChildProcess;

@@ -1,6 +1,6 @@
 import { appendFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { ReplaySummary } from '../src/core/report-types.js';
 import { chartSpec, renderChart } from '../src/sweep/chart.js';
 import { createProgress, formatDuration } from '../src/sweep/progress.js';
@@ -14,15 +14,9 @@ import {
 } from '../src/sweep/results.js';
 import { summaryColumns, summaryCsv } from '../src/sweep/summary-csv.js';
 import type { PlanOutline } from '../src/sweep/plan.js';
-import { read, tempDir } from './fixtures/sweep/helpers.js';
+import { read, useTempDirs } from './fixtures/sweep/helpers.js';
 
-const cleanups: Array<() => void> = [];
-afterEach(() => cleanups.splice(0).forEach((c) => c()));
-function dir(): string {
-  const t = tempDir();
-  cleanups.push(t.cleanup);
-  return t.dir;
-}
+const dir = useTempDirs();
 
 const record = (id: string, status: PointRecord['status'] = 'ok'): PointRecord => ({
   id,

@@ -6,25 +6,19 @@
 import { existsSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { runSweepCommand } from '../src/cli/commands/sweep.js';
 import { mergeSweeps } from '../src/sweep/merge.js';
 import { PlanError } from '../src/sweep/plan.js';
 import type { ProgressReporter } from '../src/sweep/progress.js';
 import { runSweep, type RunSweepOptions } from '../src/sweep/run-sweep.js';
-import { ids, lines, read, requireBuild, tempDir, writeSweep } from './fixtures/sweep/helpers.js';
+import { ids, lines, read, requireBuild, useTempDirs, writeSweep } from './fixtures/sweep/helpers.js';
 
 // The pool threads copy the environment when they start: the fault hook is on for this file.
 process.env.SERVESIM_TEST_FAULTS = '1';
 
 beforeAll(requireBuild);
-const cleanups: Array<() => void> = [];
-afterEach(() => cleanups.splice(0).forEach((c) => c()));
-function dir(): string {
-  const t = tempDir();
-  cleanups.push(t.cleanup);
-  return t.dir;
-}
+const dir = useTempDirs();
 
 const quiet = { note: () => {} } satisfies Partial<RunSweepOptions>;
 const OUTPUT_FILES = ['plan.json', 'points.jsonl', 'summary.csv', 'sweep.svg'];
