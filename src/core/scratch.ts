@@ -9,51 +9,41 @@
  * worker thread has its own cache; nothing here changes what a replay computes.
  */
 
-let spareFloat64: Float64Array | null = null;
-let spareUint16: Uint16Array | null = null;
-let spareSelect: Float64Array | null = null;
+type TypedArray = Float64Array | Uint16Array;
 
-/** A Float64Array of at least `length` elements, from the cache when it has one that large. */
-export function takeFloat64(length: number): Float64Array {
-  const spare = spareFloat64;
-  if (spare !== null && spare.length >= length) {
-    spareFloat64 = null;
-    return spare;
+/** One cached buffer of a kind: `take` hands it out when it is large enough, `give` keeps the largest. */
+class SpareSlot<T extends TypedArray> {
+  private spare: T | null = null;
+
+  constructor(private readonly create: (length: number) => T) {}
+
+  take(length: number): T {
+    const spare = this.spare;
+    if (spare !== null && spare.length >= length) {
+      this.spare = null;
+      return spare;
+    }
+    return this.create(length);
   }
-  return new Float64Array(length);
-}
 
-/** Hands a buffer back; the cache keeps the largest it has been given. */
-export function giveFloat64(buffer: Float64Array): void {
-  if (spareFloat64 === null || buffer.length > spareFloat64.length) spareFloat64 = buffer;
-}
-
-export function takeUint16(length: number): Uint16Array {
-  const spare = spareUint16;
-  if (spare !== null && spare.length >= length) {
-    spareUint16 = null;
-    return spare;
+  give(buffer: T): void {
+    if (this.spare === null || buffer.length > this.spare.length) this.spare = buffer;
   }
-  return new Uint16Array(length);
 }
 
-export function giveUint16(buffer: Uint16Array): void {
-  if (spareUint16 === null || buffer.length > spareUint16.length) spareUint16 = buffer;
-}
-
+const float64 = new SpareSlot<Float64Array>((n) => new Float64Array(n));
+const uint16 = new SpareSlot<Uint16Array>((n) => new Uint16Array(n));
 /**
  * The selection's gather buffer (values copied per radix level). A slot of its own: the token-gap
  * buffer it selects from is taken from the Float64 slot at the same time.
  */
-export function takeSelectBuffer(length: number): Float64Array {
-  const spare = spareSelect;
-  if (spare !== null && spare.length >= length) {
-    spareSelect = null;
-    return spare;
-  }
-  return new Float64Array(length);
-}
+const select = new SpareSlot<Float64Array>((n) => new Float64Array(n));
 
-export function giveSelectBuffer(buffer: Float64Array): void {
-  if (spareSelect === null || buffer.length > spareSelect.length) spareSelect = buffer;
-}
+/** A Float64Array of at least `length` elements, from the cache when it has one that large. */
+export const takeFloat64 = (length: number): Float64Array => float64.take(length);
+/** Hands a buffer back; the cache keeps the largest it has been given. */
+export const giveFloat64 = (buffer: Float64Array): void => float64.give(buffer);
+export const takeUint16 = (length: number): Uint16Array => uint16.take(length);
+export const giveUint16 = (buffer: Uint16Array): void => uint16.give(buffer);
+export const takeSelectBuffer = (length: number): Float64Array => select.take(length);
+export const giveSelectBuffer = (buffer: Float64Array): void => select.give(buffer);
