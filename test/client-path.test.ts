@@ -220,6 +220,16 @@ describe('time cap', () => {
     expect(records[0].time_to_first_token).toBeNull();
     expect(summary.metrics.time_to_first_token).toBeUndefined();
   });
+
+  it('delivers a job that ends exactly at the cap and nothing after it; the run ends at that job', () => {
+    // Emitted at 12 and 14 (the last token). Jobs of 5 ms on one server: 12 -> 17, then 17 -> 22.
+    // Cap at 17 ms: the first token is received at 17, the second would be at 22.
+    const { records, summary } = run({ detokenization: detok(1, 5, 0) }, { source: synthetic(100, 2), load: closedLoop(1), stop: { max_virtual_time_seconds: 0.017 } });
+    expect(records[0].status).toBe('incomplete');
+    expect(records[0].token_emitted_ms).toEqual([12, 14]);
+    expect(records[0].token_ms).toEqual([17]);
+    expect(summary.engine.virtual_end_ms).toBe(17);
+  });
 });
 
 describe('invalid client-path configs', () => {

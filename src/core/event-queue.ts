@@ -3,36 +3,35 @@
  * plus a FIFO lane for events pushed in key order (see EventQueue).
  * Order key: (timeMs, phase, seq). `seq` is the insertion count, so events at one instant and
  * phase pop in the order they were pushed. Phases encode the tie order of spec replay.md §3:
- * pass ends, then deliveries to the client, then arrivals. (Pass starts are not events: the
- * loop starts passes once no event is left at the current instant.)
+ * pass ends before arrivals. Deliveries to the client are not events: they are applied inside the
+ * pass end (no detokenization) or stamped when a detokenization job is queued, its end being known
+ * then (see Simulation.queueDetokJobs). Pass starts are not events either: the loop starts passes
+ * once no event is left at the current instant.
  */
 
 export const Phase = {
   PassEnd: 0,
-  Delivery: 1,
-  Arrival: 2,
+  Arrival: 1,
 } as const;
 
 /** Event kinds: the phase of each is fixed (see `KIND_PHASE`). */
 export const EventKind = {
   /** target = engine worker index */
   PassEnd: 0,
-  /** target = detokenization server index (global) */
-  DetokJobEnd: 1,
   /** target = request id: tokenization finished, the request enters the scheduler */
-  Tokenized: 2,
+  Tokenized: 1,
   /** target = request id: the client acts on a finished response */
-  ClientAct: 3,
+  ClientAct: 2,
   /**
    * A send: target -1 is the next open-loop arrival; otherwise a trace row (trace sources) or
    * the previous turn of a synthetic session whose next turn is due.
    */
-  Send: 4,
+  Send: 3,
   /** target = closed-loop slot: its first request, under a ramp-up */
-  SlotStart: 5,
+  SlotStart: 4,
 } as const;
 
-const KIND_PHASE = [Phase.PassEnd, Phase.Delivery, Phase.Arrival, Phase.Arrival, Phase.Arrival, Phase.Arrival];
+const KIND_PHASE = [Phase.PassEnd, Phase.Arrival, Phase.Arrival, Phase.Arrival, Phase.Arrival];
 
 /** 2^40 sequence numbers per phase: far more events than any run makes. */
 const PHASE_STRIDE = 2 ** 40;

@@ -13,7 +13,6 @@ import { sessionTurnPromptTokens } from '../config/kv-capacity.js';
 import { EngineRank, PassOutputs } from './engine-rank.js';
 import { EventKind, EventQueue } from './event-queue.js';
 import { fnv1a32OfId } from './fnv.js';
-import { IntDeque } from './int-deque.js';
 import { RequestTable, Status } from './request-table.js';
 import type { ResolvedRun } from './resolve.js';
 import { TimingError } from './timing.js';
@@ -47,9 +46,6 @@ export interface SimulationOptions {
   checkInvariants?: boolean;
 }
 
-/** Index mask that leaves any array index unchanged. */
-const ALL_BITS = 0x7fffffff;
-
 export class Simulation {
   private readonly cfg: ResolvedRun;
   private readonly table: RequestTable;
@@ -64,13 +60,11 @@ export class Simulation {
   private readonly nextRank: Int32Array;
   private readonly gaps: TokenGapPool;
 
-  // Client-path servers: the time each becomes free, plus per detokenization server its FIFO
-  // of pending jobs (output ids and job sizes).
+  // Client-path servers: the time each becomes free.
   private readonly tokFreeMs: Float64Array;
   private readonly detokFreeMs: Float64Array;
-  private readonly detokOutputs: IntDeque[] = [];
-  private readonly detokJobSizes: IntDeque[] = [];
-  private readonly detokCounts: Int32Array;
+  /** The latest detokenization job end delivered (the run's end when no event follows it). */
+  private lastDeliveryMs = 0;
 
   // Traffic.
   private readonly rng: Rng | null;
@@ -123,13 +117,7 @@ export class Simulation {
     );
 
     this.tokFreeMs = new Float64Array(run.tokenization ? run.tokenization.serversPerWorker * workers : 0);
-    const detokServers = run.detokenization ? run.detokenization.serversPerWorker * workers : 0;
-    this.detokFreeMs = new Float64Array(detokServers);
-    for (let s = 0; s < detokServers; s++) {
-      this.detokOutputs.push(new IntDeque(64));
-      this.detokJobSizes.push(new IntDeque(16));
-    }
-    this.detokCounts = new Int32Array(run.detokenization ? run.detokenization.serversPerWorker : 0);
+    this.detokFreeMs = new Float64Array(run.detokenization ? run.detokenization.serversPerWorker * workers : 0);
 
     const source = run.source;
     this.rng = source.kind === 'synthetic' ? xoroshiro128plus(source.seed) : null;
@@ -186,9 +174,6 @@ export class Simulation {
         case EventKind.PassEnd:
           this.endPass(target);
           break;
-        case EventKind.DetokJobEnd:
-          this.endDetokJob(target);
-          break;
         case EventKind.Tokenized:
           this.enterScheduler(target);
           break;
@@ -210,7 +195,7 @@ export class Simulation {
       requestCount: this.cfg.source.kind === 'trace' ? this.cfg.maxRequests : this.created,
       gaps: this.gaps,
       lastResponseMs: this.lastResponseMs,
-      endMs: this.nowMs,
+      endMs: this.lastDeliveryMs > this.nowMs ? this.lastDeliveryMs : this.nowMs,
       passCount: this.passCount,
       preemptionCount: preemptions,
       tokenReceivedMs: this.tokenReceivedMs,
@@ -446,12 +431,12 @@ export class Simulation {
     if (this.checkInvariants) this.verifyKv(worker);
 
     // Requests that ended without output skip detokenization (spec §6).
-    for (let i = 0; i < out.endedCount; i++) this.receiveEnd(out.ended[i]);
+    for (let i = 0; i < out.endedCount; i++) this.receiveEnd(out.ended[i], now);
 
     const detok = this.cfg.detokenization;
     if (detok === null) {
       const emitted = out.emitted;
-      this.deliverOutputs(emitted, 0, out.emittedCount, ALL_BITS);
+      this.deliverOutputs(emitted, 0, out.emittedCount, now);
       return;
     }
     this.queueDetokJobs(worker, out, detok.serversPerWorker, detok.baseMs, detok.perTokenMs, detok.chunkOutputs);
@@ -475,86 +460,72 @@ export class Simulation {
   // ---- Client path (spec §6) ----------------------------------------------------------
 
   /**
-   * One FIFO job per server with outputs in this pass (or chunks of `chunkOutputs`). With one
-   * server the pass's outputs are appended to its queue in bulk; a job's end takes its outputs
-   * back in bulk.
+   * One FIFO job per server with outputs in this pass (or chunks of `chunkOutputs`). A FIFO
+   * server's job ends at max(server free, pass end) + its cost, which is known when the job is
+   * queued, and nothing that happens later can change it: so the job's outputs are stamped as
+   * received at that end right away, and a response it completes schedules its client's act
+   * (an event) from there. No event per job. A job ending after the time cap delivers nothing
+   * (nothing after the cap is recorded).
    */
   private queueDetokJobs(worker: number, out: PassOutputs, servers: number, baseMs: number, perOutputMs: number, chunk: number): void {
-    const emitted = out.emitted;
-    const n = out.emittedCount;
-    const base = worker * servers;
-    const counts = this.detokCounts;
-    if (servers === 1) {
-      counts[0] = n;
-      this.detokOutputs[base].pushBackRange(emitted, 0, n);
-    } else {
-      // The rank already routed the outputs by server (PassOutputs.routed).
-      const routed = out.routed;
-      const segment = out.capacity;
-      for (let s = 0; s < servers; s++) {
-        const m = out.routedCount[s];
-        counts[s] = m;
-        if (m > 0) this.detokOutputs[base + s].pushBackRange(routed, s * segment, m);
-      }
-    }
     const now = this.nowMs;
+    const capMs = this.cfg.capMs;
+    // The rank already routed the outputs by server (PassOutputs.routed) when servers > 1.
+    const ids = servers === 1 ? out.emitted : out.routed;
     for (let s = 0; s < servers; s++) {
-      let remaining = counts[s];
-      if (remaining === 0) continue;
-      const global = base + s;
+      let remaining = servers === 1 ? out.emittedCount : out.routedCount[s];
+      let offset = servers === 1 ? 0 : s * out.capacity;
+      const global = worker * servers + s;
       while (remaining > 0) {
         const size = chunk > 0 && remaining > chunk ? chunk : remaining;
-        remaining -= size;
         const free = this.detokFreeMs[global];
         const end = (free > now ? free : now) + baseMs + perOutputMs * size;
         this.detokFreeMs[global] = end;
-        this.detokJobSizes[global].pushBack(size);
-        this.events.push(end, EventKind.DetokJobEnd, global);
+        if (end <= capMs) {
+          this.deliverOutputs(ids, offset, size, end);
+          if (end > this.lastDeliveryMs) this.lastDeliveryMs = end;
+        }
+        remaining -= size;
+        offset += size;
       }
     }
   }
 
-  private endDetokJob(server: number): void {
-    const size = this.detokJobSizes[server].popFront();
-    const outputs = this.detokOutputs[server];
-    // Delivered in place from the server's queue (its storage does not move while delivering:
-    // delivery schedules events but pushes nothing onto detokenization queues).
-    this.deliverOutputs(outputs.ring, outputs.frontIndex, size, outputs.ringMask);
-    outputs.dropFront(size);
-  }
-
   /**
-   * The client receives now one output token of each request ids[(start + k) & mask], k in
-   * [0, count): a plain array (mask ALL_BITS) or a ring. One loop for both delivery paths (at the
-   * pass end, or at a detokenization job's end), so the per-token work is optimized once.
+   * The client receives at `atMs` one output token of each request ids[start + k], k in
+   * [0, count). One loop for both delivery paths (at the pass end, or at a detokenization job's
+   * end), so the per-token work is optimized once. `atMs` is now without detokenization, or a
+   * queued job's end.
    */
-  private deliverOutputs(ids: Int32Array, start: number, count: number, mask: number): void {
+  private deliverOutputs(ids: Int32Array, start: number, count: number, atMs: number): void {
     const t = this.table;
-    const now = this.nowMs;
     const received = t.received;
     const lastReceivedMs = t.lastReceivedMs;
     const isWarmup = t.isWarmup;
     const gaps = this.gaps;
     const tokenReceivedMs = this.tokenReceivedMs;
-    for (let k = 0; k < count; k++) {
-      const id = ids[(start + k) & mask];
+    const endOfCount = start + count;
+    for (let k = start; k < endOfCount; k++) {
+      const id = ids[k];
       const n = received[id]++;
       if (n === 0) {
-        t.firstReceivedMs[id] = now;
+        t.firstReceivedMs[id] = atMs;
       } else {
-        if (n === 1) t.secondReceivedMs[id] = now;
-        if (isWarmup[id] === 0) gaps.push(now - lastReceivedMs[id], id);
+        if (n === 1) t.secondReceivedMs[id] = atMs;
+        if (isWarmup[id] === 0) gaps.push(atMs - lastReceivedMs[id], id);
       }
-      lastReceivedMs[id] = now;
-      if (tokenReceivedMs !== null) tokenReceivedMs[id].push(now);
-      if (n + 1 === t.generated[id] && t.status[id] === Status.EngineDone) this.receiveEnd(id);
+      lastReceivedMs[id] = atMs;
+      if (tokenReceivedMs !== null) tokenReceivedMs[id].push(atMs);
+      if (n + 1 === t.generated[id] && t.status[id] === Status.EngineDone) this.receiveEnd(id, atMs);
     }
   }
 
-  /** The client has the whole response (last token, a zero-length output, or a rejection). */
-  private receiveEnd(id: number): void {
+  /**
+   * The client has the whole response at `now` (last token, a zero-length output, or a
+   * rejection); for a detokenization job's outputs `now` is the job's end, at or after the clock.
+   */
+  private receiveEnd(id: number, now: number): void {
     const t = this.table;
-    const now = this.nowMs;
     t.responseReceivedMs[id] = now;
     if (t.status[id] !== Status.Rejected) t.status[id] = Status.Completed;
     if (now > this.lastResponseMs) this.lastResponseMs = now;
