@@ -9,6 +9,7 @@ import { availableParallelism } from 'node:os';
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Piscina } from 'piscina';
+import { compileOnPoolThreads } from '../sweep/pool.js';
 import type { EngineFitResult, EngineFitTask } from './engine-fit.js';
 
 export function compiledModule(name: string): string {
@@ -25,6 +26,7 @@ export class FitPool {
 
   constructor(threads: number = availableParallelism()) {
     this.threads = Math.max(1, Math.floor(threads));
+    compileOnPoolThreads();
     this.#piscina = new Piscina<EngineFitTask, EngineFitResult>({
       filename: compiledModule('fit-task.js'),
       minThreads: this.threads,

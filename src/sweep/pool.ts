@@ -11,6 +11,7 @@ import { existsSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { setFlagsFromString } from 'node:v8';
 import { Piscina } from 'piscina';
 import type { PointTask, PointTaskResult } from './point-task.js';
 
@@ -25,6 +26,18 @@ export function defaultPoolTaskFilename(): string {
     throw new Error(`the compiled pool task ${file} is missing; run \`npm run build\` first`);
   }
   return file;
+}
+
+/**
+ * A pool keeps every core busy with its threads, so V8's background compiler threads would wait
+ * for a core while the pool threads run unoptimized code (each pool thread is its own isolate and
+ * optimizes the replay core afresh, and again as points' configs shift its type feedback). Pool
+ * threads compile optimized code themselves instead: `--no-concurrent-recompilation`, a
+ * process-wide V8 flag that an isolate reads when it is created, so it is set before a pool starts
+ * its threads and leaves the main thread's isolate as it was. Measured by `npm run bench:sweep`.
+ */
+export function compileOnPoolThreads(): void {
+  setFlagsFromString('--no-concurrent-recompilation');
 }
 
 export function defaultPoolThreadCount(): number {
@@ -68,6 +81,7 @@ export class PointPool {
   constructor(options: PointPoolOptions) {
     this.poolThreads = Math.max(1, Math.floor(options.poolThreads));
     this.#timeoutMs = options.pointTimeoutS === undefined ? undefined : options.pointTimeoutS * 1000;
+    compileOnPoolThreads();
     this.#piscina = new Piscina<PointTask, PointTaskResult>({
       filename: options.taskFilename ?? defaultPoolTaskFilename(),
       minThreads: this.poolThreads,
