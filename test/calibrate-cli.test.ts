@@ -50,11 +50,11 @@ describe('servesim calibrate (CLI)', () => {
     expect(r.stderr).toContain('outputs: expected a number');
   });
 
-  it('fits the engine on the three lowest B200 points and scores the other two', () => {
+  it('fits the engine on the three lowest B200 points (with refining searches) and scores the other two', () => {
     const out = mkdtempSync(join(tmpdir(), 'servesim-cal-'));
     const r = run([
       'calibrate', 'engine', '--config', 'calibration/minimax-m25-b200-tp4.base.yaml', '--measured', 'data/silicon/dynosim-b200-minimax-m25-tp4-isl1k-osl1k.csv',
-      '--select', 'source=hardware', '--train', 'lowest:3', '--threads', '2', '--out', out,
+      '--select', 'source=hardware', '--train', 'lowest:3', '--threads', '2', '--refine', '3', '--out', out,
     ]);
     expect(r.code, r.stderr).toBe(0);
     const fit = JSON.parse(readFileSync(join(out, 'fit.json'), 'utf8'));
@@ -65,6 +65,7 @@ describe('servesim calibrate (CLI)', () => {
     expect(fit.holdout.metrics['inter_token_latency.avg'].mape).toBeLessThan(30);
     expect(fit.method.decode_request_exponent).toEqual({ value: 0.5, source: 'model family default (MiniMaxAI/MiniMax-M2.5)' });
     expect(fit.method.prefill_prior.ratio).toBe(5);
+    expect(fit.method.refine_iterations).toBe(3);
     expect(fit.coefficients.base_ms.unit).toBe('ms');
     expect(typeof fit.wall_ms).toBe('number');
     expect(readFileSync(join(out, 'fitted-config.yaml'), 'utf8')).toContain('type: linear');

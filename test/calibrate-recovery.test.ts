@@ -157,18 +157,18 @@ describe('pass-time recovery', () => {
 });
 
 describe('engine fit recovery', () => {
-  // The Levenberg-Marquardt search does not get every constant to within 2 % here: the client
-  // delay and the prefill cost trade off along a long valley of TTFT, and the decode slope moves
-  // with them (see docs/calibration.md, "Limits"). What is checked: the fitted constants
-  // reproduce the five points' TTFT and ITL closely, base_ms comes back within 2 %, and the
-  // others within 20 %.
-  it('refits five simulated load points closely and recovers base_ms within 2 %', () => {
+  // The client delay and the prefill cost trade off along a long shallow valley of TTFT, which the
+  // coarse search (10 % steps) does not follow to its end; the refining searches (3 % and 1 %
+  // steps) do, once the simulated runs are long enough (64 requests per slot) for the metrics to be
+  // smooth at that scale. With 16 requests per slot the same search stops within 20 % (see
+  // docs/calibration.md, "Limits").
+  it('recovers base_ms, decode_kv_token_ns, prefill_token_us and the client delay within 2 % from five load points', () => {
     const truth: EngineConstants = { base_ms: 9, prefill_token_us: 30, prefill_pair_ns: 0, decode_request_us: 0, decode_kv_token_ns: 150, client_delay_ms: 40 };
     const base = parseRunConfig(
       { engine: { workers: { aggregated: { parallelism: { tensor: 4 } } } }, traffic: { source: { type: 'synthetic', input_tokens: 1024, output_tokens: 256 } } },
       'base.yaml',
     );
-    const load = resolveSimLoad({ requestsPerSlot: 16 });
+    const load = resolveSimLoad({ requestsPerSlot: 64 });
     const metrics = parseMetricList(['time_to_first_token.avg', 'inter_token_latency.avg']);
     const noise = rng(23);
     const train = [4, 8, 16, 32, 64].map((concurrency) => {
@@ -184,14 +184,14 @@ describe('engine fit recovery', () => {
         },
       };
     });
-    const fit = fitEngine({ base, baseDir: '.', train, metrics, load, fitClient: true, prefillShare: 0.5, maxIterations: 60 });
+    const fit = fitEngine({ base, baseDir: '.', train, metrics, load, fitClient: true, prefillShare: 0.5, maxIterations: 30, refineIterations: 20 });
     expect(fit.free).toEqual(['base_ms', 'decode_kv_token_ns', 'prefill_token_us', 'client_delay_ms']);
-    expect(fit.trainMape).toBeLessThan(2);
+    expect(fit.trainMape).toBeLessThan(0.5);
     within(fit.constants.base_ms, truth.base_ms);
-    within(fit.constants.decode_kv_token_ns, truth.decode_kv_token_ns, 0.2);
-    within(fit.constants.prefill_token_us, truth.prefill_token_us, 0.2);
-    within(fit.constants.client_delay_ms, truth.client_delay_ms, 0.2);
-  }, 120_000);
+    within(fit.constants.decode_kv_token_ns, truth.decode_kv_token_ns);
+    within(fit.constants.prefill_token_us, truth.prefill_token_us);
+    within(fit.constants.client_delay_ms, truth.client_delay_ms);
+  }, 180_000);
 
   it('with a decode exponent below 1, refits MoE-like load points on the sublinear request term', () => {
     const truth: EngineConstants = { base_ms: 7, prefill_token_us: 25, prefill_pair_ns: 0, decode_request_us: 900, decode_kv_token_ns: 0, decode_request_exponent: 0.65, client_delay_ms: 30 };

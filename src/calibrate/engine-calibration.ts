@@ -53,6 +53,8 @@ export interface EngineCalibrationInput {
   fitPool?: FitPool;
   pointPool?: PointPool;
   maxIterations?: number;
+  /** `EngineFitTask.refineIterations`; default 0. */
+  refineIterations?: number;
 }
 
 /**
@@ -145,6 +147,7 @@ export async function calibrateEngine(input: EngineCalibrationInput): Promise<En
       ...(input.prefillPrior === null ? {} : { prefillPrior: input.prefillPrior ?? PREFILL_PRIOR }),
       metricWeights: input.metricWeights ?? DEFAULT_METRIC_WEIGHTS,
       maxIterations: input.maxIterations,
+      refineIterations: input.refineIterations,
     }));
     const fits = await Promise.all(tasks.map((task) => fitPool.run(task)));
     let best = fits[0];

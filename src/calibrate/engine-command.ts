@@ -37,6 +37,8 @@ export interface EngineCommandOptions {
   simLoad?: Partial<SimLoadOptions>;
   threads?: number;
   sets?: readonly string[];
+  /** Iterations of each refining search (`EngineFitTask.refineIterations`); default 0. */
+  refineIterations?: number;
 }
 
 export interface EngineCommandOutcome {
@@ -69,7 +71,7 @@ export function coefficientsJson(constants: EngineConstants, free: readonly stri
   return out;
 }
 
-export function engineFitJson(calibration: EngineCalibration, metrics: readonly MetricName[], load: SimLoadOptions, fitClient: boolean): Record<string, unknown> {
+export function engineFitJson(calibration: EngineCalibration, metrics: readonly MetricName[], load: SimLoadOptions, fitClient: boolean, refineIterations = 0): Record<string, unknown> {
   const { best } = calibration;
   const holdoutMetrics: Record<string, { mape: number | null; points: number }> = {};
   for (const metric of metrics) {
@@ -85,6 +87,7 @@ export function engineFitJson(calibration: EngineCalibration, metrics: readonly 
     wall_ms: Math.round(calibration.wallMs),
     method: {
       optimizer: 'Levenberg-Marquardt (ml-levenberg-marquardt) over log-coefficients, relative residuals',
+      refine_iterations: refineIterations,
       starts: calibration.fits.map((fit) => ({ prefill_share: fit.prefillShare, train_mape: round6(fit.trainMape), loss: round6(fit.loss), iterations: fit.iterations, replays: fit.replays })),
       fit_client_delay: fitClient,
       decode_request_exponent: calibration.decodeExponent,
@@ -213,8 +216,9 @@ export async function runEngineCalibration(options: EngineCommandOptions): Promi
     load,
     fitClient: options.fitClient,
     threads: options.threads,
+    refineIterations: options.refineIterations,
   });
-  const fitJson = engineFitJson(calibration, metrics, load, options.fitClient);
+  const fitJson = engineFitJson(calibration, metrics, load, options.fitClient, options.refineIterations ?? 0);
   fitJson.inputs = { config: shortPath(options.config), measured: options.measured.map(shortPath), select: options.select ?? [], notes: measuredSide.notes };
   mkdirSync(options.out, { recursive: true });
   const header = `fitted by servesim calibrate engine on ${calibration.train.map((p) => formatKey(p.key as PointKey)).join('; ')}\nfrom ${options.measured.join(', ')}`;

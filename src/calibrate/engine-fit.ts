@@ -51,6 +51,12 @@ export interface EngineFitTask {
   /** Exponent p of the decoding-request term (fixed during the fit; 1 = affine in the batch). */
   decodeExponent?: number;
   maxIterations?: number;
+  /**
+   * Iterations of each refining search (3 % then 1 % finite-difference steps) run after the
+   * coarse one, each kept only if it lowers the loss; 0 (default): none. Worth it when the
+   * simulated runs are long enough for the metrics to be smooth at that scale.
+   */
+  refineIterations?: number;
 }
 
 export interface EngineFitResult {
@@ -198,24 +204,33 @@ export function fitEngine(task: EngineFitTask): EngineFitResult {
   const weighted = (r: readonly number[]): number[] => r.map((v, i) => 1 + weights[i] * (v - 1));
   // The library wants at least 2 data points; a single residual is repeated (same minimum).
   const count = Math.max(2, n);
-  const result = levenbergMarquardt(
-    { x: Array.from({ length: count }, (_, i) => i), y: Array.from({ length: count }, () => 1) },
-    (x) => {
-      const r = weighted(ratios(x));
-      return (i) => r[i % n];
-    },
-    {
-      initialValues: x0,
-      // A 10 % step in log space: wide enough to see past the small jumps that reordered
-      // events put in the metrics, narrow enough for the local slope.
-      gradientDifference: 0.1,
-      damping: 0.01,
-      maxIterations: task.maxIterations ?? 25,
-      errorTolerance: 1e-5,
-      minValues: x0.map((v) => v - 14),
-      maxValues: x0.map((v) => v + 8),
-    },
-  );
+  const lossOf = (x: readonly number[]) => weighted(ratios(x)).reduce((sum, r) => sum + (r - 1) ** 2, 0);
+  const search = (initialValues: number[], gradientDifference: number, maxIterations: number) =>
+    levenbergMarquardt(
+      { x: Array.from({ length: count }, (_, i) => i), y: Array.from({ length: count }, () => 1) },
+      (x) => {
+        const r = weighted(ratios(x));
+        return (i) => r[i % n];
+      },
+      {
+        initialValues,
+        gradientDifference,
+        damping: 0.01,
+        maxIterations,
+        errorTolerance: 1e-5,
+        minValues: x0.map((v) => v - 14),
+        maxValues: x0.map((v) => v + 8),
+      },
+    );
+  // A 10 % step in log space: wide enough to see past the small jumps that reordered events put
+  // in the metrics, narrow enough for the local slope. It stalls in long shallow valleys (the
+  // client delay against the prefill cost), which the smaller steps of the refining searches
+  // follow when the metrics are smooth at their scale.
+  let result = search(x0, 0.1, task.maxIterations ?? 25);
+  for (const step of task.refineIterations ? [0.03, 0.01] : []) {
+    const refined = search(result.parameterValues, step, task.refineIterations as number);
+    if (lossOf(refined.parameterValues) < lossOf(result.parameterValues)) result = { ...refined, iterations: result.iterations + refined.iterations };
+  }
   const constants = constantsOf(result.parameterValues);
   const final = ratios(result.parameterValues);
   const trainValues = residualIndex.map(({ point, metric }, i) => ({
@@ -228,7 +243,7 @@ export function fitEngine(task: EngineFitTask): EngineFitResult {
     constants,
     free,
     trainMape: mean(final.slice(0, residualIndex.length).map((r) => Math.abs(r - 1) * 100)),
-    loss: weighted(final).reduce((sum, r) => sum + (r - 1) ** 2, 0),
+    loss: lossOf(result.parameterValues),
     trainValues,
     iterations: result.iterations,
     replays,

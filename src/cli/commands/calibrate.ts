@@ -93,6 +93,7 @@ export interface EngineArgs {
   warmup?: 'none' | 'first-wave';
   threads?: number;
   set?: string[];
+  refine?: number;
 }
 
 const engineCommand: CommandModule<object, EngineArgs> = {
@@ -111,6 +112,7 @@ const engineCommand: CommandModule<object, EngineArgs> = {
       .option('range-ratio', { type: 'number', describe: 'random_range_ratio of simulated lengths [default: 0.8]' })
       .option('warmup', { choices: ['none', 'first-wave'] as const, describe: 'leave the first wave of requests out of the metrics [default: none]' })
       .option('threads', { type: 'number', describe: 'pool threads [default: cores]' })
+      .option('refine', { type: 'number', describe: 'iterations of two refining searches (3 % and 1 % steps) after the coarse one; for long simulated runs (--requests-per-slot 64) [default: 0]' })
       .option('set', { type: 'string', array: true, describe: 'KEY=VALUE override of the base config (dotted path); repeatable' })
       .option('out', { type: 'string', describe: 'output folder [default: calibration-engine]' }) as unknown as Argv<EngineArgs>,
   handler: async (argv) => {
@@ -126,6 +128,7 @@ const engineCommand: CommandModule<object, EngineArgs> = {
       simLoad: { requestsPerSlot: argv.requestsPerSlot, rangeRatio: argv.rangeRatio, warmup: argv.warmup },
       threads: argv.threads,
       sets: argv.set,
+      refineIterations: argv.refine,
     });
     process.stdout.write(outcome.text);
   },
