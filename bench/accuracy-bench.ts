@@ -1,5 +1,5 @@
 /**
- * `npm run bench:accuracy [-- --per-stratum K] [--check-set] [--ablation] [--json]`: held-out accuracy of the
+ * `npm run bench:accuracy [-- --per-stratum K] [--check-set] [--ablation] [--refine N] [--json]`: held-out accuracy of the
  * engine fit on real silicon (toolkit.md §3; docs/calibration.md).
  *
  * Deployments: from `data/silicon/aic-silicon-sample.csv` (`silicon-deployments.ts`), every
@@ -14,7 +14,8 @@
  * `--check-set` runs instead the deployments of `--per-stratum K` (default 8) that the benchmark
  * does not use, without the dynosim sweep (35 deployments at K = 8): the set the decode exponents
  * and the prefill prior were chosen on. `--ablation` reruns everything with one simulated-load option changed at a time and prints
- * the overall held-out MAPEs of each variant. Run after `npm run build`.
+ * the overall held-out MAPEs of each variant. `--refine N` gives every fit N iterations of refining
+ * searches (`calibrate engine --refine`). Run after `npm run build`.
  */
 import { availableParallelism, loadavg } from 'node:os';
 import { fileURLToPath } from 'node:url';
@@ -144,6 +145,7 @@ async function runVariant(variant: Variant, cases: Case[], fitPool: FitPool, poi
         fitClient: variant.fitClient,
         ...(variant.decodeExponent !== undefined ? { decodeExponent: variant.decodeExponent } : {}),
         ...(variant.prefillPrior !== undefined ? { prefillPrior: variant.prefillPrior } : {}),
+        refineIterations: argValue('--refine', 0),
         fitPool,
         pointPool,
       }),
