@@ -4,21 +4,10 @@
  * `dist/src/calibrate/fit-task.js`, also when this file runs from TypeScript sources (vitest):
  * build first (`npm run build`).
  */
-import { existsSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
-import { dirname, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { Piscina } from 'piscina';
-import { compileOnPoolThreads } from '../sweep/pool.js';
+import { compileOnPoolThreads, compiledModule } from '../sweep/pool.js';
 import type { EngineFitResult, EngineFitTask } from './engine-fit.js';
-
-export function compiledModule(name: string): string {
-  const here = fileURLToPath(import.meta.url);
-  const folder = dirname(here);
-  const file = here.endsWith('.ts') ? resolve(folder, `../../dist/src/calibrate/${name}`) : resolve(folder, name);
-  if (!existsSync(file)) throw new Error(`the compiled module ${file} is missing; run \`npm run build\` first`);
-  return file;
-}
 
 export class FitPool {
   readonly threads: number;
@@ -28,7 +17,7 @@ export class FitPool {
     this.threads = Math.max(1, Math.floor(threads));
     compileOnPoolThreads();
     this.#piscina = new Piscina<EngineFitTask, EngineFitResult>({
-      filename: compiledModule('fit-task.js'),
+      filename: compiledModule('calibrate/fit-task.js'),
       minThreads: this.threads,
       maxThreads: this.threads,
       idleTimeout: 60_000,

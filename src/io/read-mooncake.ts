@@ -11,19 +11,15 @@
  */
 import { readFileSync } from 'node:fs';
 import { InputError, formatValue } from '../config/errors.js';
+import type { TraceRows } from '../core/resolve.js';
 
-export interface MooncakeTrace {
+/**
+ * The trace as the replay core takes it (`TraceRows`: rows kept, valid ones in file order, at
+ * most `limit`; `delayMs` 0 where absent), plus what only the reader knows.
+ */
+export interface MooncakeTrace extends TraceRows {
   /** The file as the caller named it. */
   path: string;
-  /** Rows kept (valid rows, in file order, at most `limit`). */
-  rows: number;
-  timestampMs: Float64Array;
-  inputLength: Int32Array;
-  outputLength: Int32Array;
-  /** Session id per row as a string ('' for rows without one); null when no row has one. */
-  sessionId: string[] | null;
-  /** `delay` per row, ms; 0 where absent. */
-  delayMs: Float64Array;
   /** Row r's hash ids are `hashIds[hashIdOffsets[r] .. hashIdOffsets[r + 1])`; length rows + 1. */
   hashIdOffsets: Int32Array;
   hashIds: Int32Array;

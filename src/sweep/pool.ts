@@ -15,17 +15,21 @@ import { setFlagsFromString } from 'node:v8';
 import { Piscina } from 'piscina';
 import type { PointTask, PointTaskResult } from './point-task.js';
 
-/** Where the compiled pool-task module is, from dist or from the TypeScript sources. */
-export function defaultPoolTaskFilename(): string {
+/**
+ * Where a compiled module of the pool threads is (`path` relative to `src/`, e.g.
+ * `sweep/pool-task.js`), from dist or from the TypeScript sources (then in dist/src).
+ */
+export function compiledModule(path: string): string {
   const here = fileURLToPath(import.meta.url);
-  const folder = dirname(here);
-  const file = here.endsWith('.ts')
-    ? resolve(folder, '../../dist/src/sweep/pool-task.js')
-    : resolve(folder, 'pool-task.js');
-  if (!existsSync(file)) {
-    throw new Error(`the compiled pool task ${file} is missing; run \`npm run build\` first`);
-  }
+  const srcRoot = here.endsWith('.ts') ? resolve(dirname(here), '../../dist/src') : resolve(dirname(here), '..');
+  const file = resolve(srcRoot, path);
+  if (!existsSync(file)) throw new Error(`the compiled module ${file} is missing; run \`npm run build\` first`);
   return file;
+}
+
+/** The compiled pool-task module. */
+export function defaultPoolTaskFilename(): string {
+  return compiledModule('sweep/pool-task.js');
 }
 
 /**
