@@ -1,5 +1,5 @@
 /**
- * `npm run bench:accuracy [-- --per-stratum K] [--check-set] [--ablation] [--refine N] [--json]`: held-out accuracy of the
+ * `npm run bench:accuracy [-- --per-stratum K] [--check-set] [--ablation] [--refine N] [--json] [--points]`: held-out accuracy of the
  * engine fit on real silicon (toolkit.md §3; docs/calibration.md).
  *
  * Deployments: from `data/silicon/aic-silicon-sample.csv` (`silicon-deployments.ts`), every
@@ -169,6 +169,24 @@ async function runVariant(variant: Variant, cases: Case[], fitPool: FitPool, poi
       wallMs: calibration.wallMs,
     };
   });
+  if (process.argv.includes('--points')) {
+    results.forEach((calibration, i) => {
+      const k = calibration.best.constants;
+      process.stdout.write(`\n${all[i].label}\n  fitted: base_ms ${k.base_ms.toFixed(3)}, prefill_token_us ${k.prefill_token_us.toFixed(2)}, prefill_pair_ns ${k.prefill_pair_ns.toFixed(4)}, decode_request_us ${k.decode_request_us.toFixed(1)} (p ${k.decode_request_exponent ?? 1}), decode_kv_token_ns ${k.decode_kv_token_ns.toFixed(3)}, client_delay_ms ${k.client_delay_ms.toFixed(1)}\n  C      TTFT meas    sim     err %   ITL meas    sim     err %\n`);
+      const byC = new Map<number, Record<string, { sim: number | null; measured: number | null; held: boolean }>>();
+      for (const [held, score] of [[false, calibration.trainScore], [true, calibration.score]] as const) {
+        for (const p of score.points) {
+          const c = Number(p.key.concurrency);
+          byC.set(c, { ...(byC.get(c) ?? {}), [p.metric]: { sim: p.sim, measured: p.measured, held } });
+        }
+      }
+      for (const [c, m] of [...byC].sort((a, b) => a[0] - b[0])) {
+        const cell = (x: { sim: number | null; measured: number | null } | undefined) =>
+          x && x.sim !== null && x.measured !== null ? `${x.measured.toFixed(2).padStart(9)} ${x.sim.toFixed(2).padStart(8)} ${(((x.sim - x.measured) / x.measured) * 100).toFixed(1).padStart(7)}` : ''.padStart(26);
+        process.stdout.write(`  ${String(c).padEnd(5)} ${cell(m[TTFT])}  ${cell(m[ITL])}${m[TTFT]?.held ? '' : '  (train)'}\n`);
+      }
+    });
+  }
   return { rows, b200: withDynosim ? results[results.length - 1] : undefined };
 }
 

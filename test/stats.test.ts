@@ -63,6 +63,12 @@ describe('statistics match numpy', () => {
           fc.array(fc.oneof(fc.constantFrom(0, -0, 1e-300, -1e-300, 6.83, 6.83, 1e300, -5), fc.double({ noNaN: true })), { minLength: 1, maxLength: 5000 }),
           fc.array(fc.constantFrom(0, -0), { minLength: 1, maxLength: 600 }),
           fc.array(fc.constantFrom(2.5, 2.5000000000000004), { minLength: 1, maxLength: 600 }),
+          // One value bit for bit (the selection returns it without looking further).
+          fc.array(fc.constant(12.25), { minLength: 300, maxLength: 2000 }),
+          // Values sharing their top digits (the selection starts at the first digit that differs),
+          // of either sign.
+          fc.array(fc.integer({ min: 0, max: 4096 }).map((k) => 12.0625 + k * 2 ** -40), { minLength: 300, maxLength: 3000 }),
+          fc.array(fc.integer({ min: 0, max: 100000 }).map((k) => -3.5 - k * 1e-9), { minLength: 300, maxLength: 3000 }),
         ),
         fc.array(fc.nat(), { minLength: 1, maxLength: 20 }),
         (values, picks) => {
