@@ -1,5 +1,6 @@
 /**
- * `npm run bench:accuracy [-- --per-stratum K] [--check-set] [--ablation] [--refine N] [--json] [--points]`: held-out accuracy of the
+ * `npm run bench:accuracy [-- --per-stratum K] [--check-set] [--ablation] [--refine N] [--json] [--points]
+ * [--prior-ratio R] [--prior-weight W] [--prefill-overlap H]`: held-out accuracy of the
  * engine fit on real silicon (toolkit.md §3; docs/calibration.md).
  *
  * Deployments: from `data/silicon/aic-silicon-sample.csv` (`silicon-deployments.ts`), every
@@ -15,12 +16,15 @@
  * does not use, without the dynosim sweep (35 deployments at K = 8): the set the decode exponents
  * and the prefill prior were chosen on. `--ablation` reruns everything with one simulated-load option changed at a time and prints
  * the overall held-out MAPEs of each variant. `--refine N` gives every fit N iterations of refining
- * searches (`calibrate engine --refine`). Run after `npm run build`.
+ * searches (`calibrate engine --refine`). `--points` prints every deployment's fitted constants and
+ * its points (measured, simulated, signed error). `--prior-ratio`, `--prior-weight` and
+ * `--prefill-overlap` change the prefill prior and the roofline overlap of every fit (the
+ * experiments of docs/calibration.md). Run after `npm run build`.
  */
 import { availableParallelism, loadavg } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { dirname, join } from 'node:path';
-import { calibrateEngine, type EngineCalibration } from '../src/calibrate/engine-calibration.js';
+import { calibrateEngine, PREFILL_PRIOR, type EngineCalibration } from '../src/calibrate/engine-calibration.js';
 import { FitPool } from '../src/calibrate/fit-pool.js';
 import { deploymentBaseConfig, readSiliconDeployments, saturatedConcurrencies, SATURATION_TTFT_JUMP, type SiliconDeployment } from '../src/calibrate/silicon-deployments.js';
 import { resolveSimLoad, type SimLoadOptions } from '../src/calibrate/sim-load.js';
@@ -71,11 +75,18 @@ interface Variant {
   /** Overrides the model-family decode exponent. */
   decodeExponent?: number;
   prefillPrior?: { ratio: number; weight: number } | null;
+  /** Overrides the default prefill overlap (`prefill_overlap`). */
+  prefillOverlap?: number;
 }
 
 function variants(ablation: boolean): Variant[] {
   const base = resolveSimLoad({});
-  const list: Variant[] = [{ name: 'defaults', load: base, fitClient: true }];
+  const priorRatio = argValue('--prior-ratio', NaN);
+  const priorWeight = argValue('--prior-weight', NaN);
+  const prior = Number.isFinite(priorRatio) || Number.isFinite(priorWeight) ? { prefillPrior: { ratio: Number.isFinite(priorRatio) ? priorRatio : PREFILL_PRIOR.ratio, weight: Number.isFinite(priorWeight) ? priorWeight : PREFILL_PRIOR.weight } } : {};
+  const overlapArg = argValue('--prefill-overlap', NaN);
+  const overlap = Number.isFinite(overlapArg) ? { prefillOverlap: overlapArg } : {};
+  const list: Variant[] = [{ name: 'defaults', load: base, fitClient: true, ...prior, ...overlap }];
   if (!ablation) return list;
   list.push({ name: 'fixed lengths (range ratio 1)', load: { ...base, rangeRatio: 1 }, fitClient: true });
   list.push({ name: 'first wave left out (warmup)', load: { ...base, warmup: 'first-wave' }, fitClient: true });
@@ -83,6 +94,7 @@ function variants(ablation: boolean): Variant[] {
   list.push({ name: 'no client delay (all TTFT on the engine)', load: base, fitClient: false });
   list.push({ name: 'decode exponent 1 (affine in the batch)', load: base, fitClient: true, decodeExponent: 1 });
   list.push({ name: 'no prefill prior', load: base, fitClient: true, prefillPrior: null });
+  list.push({ name: 'prefill overlap 1 (roofline: max of prefill and the rest)', load: base, fitClient: true, prefillOverlap: 1 });
   return list;
 }
 
@@ -145,6 +157,7 @@ async function runVariant(variant: Variant, cases: Case[], fitPool: FitPool, poi
         fitClient: variant.fitClient,
         ...(variant.decodeExponent !== undefined ? { decodeExponent: variant.decodeExponent } : {}),
         ...(variant.prefillPrior !== undefined ? { prefillPrior: variant.prefillPrior } : {}),
+        ...(variant.prefillOverlap !== undefined ? { prefillOverlap: variant.prefillOverlap } : {}),
         refineIterations: argValue('--refine', 0),
         fitPool,
         pointPool,

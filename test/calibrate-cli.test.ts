@@ -64,6 +64,8 @@ describe('servesim calibrate (CLI)', () => {
     // sweeps; 1.8 % at 0.65, see docs/calibration.md): a bound on gross errors, not a target.
     expect(fit.holdout.metrics['inter_token_latency.avg'].mape).toBeLessThan(30);
     expect(fit.method.decode_request_exponent).toEqual({ value: 0.5, source: 'model family default (MiniMaxAI/MiniMax-M2.5)' });
+    expect(fit.method.prefill_overlap).toEqual({ value: 0, source: 'default' });
+    expect(fit.coefficients.prefill_overlap.status).toContain('fixed at 0');
     expect(fit.method.prefill_prior.ratio).toBe(5);
     expect(fit.method.refine_iterations).toBe(3);
     expect(fit.coefficients.base_ms.unit).toBe('ms');

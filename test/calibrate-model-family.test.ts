@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { parseRunConfig } from '../src/config/load.js';
-import { decodeExponentOf } from '../src/calibrate/engine-calibration.js';
+import { decodeExponentOf, DEFAULT_PREFILL_OVERLAP, prefillOverlapOf } from '../src/calibrate/engine-calibration.js';
+import { pointConfig, resolveSimLoad } from '../src/calibrate/sim-load.js';
 import { freeConstants } from '../src/calibrate/engine-fit.js';
 import { DECODE_EXPONENT, defaultDecodeExponent, isMixtureOfExperts } from '../src/calibrate/model-family.js';
 import { MIXED_SERIES_ITL_DROP, readSiliconDeployments, saturatedConcurrencies } from '../src/calibrate/silicon-deployments.js';
@@ -26,6 +27,16 @@ describe('model families', () => {
     expect(decodeExponentOf(base('Llama-3.1-70B')).value).toBe(DECODE_EXPONENT.dense);
     const set = decodeExponentOf(base('Llama-3.1-70B', { type: 'linear', base_ms: 5, prefill_token_us: 10, prefill_pair_ns: 0, decode_request_us: 100, decode_kv_token_ns: 0, decode_request_exponent: 0.5 }));
     expect(set).toEqual({ value: 0.5, source: 'base config' });
+  });
+
+  it('takes the prefill overlap from the base config when it sets one, else the default, and keeps it in the simulated points', () => {
+    const base = (timing?: Record<string, unknown>) =>
+      parseRunConfig({ engine: { model: 'Llama-3.1-70B', workers: { aggregated: { ...(timing ? { timing } : {}) } } }, traffic: { source: { type: 'synthetic', input_tokens: 128, output_tokens: 16 } } }, 'base.yaml');
+    expect(prefillOverlapOf(base())).toEqual({ value: DEFAULT_PREFILL_OVERLAP, source: 'default' });
+    expect(prefillOverlapOf(base({ type: 'linear', base_ms: 5, prefill_overlap: 0.75 }))).toEqual({ value: 0.75, source: 'base config' });
+    const constants = { base_ms: 5, prefill_token_us: 20, prefill_pair_ns: 0, decode_request_us: 100, decode_kv_token_ns: 0, decode_request_exponent: 0.8, prefill_overlap: 0.75, client_delay_ms: 0 };
+    const timing = pointConfig(base(), { concurrency: 8 }, constants, resolveSimLoad({})).engine.workers.aggregated.timing;
+    expect(timing).toMatchObject({ type: 'linear', decode_request_exponent: 0.8, prefill_overlap: 0.75 });
   });
 
   it('puts the decode slope on the sublinear request term when the exponent is below 1', () => {

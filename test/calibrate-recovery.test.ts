@@ -132,7 +132,7 @@ describe('response-overhead recovery', () => {
 
 describe('pass-time recovery', () => {
   it('recovers the five linear coefficients from passes priced by the core timing provider', () => {
-    const truth = { type: 'linear' as const, base_ms: 6, prefill_token_us: 45, prefill_pair_ns: 1.2, decode_request_us: 35, decode_kv_token_ns: 60, decode_request_exponent: 1 };
+    const truth = { type: 'linear' as const, base_ms: 6, prefill_token_us: 45, prefill_pair_ns: 1.2, decode_request_us: 35, decode_kv_token_ns: 60, decode_request_exponent: 1, prefill_overlap: 0 };
     const passTime = createPassTime(truth);
     const noise = rng(19);
     const passes = Array.from({ length: 600 }, (_, i) => {

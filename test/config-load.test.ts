@@ -124,6 +124,7 @@ describe('parseRunConfig defaults', () => {
       decode_request_us: 0,
       decode_kv_token_ns: 0,
       decode_request_exponent: 1,
+      prefill_overlap: 0,
     });
     expect(role.kv_cache.capacity).toEqual({
       type: 'memory',

@@ -303,6 +303,49 @@ describe('linear timing with a decode-request exponent', () => {
   });
 });
 
+describe('linear timing with a prefill overlap', () => {
+  // Request A (ISL 100, OSL 5) at 0 ms, B (ISL 400, OSL 1) at 5 ms; base 2 ms, 10 us per prefill
+  // token, nothing else. R is the rest of a pass (base and decode terms), F its prefill terms.
+  const run = (overlap: number) =>
+    runCore(
+      {
+        engine: { workers: { aggregated: { timing: { type: 'linear', base_ms: 2, prefill_token_us: 10, prefill_overlap: overlap } } } },
+        traffic: { source: traceSource, load: { type: 'trace_timestamps' }, stop: { requests: 2 } },
+      },
+      traceRows([[0, 100, 5], [5, 400, 1]]),
+    );
+
+  it('0: the spec sum R + F', () => {
+    // A's prefill 0-3 (2 + 1); decode 3-5; B arrives at 5 and joins the pass at 5: A decodes and
+    // B prefills, 2 + 4 = 6 (5-11); then A decodes 11-13, 13-15.
+    const { records } = run(0);
+    expect(records[0].token_ms).toEqual([3, 5, 11, 13, 15]);
+    expect(records[1].token_ms).toEqual([11]);
+  });
+
+  it('1: the larger of the two, max(R, F)', () => {
+    // A's prefill max(2, 1) = 2 (0-2); decodes 2-4, 4-6 (B arrives at 5, waits); A's decode with
+    // B's prefill max(2, 4) = 4 (6-10); A decodes 10-12.
+    const { records } = run(1);
+    expect(records[0].token_ms).toEqual([2, 4, 6, 10, 12]);
+    expect(records[1].token_ms).toEqual([10]);
+  });
+
+  it('0.5: R + F - 0.5 min(R, F)', () => {
+    // A's prefill 3 - 0.5 = 2.5; decodes 2.5-4.5, 4.5-6.5; with B's prefill 6 - 1 = 5 (6.5-11.5);
+    // A decodes 11.5-13.5.
+    const { records } = run(0.5);
+    expect(records[0].token_ms).toEqual([2.5, 4.5, 6.5, 11.5, 13.5]);
+    expect(records[1].token_ms).toEqual([11.5]);
+  });
+
+  it('is an error outside [0, 1], naming the file and the field', () => {
+    expect(() => runCore({ engine: { workers: { aggregated: { timing: { type: 'linear', base_ms: 1, prefill_overlap: 1.5 } } } }, traffic: { source: synthetic(10, 1), load: closedLoop(1), stop: { requests: 1 } } })).toThrow(
+      'test.yaml: engine.workers.aggregated.timing.prefill_overlap: must be a number in [0, 1]',
+    );
+  });
+});
+
 describe('closed-loop ramp-up', () => {
   it('starts slot k at k x ramp_up_ms / concurrency', () => {
     // Ramp 30 ms over 3 slots: slots start at 0, 10, 20. R0: pass 0-12 (token 1). R1 arrives

@@ -29,6 +29,12 @@ export const PREFILL_SHARE_STARTS = [0.25, 0.75] as const;
  */
 export const PREFILL_PRIOR = { ratio: 5, weight: 0.1 } as const;
 
+/**
+ * Default roofline overlap of prefill with the rest of a pass in the engine fit (docs/calibration.md,
+ * "Prefill overlap", with how it was chosen).
+ */
+export const DEFAULT_PREFILL_OVERLAP = 0;
+
 /** Weights of the metrics' relative residuals in the fit's loss (1 for every metric not listed). */
 export const DEFAULT_METRIC_WEIGHTS: Record<string, number> = {};
 
@@ -48,6 +54,8 @@ export interface EngineCalibrationInput {
   metricWeights?: Record<string, number>;
   /** Exponent of the decoding-request term; default: `decodeExponentOf(base)`. */
   decodeExponent?: number;
+  /** Roofline overlap of prefill with the rest of a pass; default: `prefillOverlapOf(base)`. */
+  prefillOverlap?: number;
   threads?: number;
   /** Pools to reuse (the benchmark shares them across deployments); created and destroyed here otherwise. */
   fitPool?: FitPool;
@@ -67,10 +75,22 @@ export function decodeExponentOf(base: RunConfig): { value: number; source: stri
   return { value: defaultDecodeExponent(base.engine.model), source: `model family default (${base.engine.model})` };
 }
 
+/**
+ * The roofline overlap (`prefill_overlap`) a fit uses, fixed during the fit: the base config's when
+ * its `linear` timing sets one above 0, else DEFAULT_PREFILL_OVERLAP.
+ */
+export function prefillOverlapOf(base: RunConfig): { value: number; source: string } {
+  const timing = base.engine.workers.aggregated.timing;
+  if (timing.type === 'linear' && timing.prefill_overlap > 0) return { value: timing.prefill_overlap, source: 'base config' };
+  return { value: DEFAULT_PREFILL_OVERLAP, source: 'default' };
+}
+
 export interface EngineCalibration {
   best: EngineFitResult;
   /** The decode exponent the fit used and where it came from. */
   decodeExponent: { value: number; source: string };
+  /** The roofline overlap the fit used and where it came from. */
+  prefillOverlap: { value: number; source: string };
   /** The prefill prior (null: none) and metric weights the fit used. */
   prefillPrior: { ratio: number; weight: number } | null;
   metricWeights: Record<string, number>;
@@ -134,6 +154,7 @@ export async function calibrateEngine(input: EngineCalibrationInput): Promise<En
   try {
     const exponent = input.decodeExponent !== undefined ? { value: input.decodeExponent, source: 'given' } : decodeExponentOf(input.base);
     const decodeExponent = exponent.value;
+    const overlap = input.prefillOverlap !== undefined ? { value: input.prefillOverlap, source: 'given' } : prefillOverlapOf(input.base);
     const shares = input.fitClient ? [...PREFILL_SHARE_STARTS] : [1];
     const tasks: EngineFitTask[] = shares.map((share) => ({
       base: input.base,
@@ -144,6 +165,7 @@ export async function calibrateEngine(input: EngineCalibrationInput): Promise<En
       fitClient: input.fitClient,
       prefillShare: share,
       decodeExponent,
+      prefillOverlap: overlap.value,
       ...(input.prefillPrior === null ? {} : { prefillPrior: input.prefillPrior ?? PREFILL_PRIOR }),
       metricWeights: input.metricWeights ?? DEFAULT_METRIC_WEIGHTS,
       maxIterations: input.maxIterations,
@@ -164,7 +186,7 @@ export async function calibrateEngine(input: EngineCalibrationInput): Promise<En
     const trainScore = scoreOf(simulated, train, input.metrics, 'fitted model');
     const holdoutMape: Record<string, number | null> = {};
     for (const metric of input.metrics) holdoutMape[metric.id] = holdout.length > 0 ? (score.metrics[metric.id]?.mape ?? null) : null;
-    return { best, decodeExponent: exponent, prefillPrior: tasks[0].prefillPrior ?? null, metricWeights: tasks[0].metricWeights ?? {}, fits, train, holdout, simulated, score, trainScore, holdoutMape, wallMs: performance.now() - started };
+    return { best, decodeExponent: exponent, prefillOverlap: overlap, prefillPrior: tasks[0].prefillPrior ?? null, metricWeights: tasks[0].metricWeights ?? {}, fits, train, holdout, simulated, score, trainScore, holdoutMape, wallMs: performance.now() - started };
   } finally {
     if (input.fitPool === undefined) await fitPool.destroy();
     if (input.pointPool === undefined) await pointPool.destroy();

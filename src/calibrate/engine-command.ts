@@ -57,15 +57,16 @@ export function coefficientsJson(constants: EngineConstants, free: readonly stri
     decode_request_us: ['us', 'engine.workers.aggregated.timing.decode_request_us'],
     decode_kv_token_ns: ['ns', 'engine.workers.aggregated.timing.decode_kv_token_ns'],
     decode_request_exponent: ['', 'engine.workers.aggregated.timing.decode_request_exponent'],
+    prefill_overlap: ['', 'engine.workers.aggregated.timing.prefill_overlap'],
     client_delay_ms: ['ms', 'engine.tokenization.base_ms'],
   };
   const out: Record<string, { value: number; unit: string; status: string }> = {};
   for (const [name, [unit, path]] of Object.entries(units) as Array<[keyof EngineConstants, [string, string]]>) {
-    const value = constants[name] ?? 1;
+    const value = constants[name] ?? (name === 'prefill_overlap' ? 0 : 1);
     out[name] = {
       value: round6(value),
       unit,
-      status: free.includes(name) ? `fitted (${path})` : name === 'decode_request_exponent' ? `fixed at ${round6(value)}: base config or model family default, not fitted (${path})` : `not identifiable from the training points: fixed at ${round6(value)} (${path})`,
+      status: free.includes(name) ? `fitted (${path})` : name === 'decode_request_exponent' ? `fixed at ${round6(value)}: base config or model family default, not fitted (${path})` : name === 'prefill_overlap' ? `fixed at ${round6(value)}: base config or default, not fitted (${path})` : `not identifiable from the training points: fixed at ${round6(value)} (${path})`,
     };
   }
   return out;
@@ -91,6 +92,7 @@ export function engineFitJson(calibration: EngineCalibration, metrics: readonly 
       starts: calibration.fits.map((fit) => ({ prefill_share: fit.prefillShare, train_mape: round6(fit.trainMape), loss: round6(fit.loss), iterations: fit.iterations, replays: fit.replays })),
       fit_client_delay: fitClient,
       decode_request_exponent: calibration.decodeExponent,
+      prefill_overlap: calibration.prefillOverlap,
       prefill_prior: calibration.prefillPrior === null ? null : { ...calibration.prefillPrior, residual: 'weight x ln((prefill_token_us / base_ms) / ratio), applied with a fitted client delay' },
       metric_weights: calibration.metricWeights,
       simulated_load: {
@@ -135,7 +137,7 @@ export function formatEngineText(calibration: EngineCalibration, metrics: readon
   lines.push('');
   const coefficients = fitJson.coefficients as Record<string, { value: number; unit: string; status: string }>;
   for (const [name, c] of Object.entries(coefficients)) {
-    const note = c.status.startsWith('fitted') ? '' : name === 'decode_request_exponent' ? '(fixed: base config or model family)' : '(not identifiable: fixed)';
+    const note = c.status.startsWith('fitted') ? '' : name === 'decode_request_exponent' ? '(fixed: base config or model family)' : name === 'prefill_overlap' ? '(fixed: base config or default)' : '(not identifiable: fixed)';
     lines.push(`  ${name.padEnd(23)} ${fmt(c.value, 5).padStart(11)} ${c.unit.padEnd(3)} ${note}`);
   }
   lines.push('');

@@ -22,7 +22,7 @@ import type { MetricName } from '../score/metric-names.js';
 import { metricsOfSummary, metricValue, type PointKey } from '../score/points.js';
 import { pointConfig, type EngineConstants, type SimLoadOptions } from './sim-load.js';
 
-export type ConstantName = Exclude<keyof EngineConstants, 'decode_request_exponent'>;
+export type ConstantName = Exclude<keyof EngineConstants, 'decode_request_exponent' | 'prefill_overlap'>;
 
 export interface TrainingPoint {
   key: PointKey;
@@ -50,6 +50,8 @@ export interface EngineFitTask {
   metricWeights?: Record<string, number>;
   /** Exponent p of the decoding-request term (fixed during the fit; 1 = affine in the batch). */
   decodeExponent?: number;
+  /** Roofline overlap of prefill with the rest of a pass (`prefill_overlap`, fixed during the fit; 0 = the sum). */
+  prefillOverlap?: number;
   maxIterations?: number;
   /**
    * Iterations of each refining search (3 % then 1 % finite-difference steps) run after the
@@ -102,7 +104,7 @@ export function freeConstants(train: readonly TrainingPoint[], fitClient: boolea
 }
 
 /** A start from the measured values: a line through ITL against per-rank batch, and TTFT's rest. */
-export function startConstants(task: Pick<EngineFitTask, 'base' | 'train' | 'load' | 'fitClient' | 'prefillShare' | 'decodeExponent'>): EngineConstants {
+export function startConstants(task: Pick<EngineFitTask, 'base' | 'train' | 'load' | 'fitClient' | 'prefillShare' | 'decodeExponent' | 'prefillOverlap'>): EngineConstants {
   const exponent = task.decodeExponent ?? 1;
   const parallelism = task.base.engine.workers.aggregated.parallelism;
   const ranks = parallelism.attention_data * parallelism.replicas;
@@ -144,6 +146,7 @@ export function startConstants(task: Pick<EngineFitTask, 'base' | 'train' | 'loa
     decode_kv_token_ns: exponent < 1 ? 0 : (perRequestMs / ctx) * 1e6,
     decode_request_us: exponent < 1 ? perRequestMs * 1e3 : 0,
     decode_request_exponent: exponent,
+    prefill_overlap: task.prefillOverlap ?? 0,
     prefill_token_us: ((rest * share) / isl) * 1e3,
     prefill_pair_ns: 0,
     client_delay_ms: task.fitClient ? rest * (1 - share) : 0,

@@ -43,6 +43,8 @@ export interface EngineConstants {
   decode_kv_token_ns: number;
   /** Exponent p of the decoding-request term `decode_request_us x B^p` (fixed, not fitted; 1 when absent). */
   decode_request_exponent?: number;
+  /** Roofline overlap of prefill and the rest of the pass, `prefill_overlap` (fixed, not fitted; 0 when absent). */
+  prefill_overlap?: number;
   /** Delay between sending and the scheduler queue (client, HTTP, tokenization): engine.tokenization.base_ms. */
   client_delay_ms: number;
 }
@@ -68,6 +70,7 @@ export function withConstants(raw: Record<string, any>, constants: EngineConstan
     decode_request_us: constants.decode_request_us,
     decode_kv_token_ns: constants.decode_kv_token_ns,
     ...(constants.decode_request_exponent !== undefined && constants.decode_request_exponent !== 1 ? { decode_request_exponent: constants.decode_request_exponent } : {}),
+    ...(constants.prefill_overlap !== undefined && constants.prefill_overlap !== 0 ? { prefill_overlap: constants.prefill_overlap } : {}),
   };
   if (constants.client_delay_ms > 0) {
     out.engine.tokenization = { workers: CLIENT_DELAY_SERVERS, base_ms: constants.client_delay_ms, per_input_us: out.engine.tokenization?.per_input_us ?? 0 };

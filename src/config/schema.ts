@@ -31,6 +31,8 @@ const nonNegativeInt = () => z.int({ error: says(NON_NEGATIVE_INT) }).min(0, { e
 const cost = () => z.number({ error: says(COST) }).min(0, { error: says(COST) });
 const positive = (whenMissing?: string) =>
   z.number({ error: says(POSITIVE, whenMissing) }).gt(0, { error: says(POSITIVE, whenMissing) });
+const UNIT = 'must be a number in [0, 1]';
+const unitInterval = () => z.number({ error: says(UNIT) }).min(0, { error: says(UNIT) }).max(1, { error: says(UNIT) });
 const fraction = () => z.number({ error: says(FRACTION) }).gt(0, { error: says(FRACTION) }).max(1, { error: says(FRACTION) });
 const label = () => z.string({ error: says('must be a string') });
 const flag = () => z.boolean({ error: says('must be true or false') });
@@ -132,6 +134,11 @@ const timingSchema = byType(
         .default(1)
         .describe(
           'Exponent p of the decoding-request term, decode_request_us x B^p, in (0, 1]. 1 (the default) is the plain linear model; below 1 models a per-request cost that grows sublinearly with the batch (the experts an MoE layer must read saturate).',
+        ),
+      prefill_overlap: unitInterval()
+        .default(0)
+        .describe(
+          'Roofline overlap h in [0, 1] of the prefill terms F = prefill_token_us P + prefill_pair_ns Q and the rest of the pass R (base and decode terms): pass time R + F - h min(R, F). 0 (the default) is the plain sum; 1 is max(R, F): prefill tokens that ride along with a memory-bound decode step cost nothing until their compute outgrows it.',
         ),
     }),
   ],

@@ -53,6 +53,11 @@ export interface LinearTimingConfig {
   decode_kv_token_ns: number;
   /** Exponent p of the decoding-request term (decode_request_us x B^p), in (0, 1]; 1 = linear. */
   decode_request_exponent: number;
+  /**
+   * Share in [0, 1] of the smaller of the prefill work and the rest of the pass that the two
+   * overlap by (roofline): 0 = the spec's sum, 1 = the larger of the two.
+   */
+  prefill_overlap: number;
 }
 
 export type TimingConfig = FixedTimingConfig | PolynomialTimingConfig | LinearTimingConfig;

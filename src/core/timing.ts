@@ -60,6 +60,16 @@ export function createPassTime(config: TimingConfig): PassTimeFn {
       const decodeRequestMs = config.decode_request_us / 1e3;
       const decodeKvTokenMs = config.decode_kv_token_ns / 1e6;
       const exponent = config.decode_request_exponent;
+      const overlap = config.prefill_overlap;
+      if (overlap > 0) {
+        // Roofline overlap: the prefill work (compute) and the rest of the pass (weights and
+        // KV reads) overlap by `overlap` of the smaller of the two.
+        return (v) => {
+          const rest = baseMs + decodeRequestMs * (exponent === 1 ? v.decodeRequests : v.decodeRequests ** exponent) + decodeKvTokenMs * v.decodeKvTokens;
+          const prefill = prefillTokenMs * v.prefillTokens + prefillPairMs * v.prefillPairs;
+          return rest + prefill - overlap * (rest < prefill ? rest : prefill);
+        };
+      }
       if (exponent === 1) {
         return (v) =>
           baseMs +
