@@ -81,6 +81,7 @@ export class PointPool {
   readonly #timeoutMs: number | undefined;
   readonly #running = new Set<AbortController>();
   #stopping = false;
+  #destroyed: Promise<void> | undefined;
 
   constructor(options: PointPoolOptions) {
     this.poolThreads = Math.max(1, Math.floor(options.poolThreads));
@@ -132,7 +133,9 @@ export class PointPool {
     for (const controller of this.#running) controller.abort('sweep interrupted');
   }
 
-  async destroy(): Promise<void> {
-    await this.#piscina.destroy();
+  /** Stops the threads; a second call waits for the first. */
+  destroy(): Promise<void> {
+    this.#destroyed ??= this.#piscina.destroy();
+    return this.#destroyed;
   }
 }

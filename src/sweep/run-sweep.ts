@@ -140,17 +140,32 @@ export async function runSweep(options: RunSweepOptions): Promise<RunSweepResult
 
   const sweep = readSweepFile(options.sweepFile);
   const base = readSweepBase(sweep);
-  const validate = options.validate ?? defaultValidate;
-  const plan: Plan = buildPlan({ sweep, baseRaw: base.raw, baseLabel: base.label, validate });
-  const slice = plan.points.filter((p) => isInShard(p.index, options.shard));
-
-  const outDir = resolve(options.outDir ?? defaultOutDir(plan.name));
-  mkdirSync(outDir, { recursive: true });
-  const releaseLock = takeLock(outDir);
+  // A pool thread takes tens of ms to start (a Node bootstrap, then the replay core's modules).
+  // A sweep into a fresh output folder (no points.jsonl yet) will run points, so its pool is
+  // started here and its threads boot while the plan is built and validated; a resumed sweep
+  // starts its pool once it knows how many points are left.
+  const outDirOf = (name: string) => resolve(options.outDir ?? defaultOutDir(name));
+  let pool =
+    !existsSync(join(outDirOf(sweep.name), POINTS_FILE)) && options.stopSignal?.aborted !== true
+      ? new PointPool({ poolThreads: options.poolThreads ?? defaultPoolThreadCount(), taskFilename: options.taskFilename, pointTimeoutS: options.pointTimeoutS })
+      : undefined;
   try {
-    return await runInDir(options, plan, slice, base.baseDir, outDir, note, progress, t0);
+    const validate = options.validate ?? defaultValidate;
+    const plan: Plan = buildPlan({ sweep, baseRaw: base.raw, baseLabel: base.label, validate });
+    const slice = plan.points.filter((p) => isInShard(p.index, options.shard));
+
+    const outDir = outDirOf(plan.name);
+    mkdirSync(outDir, { recursive: true });
+    const releaseLock = takeLock(outDir);
+    try {
+      const started = pool;
+      pool = undefined; // runInDir owns it now
+      return await runInDir(options, plan, slice, base.baseDir, outDir, note, progress, t0, started);
+    } finally {
+      releaseLock();
+    }
   } finally {
-    releaseLock();
+    if (pool !== undefined) await pool.destroy();
   }
 }
 
@@ -163,6 +178,26 @@ async function runInDir(
   note: (line: string) => void,
   progress: ProgressReporter,
   t0: number,
+  /** A pool started before the plan was built (destroyed here whether or not it is used). */
+  started: PointPool | undefined,
+): Promise<RunSweepResult> {
+  try {
+    return await runPoints(options, plan, slice, baseDir, outDir, note, progress, t0, started);
+  } finally {
+    await started?.destroy();
+  }
+}
+
+async function runPoints(
+  options: RunSweepOptions,
+  plan: Plan,
+  slice: PlanPoint[],
+  baseDir: string,
+  outDir: string,
+  note: (line: string) => void,
+  progress: ProgressReporter,
+  t0: number,
+  started: PointPool | undefined,
 ): Promise<RunSweepResult> {
   const planPath = join(outDir, PLAN_FILE);
   const planText = planFileContent(plan);
@@ -193,11 +228,13 @@ async function runInDir(
   let interrupted = options.stopSignal?.aborted === true;
   progress.start(slice.length, alreadyDone);
   if (todo.length > 0 && !interrupted) {
-    const pool = new PointPool({
-      poolThreads: Math.min(options.poolThreads ?? defaultPoolThreadCount(), todo.length),
-      taskFilename: options.taskFilename,
-      pointTimeoutS: options.pointTimeoutS,
-    });
+    const pool =
+      started ??
+      new PointPool({
+        poolThreads: Math.min(options.poolThreads ?? defaultPoolThreadCount(), todo.length),
+        taskFilename: options.taskFilename,
+        pointTimeoutS: options.pointTimeoutS,
+      });
     const onStop = () => {
       interrupted = true;
       pool.stop();
