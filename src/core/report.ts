@@ -7,7 +7,7 @@ import { METRIC_UNITS, type MetricStats, type MetricTag, type RequestRecord, typ
 import { Status } from './request-table.js';
 import type { ResolvedRun } from './resolve.js';
 import type { SimulationResult } from './simulation.js';
-import { summarize, type Stats } from './stats.js';
+import { summarizeValues, type Stats } from './stats.js';
 
 export type CoreSummary = Omit<ReplaySummary, 'simulator' | 'config'> & {
   engine: { passes: number; preemptions: number; virtual_end_ms: number };
@@ -20,37 +20,72 @@ function withUnit(tag: MetricTag, stats: Stats & { approximate?: boolean }): Met
   return out;
 }
 
-export function buildSummary(run: ResolvedRun, result: SimulationResult): CoreSummary {
-  const t = result.table;
-  const n = result.requestCount;
-  const ttft: number[] = [];
-  const ttst: number[] = [];
-  const latency: number[] = [];
-  const itl: number[] = [];
-  const perUser: number[] = [];
-  const e2e: number[] = [];
-  const isl: number[] = [];
-  const osl: number[] = [];
-  let errors = 0;
-  let incomplete = 0;
-  let firstSentMs = Infinity;
-  let lastReceivedMs = -Infinity;
-  let inputTokens = 0;
-  let outputTokens = 0;
-  let tokenizationSum = 0;
-  let queueSum = 0;
-  let prefillSum = 0;
-  let detokSum = 0;
+/** One metric's values, at most one per request, collected straight into a Float64Array. */
+class Values {
+  readonly data: Float64Array;
+  length = 0;
+
+  constructor(capacity: number) {
+    this.data = new Float64Array(capacity);
+  }
+
+  push(x: number): void {
+    this.data[this.length++] = x;
+  }
+}
+
+/** What the per-request pass of `buildSummary` collects. */
+class RequestMetrics {
+  readonly ttft: Values;
+  readonly ttst: Values;
+  readonly latency: Values;
+  readonly itl: Values;
+  readonly perUser: Values;
+  readonly e2e: Values;
+  readonly isl: Values;
+  readonly osl: Values;
+  errors = 0;
+  incomplete = 0;
+  firstSentMs = Infinity;
+  lastReceivedMs = -Infinity;
+  inputTokens = 0;
+  outputTokens = 0;
+  tokenizationSum = 0;
+  queueSum = 0;
+  prefillSum = 0;
+  detokSum = 0;
+
+  constructor(n: number) {
+    this.ttft = new Values(n);
+    this.ttst = new Values(n);
+    this.latency = new Values(n);
+    this.itl = new Values(n);
+    this.perUser = new Values(n);
+    this.e2e = new Values(n);
+    this.isl = new Values(n);
+    this.osl = new Values(n);
+  }
+}
+
+/**
+ * The per-request pass over the request table: the one loop of the summary, in a function of its
+ * own with the same argument shapes on every run, so a thread optimizes it once. (Inside the
+ * summary's object-building code, whose object shapes vary with the run's metrics, its
+ * optimized code was thrown away and rebuilt point after point of a sweep.)
+ */
+function collectRequestMetrics(t: SimulationResult['table'], n: number): RequestMetrics {
+  const m = new RequestMetrics(n);
+  const { ttft, ttst, latency, itl, perUser, e2e, isl, osl } = m;
   for (let id = 0; id < n; id++) {
     const sent = t.sentMs[id];
     if (sent !== sent || t.isWarmup[id] === 1) continue;
     const status = t.status[id];
     if (status === Status.Rejected) {
-      errors++;
+      m.errors++;
       continue;
     }
     if (status !== Status.Completed) {
-      incomplete++;
+      m.incomplete++;
       continue;
     }
     const count = t.received[id];
@@ -68,19 +103,27 @@ export function buildSummary(run: ResolvedRun, result: SimulationResult): CoreSu
     }
     isl.push(t.prompt[id]);
     osl.push(count);
-    inputTokens += t.prompt[id];
-    outputTokens += count;
-    if (sent < firstSentMs) firstSentMs = sent;
-    if (t.lastReceivedMs[id] > lastReceivedMs) lastReceivedMs = t.lastReceivedMs[id];
-    tokenizationSum += t.tokenizedMs[id] - sent;
-    queueSum += t.firstScheduledMs[id] - t.tokenizedMs[id];
-    prefillSum += t.firstEmittedMs[id] - t.firstScheduledMs[id];
-    detokSum += t.firstReceivedMs[id] - t.firstEmittedMs[id];
+    m.inputTokens += t.prompt[id];
+    m.outputTokens += count;
+    if (sent < m.firstSentMs) m.firstSentMs = sent;
+    if (t.lastReceivedMs[id] > m.lastReceivedMs) m.lastReceivedMs = t.lastReceivedMs[id];
+    m.tokenizationSum += t.tokenizedMs[id] - sent;
+    m.queueSum += t.firstScheduledMs[id] - t.tokenizedMs[id];
+    m.prefillSum += t.firstEmittedMs[id] - t.firstScheduledMs[id];
+    m.detokSum += t.firstReceivedMs[id] - t.firstEmittedMs[id];
   }
+  // Nothing but the return after the loop: a thread's optimized code for this function is
+  // compiled mid-loop, and a statement after the loop that had not run yet would throw it away.
+  return m;
+}
+
+export function buildSummary(run: ResolvedRun, result: SimulationResult): CoreSummary {
+  const m = collectRequestMetrics(result.table, result.requestCount);
+  const { ttft, ttst, latency, itl, perUser, e2e, isl, osl, errors, incomplete, firstSentMs, lastReceivedMs, inputTokens, outputTokens, tokenizationSum, queueSum, prefillSum, detokSum } = m;
   const valid = ttft.length;
   const metrics: CoreSummary['metrics'] = {};
-  const add = (tag: MetricTag, values: number[]) => {
-    if (values.length > 0) metrics[tag] = withUnit(tag, summarize(values));
+  const add = (tag: MetricTag, values: Values) => {
+    if (values.length > 0) metrics[tag] = withUnit(tag, summarizeValues(values.data.subarray(0, values.length)));
   };
   add('time_to_first_token', ttft);
   add('time_to_second_token', ttst);

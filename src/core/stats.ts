@@ -66,7 +66,7 @@ export function summarizeValues(values: Float64Array): Stats {
     squares += d * d;
   }
   const ranks = percentileRanks(n);
-  const found = orderStatistics(values, ranks);
+  const found = orderStatisticsWithin(values, ranks, min, max);
   return {
     avg,
     min,
@@ -124,20 +124,28 @@ const SMALL = 256;
  * modified.
  */
 export function orderStatistics(a: Float64Array, ranks: readonly number[]): number[] {
-  const out = new Array<number>(ranks.length);
-  if (a.length === 0 || ranks.length === 0) return out;
+  if (a.length === 0 || ranks.length === 0) return new Array<number>(ranks.length);
   let min = a[0];
   let max = a[0];
   for (let k = 1; k < a.length; k++) {
     const x = a[k];
     if (x < min) min = x;
     else if (x > max) max = x;
-    else if (x === 0) {
-      // -0 sorts below 0: keep the extremes' signs apart.
-      if (1 / x < 0 && 1 / min > 0) min = x;
-      else if (1 / x > 0 && 1 / max < 0) max = x;
-    }
   }
+  return orderStatisticsWithin(a, ranks, min, max);
+}
+
+/**
+ * As `orderStatistics`, given the smallest and the largest value (by `<`, so a -0 or 0 among the
+ * values may stand for either: both are kept apart here).
+ */
+function orderStatisticsWithin(a: Float64Array, ranks: readonly number[], min: number, max: number): number[] {
+  const out = new Array<number>(ranks.length);
+  if (a.length === 0 || ranks.length === 0) return out;
+  // -0 sorts below 0 but compares equal: an extreme that is a zero becomes -0 (smallest) or 0
+  // (largest), so the digits the two share are shared by every value between them.
+  if (min === 0) min = -0;
+  if (max === 0) max = 0;
   const level = firstDifferingLevel(min, max);
   if (level === 6) out.fill(min); // every value is the same number, bit for bit
   else selectLevel(a, ranks, 0, ranks.length, 0, level, out);
@@ -198,37 +206,38 @@ function histogramDigits(values: Float64Array, level: number, digits: Uint16Arra
   return allEqual && firstValue !== 0;
 }
 
-/** Finds ranks[rFirst .. rEnd) (each minus `offset`) among `values`. */
-function selectLevel(
-  values: Float64Array,
+/**
+ * Copies each value whose digit's bucket belongs to a group into that group's segment of
+ * `gathered` (`fill[g]`: the segment's next free index). The hot loop of the selection, in a
+ * function of its own: small, with one set of argument types, it is optimized once and early on
+ * a fresh thread (in the body of selectLevel its optimized code was thrown away again and again
+ * as new branches of the recursion were first taken).
+ */
+function gatherGroups(values: Float64Array, digits: Uint16Array, groupOf: Int16Array, gathered: Float64Array, fill: Int32Array): void {
+  const n = values.length;
+  for (let k = 0; k < n; k++) {
+    const g = groupOf[digits[k]];
+    if (g >= 0) gathered[fill[g]++] = values[k];
+  }
+}
+
+/**
+ * Walks the buckets in key order and makes a group of each that holds some of
+ * ranks[rFirst .. rEnd): `groupOf[bucket]` its group, and per group where its segment starts in
+ * the gather buffer, how many values lie below it (rank offset) and its range of ranks. Returns
+ * the number of values to gather.
+ */
+function groupBuckets(
+  counts: Int32Array,
   ranks: readonly number[],
   rFirst: number,
   rEnd: number,
   offset: number,
-  level: number,
-  out: number[],
-): void {
-  const n = values.length;
-  if (n <= SMALL || level === 6) {
-    const sorted = values.slice();
-    sorted.sort();
-    for (let r = rFirst; r < rEnd; r++) out[r] = sorted[ranks[r] - offset];
-    return;
-  }
-  // The digits are the largest scratch of the selection: reused between calls.
-  const digits = takeUint16(n);
-  const counts = new Int32Array(BUCKETS);
-  if (histogramDigits(values, level, digits, counts)) {
-    giveUint16(digits);
-    for (let r = rFirst; r < rEnd; r++) out[r] = values[0];
-    return;
-  }
-  // Buckets that hold wanted ranks, in key order, with the ranks each holds; their values are
-  // gathered into consecutive segments of one buffer.
-  const groupOf = new Int16Array(BUCKETS).fill(-1);
-  const groupStart: number[] = [];
-  const groupBelow: number[] = [];
-  const groupRanks: number[] = [];
+  groupOf: Int16Array,
+  groupStart: number[],
+  groupBelow: number[],
+  groupRanks: number[],
+): number {
   let below = offset;
   let r = rFirst;
   let wanted = 0;
@@ -247,12 +256,54 @@ function selectLevel(
     }
     below += size;
   }
+  return wanted;
+}
+
+/** ranks[rFirst .. rEnd) (each minus `offset`) of a few values, by sorting a copy. */
+function selectBySorting(values: Float64Array, ranks: readonly number[], rFirst: number, rEnd: number, offset: number, out: number[]): void {
+  const sorted = values.slice();
+  sorted.sort();
+  for (let r = rFirst; r < rEnd; r++) out[r] = sorted[ranks[r] - offset];
+}
+
+/** Finds ranks[rFirst .. rEnd) (each minus `offset`) among `values`. */
+/**
+ * Kept small: the loops over values and buckets are in functions of their own (gatherGroups,
+ * histogramDigits, groupBuckets) that are optimized once with stable types, so a fresh thread
+ * does not compile and throw away this recursive body as its branches are first taken.
+ */
+function selectLevel(
+  values: Float64Array,
+  ranks: readonly number[],
+  rFirst: number,
+  rEnd: number,
+  offset: number,
+  level: number,
+  out: number[],
+): void {
+  const n = values.length;
+  if (n <= SMALL || level === 6) {
+    selectBySorting(values, ranks, rFirst, rEnd, offset, out);
+    return;
+  }
+  // The digits are the largest scratch of the selection: reused between calls.
+  const digits = takeUint16(n);
+  const counts = new Int32Array(BUCKETS);
+  if (histogramDigits(values, level, digits, counts)) {
+    giveUint16(digits);
+    for (let r = rFirst; r < rEnd; r++) out[r] = values[0];
+    return;
+  }
+  // Buckets that hold wanted ranks, in key order, with the ranks each holds; their values are
+  // gathered into consecutive segments of one buffer.
+  const groupOf = new Int16Array(BUCKETS).fill(-1);
+  const groupStart: number[] = [];
+  const groupBelow: number[] = [];
+  const groupRanks: number[] = [];
+  const wanted = groupBuckets(counts, ranks, rFirst, rEnd, offset, groupOf, groupStart, groupBelow, groupRanks);
   const gathered = takeSelectBuffer(wanted);
   const fill = Int32Array.from(groupStart);
-  for (let k = 0; k < n; k++) {
-    const g = groupOf[digits[k]];
-    if (g >= 0) gathered[fill[g]++] = values[k];
-  }
+  gatherGroups(values, digits, groupOf, gathered, fill);
   giveUint16(digits);
   for (let g = 0; g < groupStart.length; g++) {
     const segment = gathered.subarray(groupStart[g], fill[g]);
