@@ -84,6 +84,12 @@ interface BenchResult {
    * times / (N x pool phase)).
    */
   efficiency_factors: { replay_scaling: number; pool_busy: number };
+  /**
+   * Sum of the replay times with N threads over that with 1, per eighth of the plan in plan order
+   * (each point's best over the runs): a slowdown in the first eighths and none later is each
+   * pool thread's JIT warm-up; one spread over the plan is the cores slowing each other down.
+   */
+  replay_slowdown_by_plan_eighth: number[];
   pool_overhead_ms_per_point: number;
   overhead_detail: {
     points: number;
@@ -99,16 +105,45 @@ async function timedSweep(
   sweepFile: string,
   out: string,
   poolThreads: number,
-): Promise<{ s: number; result: RunSweepResult; replayS: number }> {
+): Promise<{ s: number; result: RunSweepResult; replayS: number; replayMsById: Map<string, number>; planIds: string[] }> {
   const started = performance.now();
   const result = await runSweep({ sweepFile, outDir: join(dir, out), poolThreads, note: () => {} });
   const s = (performance.now() - started) / 1000;
   if (result.ok !== result.slice) throw new Error(`bench sweep ${out}: ${result.failed.length} points failed`);
   let replayMs = 0;
+  const replayMsById = new Map<string, number>();
   for (const line of readFileSync(join(dir, out, 'timings.jsonl'), 'utf8').split('\n')) {
-    if (line !== '') replayMs += (JSON.parse(line) as { simulator: { wall_time_ms: number } }).simulator.wall_time_ms;
+    if (line === '') continue;
+    const timing = JSON.parse(line) as { id: string; simulator: { wall_time_ms: number } };
+    replayMs += timing.simulator.wall_time_ms;
+    replayMsById.set(timing.id, timing.simulator.wall_time_ms);
   }
-  return { s, result, replayS: replayMs / 1000 };
+  const planIds = (JSON.parse(readFileSync(join(dir, out, 'plan.json'), 'utf8')) as { points: Array<{ id: string }> }).points.map((p) => p.id);
+  return { s, result, replayS: replayMs / 1000, replayMsById, planIds };
+}
+
+/** Per point, the smaller of its replay times in `into` and `from` (best of the runs). */
+function keepFastest(into: Map<string, number>, from: Map<string, number>): void {
+  for (const [id, ms] of from) into.set(id, Math.min(into.get(id) ?? Infinity, ms));
+}
+
+/**
+ * Replay time with N threads over replay time with 1, per eighth of the plan (plan order: the
+ * order points are handed out): where the N-thread replays lose their time.
+ */
+function slowdownByEighth(planIds: string[], one: Map<string, number>, many: Map<string, number>): number[] {
+  const out: number[] = [];
+  const size = Math.ceil(planIds.length / 8);
+  for (let start = 0; start < planIds.length; start += size) {
+    let a = 0;
+    let b = 0;
+    for (const id of planIds.slice(start, start + size)) {
+      a += one.get(id) ?? 0;
+      b += many.get(id) ?? 0;
+    }
+    out.push(round(b / a, 3));
+  }
+  return out;
 }
 
 /** In-process replay time of the tiny points, per point, after a warm-up pass. */
@@ -143,11 +178,17 @@ async function main(): Promise<void> {
     let tinyPoolMs = Infinity;
     let points = 0;
     let tinyPoints = 0;
+    const perPoint1 = new Map<string, number>();
+    const perPointN = new Map<string, number>();
+    let planIds: string[] = [];
     for (let r = 0; r < runs; r++) {
       const one = await timedSweep(dir, gridFile, `grid-1-${r}`, 1);
       const many = await timedSweep(dir, gridFile, `grid-${cores}-${r}`, cores);
       const tiny = await timedSweep(dir, tinyFile, `tiny-1-${r}`, 1);
       points = one.result.slice;
+      planIds = one.planIds;
+      keepFastest(perPoint1, one.replayMsById);
+      keepFastest(perPointN, many.replayMsById);
       tinyPoints = tiny.result.slice;
       t1 = Math.min(t1, one.s);
       tN = Math.min(tN, many.s);
@@ -174,6 +215,7 @@ async function main(): Promise<void> {
       parallel_efficiency: round(t1 / (tN * cores), 3),
       pool_phase: { t1_s: round(pool1, 3), tN_s: round(poolN, 3), parallel_efficiency: round(pool1 / (poolN * cores), 3) },
       efficiency_factors: { replay_scaling: round(replay1 / replayN, 3), pool_busy: round(replayN / (cores * poolN), 3) },
+      replay_slowdown_by_plan_eighth: slowdownByEighth(planIds, perPoint1, perPointN),
       pool_overhead_ms_per_point: round(poolMsPerPoint - inProcess, 3),
       overhead_detail: {
         points: tinyPoints,
@@ -195,6 +237,7 @@ async function main(): Promise<void> {
           ` (pool phase alone: ${result.pool_phase.t1_s.toFixed(2)} s / ${result.pool_phase.tN_s.toFixed(2)} s, ${result.pool_phase.parallel_efficiency.toFixed(3)})`,
         `    = replays ${result.efficiency_factors.replay_scaling.toFixed(3)} as fast with ${cores} at once as alone` +
           ` x pool threads busy ${(result.efficiency_factors.pool_busy * 100).toFixed(1)}% of the pool phase`,
+        `    replay time with ${cores} threads / with 1, by eighth of the plan in plan order: ${result.replay_slowdown_by_plan_eighth.map((x) => x.toFixed(2)).join(' ')}`,
         `  pool overhead per point: ${result.pool_overhead_ms_per_point.toFixed(3)} ms` +
           ` (${result.overhead_detail.points} points of 1 request, 1 output token: ${result.overhead_detail.pool_ms_per_point.toFixed(3)} ms/point on the pool` +
           ` - ${result.overhead_detail.in_process_ms_per_point.toFixed(3)} ms/point in-process)`,
