@@ -145,7 +145,7 @@ export async function runSweep(options: RunSweepOptions): Promise<RunSweepResult
   // started here and its threads boot while the plan is built and validated; a resumed sweep
   // starts its pool once it knows how many points are left.
   const outDirOf = (name: string) => resolve(options.outDir ?? defaultOutDir(name));
-  let pool =
+  const pool =
     !existsSync(join(outDirOf(sweep.name), POINTS_FILE)) && options.stopSignal?.aborted !== true
       ? new PointPool({ poolThreads: options.poolThreads ?? defaultPoolThreadCount(), taskFilename: options.taskFilename, pointTimeoutS: options.pointTimeoutS })
       : undefined;
@@ -158,14 +158,13 @@ export async function runSweep(options: RunSweepOptions): Promise<RunSweepResult
     mkdirSync(outDir, { recursive: true });
     const releaseLock = takeLock(outDir);
     try {
-      const started = pool;
-      pool = undefined; // runInDir owns it now
-      return await runInDir(options, plan, slice, base.baseDir, outDir, note, progress, t0, started);
+      return await runInDir(options, plan, slice, base.baseDir, outDir, note, progress, t0, pool);
     } finally {
       releaseLock();
     }
   } finally {
-    if (pool !== undefined) await pool.destroy();
+    // Destroyed whether or not it ran points (destroy is idempotent).
+    await pool?.destroy();
   }
 }
 
@@ -178,25 +177,7 @@ async function runInDir(
   note: (line: string) => void,
   progress: ProgressReporter,
   t0: number,
-  /** A pool started before the plan was built (destroyed here whether or not it is used). */
-  started: PointPool | undefined,
-): Promise<RunSweepResult> {
-  try {
-    return await runPoints(options, plan, slice, baseDir, outDir, note, progress, t0, started);
-  } finally {
-    await started?.destroy();
-  }
-}
-
-async function runPoints(
-  options: RunSweepOptions,
-  plan: Plan,
-  slice: PlanPoint[],
-  baseDir: string,
-  outDir: string,
-  note: (line: string) => void,
-  progress: ProgressReporter,
-  t0: number,
+  /** A pool started before the plan was built, if any. */
   started: PointPool | undefined,
 ): Promise<RunSweepResult> {
   const planPath = join(outDir, PLAN_FILE);
