@@ -1,6 +1,6 @@
 /**
  * `npm run bench:accuracy [-- --per-stratum K] [--check-set] [--ablation] [--refine N] [--json] [--points]
- * [--prior-ratio R] [--prior-weight W] [--prefill-overlap H] [--oracle]`: held-out accuracy of the
+ * [--prior-ratio R] [--prior-weight W] [--prefill-overlap H] [--point-weights uniform|W,W,W] [--oracle]`: held-out accuracy of the
  * engine fit on real silicon (toolkit.md §3; docs/calibration.md).
  *
  * Deployments: from `data/silicon/aic-silicon-sample.csv` (`silicon-deployments.ts`), every
@@ -18,7 +18,8 @@
  * the overall held-out MAPEs of each variant. `--refine N` gives every fit N iterations of refining
  * searches (`calibrate engine --refine`). `--points` prints every deployment's fitted constants and
  * its points (measured, simulated, signed error). `--prior-ratio`, `--prior-weight` and
- * `--prefill-overlap` change the prefill prior and the roofline overlap of every fit (the
+ * `--prefill-overlap` change the prefill prior and the roofline overlap of every fit, and
+ * `--point-weights` the weights of the training points' residuals (the
  * experiments of docs/calibration.md). `--oracle` fits every deployment on all its points and
  * scores the same held-out points: the error the model's form leaves when extrapolation is taken
  * out of the question. Run after `npm run build`.
@@ -79,6 +80,8 @@ interface Variant {
   prefillPrior?: { ratio: number; weight: number } | null;
   /** Overrides the default prefill overlap (`prefill_overlap`). */
   prefillOverlap?: number;
+  /** Overrides the default point weights (null: uniform). */
+  pointWeights?: number[] | null;
 }
 
 function variants(ablation: boolean): Variant[] {
@@ -88,7 +91,11 @@ function variants(ablation: boolean): Variant[] {
   const prior = Number.isFinite(priorRatio) || Number.isFinite(priorWeight) ? { prefillPrior: { ratio: Number.isFinite(priorRatio) ? priorRatio : PREFILL_PRIOR.ratio, weight: Number.isFinite(priorWeight) ? priorWeight : PREFILL_PRIOR.weight } } : {};
   const overlapArg = argValue('--prefill-overlap', NaN);
   const overlap = Number.isFinite(overlapArg) ? { prefillOverlap: overlapArg } : {};
-  const list: Variant[] = [{ name: 'defaults', load: base, fitClient: true, ...prior, ...overlap }];
+  const weightsArg = process.argv.indexOf('--point-weights');
+  const weights = weightsArg < 0 ? {} : { pointWeights: process.argv[weightsArg + 1] === 'uniform' ? null : String(process.argv[weightsArg + 1]).split(',').map(Number) };
+  // --oracle fits on every point with uniform weights unless told otherwise.
+  const oracleWeights = ORACLE && weightsArg < 0 ? { pointWeights: null } : {};
+  const list: Variant[] = [{ name: 'defaults', load: base, fitClient: true, ...prior, ...overlap, ...weights, ...oracleWeights }];
   if (!ablation) return list;
   list.push({ name: 'fixed lengths (range ratio 1)', load: { ...base, rangeRatio: 1 }, fitClient: true });
   list.push({ name: 'first wave left out (warmup)', load: { ...base, warmup: 'first-wave' }, fitClient: true });
@@ -97,6 +104,7 @@ function variants(ablation: boolean): Variant[] {
   list.push({ name: 'decode exponent 1 (affine in the batch)', load: base, fitClient: true, decodeExponent: 1 });
   list.push({ name: 'no prefill prior', load: base, fitClient: true, prefillPrior: null });
   list.push({ name: 'prefill overlap 1 (roofline: max of prefill and the rest)', load: base, fitClient: true, prefillOverlap: 1 });
+  list.push({ name: 'uniform point weights', load: base, fitClient: true, pointWeights: null });
   return list;
 }
 
@@ -165,6 +173,7 @@ async function runVariant(variant: Variant, cases: Case[], fitPool: FitPool, poi
         ...(variant.decodeExponent !== undefined ? { decodeExponent: variant.decodeExponent } : {}),
         ...(variant.prefillPrior !== undefined ? { prefillPrior: variant.prefillPrior } : {}),
         ...(variant.prefillOverlap !== undefined ? { prefillOverlap: variant.prefillOverlap } : {}),
+        ...(variant.pointWeights !== undefined ? { pointWeights: variant.pointWeights } : {}),
         refineIterations: argValue('--refine', 0),
         fitPool,
         pointPool,

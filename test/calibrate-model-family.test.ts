@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { parseRunConfig } from '../src/config/load.js';
-import { decodeExponentOf, DEFAULT_PREFILL_OVERLAP, prefillOverlapOf } from '../src/calibrate/engine-calibration.js';
+import { decodeExponentOf, DEFAULT_PREFILL_OVERLAP, loadRankWeights, prefillOverlapOf } from '../src/calibrate/engine-calibration.js';
 import { pointConfig, resolveSimLoad } from '../src/calibrate/sim-load.js';
 import { freeConstants } from '../src/calibrate/engine-fit.js';
 import { DECODE_EXPONENT, defaultDecodeExponent, isMixtureOfExperts } from '../src/calibrate/model-family.js';
@@ -37,6 +37,18 @@ describe('model families', () => {
     const constants = { base_ms: 5, prefill_token_us: 20, prefill_pair_ns: 0, decode_request_us: 100, decode_kv_token_ns: 0, decode_request_exponent: 0.8, prefill_overlap: 0.75, client_delay_ms: 0 };
     const timing = pointConfig(base(), { concurrency: 8 }, constants, resolveSimLoad({})).engine.workers.aggregated.timing;
     expect(timing).toMatchObject({ type: 'linear', decode_request_exponent: 0.8, prefill_overlap: 0.75 });
+  });
+
+  it('weighs training points by their rank of load, averaging 1', () => {
+    const point = (key: Record<string, number | string>) => ({ source: 't', key, metrics: {} });
+    expect(loadRankWeights([4, 8, 16].map((concurrency) => point({ concurrency })))).toEqual([0.5, 1, 1.5]);
+    // Order of the input does not matter; equal loads share their mean rank.
+    expect(loadRankWeights([16, 4, 8].map((concurrency) => point({ concurrency })))).toEqual([1.5, 0.5, 1]);
+    expect(loadRankWeights([4, 8, 8, 16].map((concurrency) => point({ concurrency })))).toEqual([0.4, 1, 1, 1.6]);
+    expect(loadRankWeights([2, 5].map((request_rate) => point({ request_rate })))).toEqual([2 / 3, 4 / 3]);
+    // A point without a load key: every point weighs 1.
+    expect(loadRankWeights([point({ concurrency: 4 }), point({ isl: 1024 })])).toEqual([1, 1]);
+    expect(loadRankWeights([point({ concurrency: 4 })])).toEqual([1]);
   });
 
   it('puts the decode slope on the sublinear request term when the exponent is below 1', () => {

@@ -56,6 +56,11 @@ export interface EngineCalibrationInput {
   decodeExponent?: number;
   /** Roofline overlap of prefill with the rest of a pass; default: `prefillOverlapOf(base)`. */
   prefillOverlap?: number;
+  /**
+   * Weights of the training points' residuals, in the order the training points have in
+   * `measured`; default `loadRankWeights` of the training points, null: 1 each.
+   */
+  pointWeights?: number[] | null;
   threads?: number;
   /** Pools to reuse (the benchmark shares them across deployments); created and destroyed here otherwise. */
   fitPool?: FitPool;
@@ -85,12 +90,34 @@ export function prefillOverlapOf(base: RunConfig): { value: number; source: stri
   return { value: DEFAULT_PREFILL_OVERLAP, source: 'default' };
 }
 
+/**
+ * Default weights of the training points' residuals: each point's rank by load (concurrency, else
+ * request rate; equal loads share their mean rank), divided by the mean rank, so the weights
+ * average 1 and the most loaded training point, the one the held-out points extrapolate from,
+ * counts most (0.5, 1, 1.5 for three points). Points without a load key weigh 1. How chosen:
+ * docs/calibration.md, "Point weights".
+ */
+export function loadRankWeights(train: readonly ScorePoint[]): number[] {
+  const load = (p: ScorePoint) => (typeof p.key.concurrency === 'number' ? p.key.concurrency : typeof p.key.request_rate === 'number' ? p.key.request_rate : NaN);
+  const loads = train.map(load);
+  if (loads.some((x) => !Number.isFinite(x))) return train.map(() => 1);
+  const ranks = loads.map((x) => {
+    const below = loads.filter((y) => y < x).length;
+    const equal = loads.filter((y) => y === x).length;
+    return below + (equal + 1) / 2;
+  });
+  const meanRank = ranks.reduce((s, r) => s + r, 0) / ranks.length;
+  return ranks.map((r) => r / meanRank);
+}
+
 export interface EngineCalibration {
   best: EngineFitResult;
   /** The decode exponent the fit used and where it came from. */
   decodeExponent: { value: number; source: string };
   /** The roofline overlap the fit used and where it came from. */
   prefillOverlap: { value: number; source: string };
+  /** The weights of the training points' residuals (in training-point order) and how they were set. */
+  pointWeights: { scheme: string; weights: number[] };
   /** The prefill prior (null: none) and metric weights the fit used. */
   prefillPrior: { ratio: number; weight: number } | null;
   metricWeights: Record<string, number>;
@@ -154,6 +181,12 @@ export async function calibrateEngine(input: EngineCalibrationInput): Promise<En
   try {
     const exponent = input.decodeExponent !== undefined ? { value: input.decodeExponent, source: 'given' } : decodeExponentOf(input.base);
     const decodeExponent = exponent.value;
+    const pointWeights =
+      input.pointWeights === null
+        ? { scheme: 'uniform', weights: train.map(() => 1) }
+        : input.pointWeights !== undefined
+          ? { scheme: 'given', weights: input.pointWeights }
+          : { scheme: 'load rank', weights: loadRankWeights(train) };
     const overlap = input.prefillOverlap !== undefined ? { value: input.prefillOverlap, source: 'given' } : prefillOverlapOf(input.base);
     const shares = input.fitClient ? [...PREFILL_SHARE_STARTS] : [1];
     const tasks: EngineFitTask[] = shares.map((share) => ({
@@ -166,6 +199,7 @@ export async function calibrateEngine(input: EngineCalibrationInput): Promise<En
       prefillShare: share,
       decodeExponent,
       prefillOverlap: overlap.value,
+      pointWeights: pointWeights.weights,
       ...(input.prefillPrior === null ? {} : { prefillPrior: input.prefillPrior ?? PREFILL_PRIOR }),
       metricWeights: input.metricWeights ?? DEFAULT_METRIC_WEIGHTS,
       maxIterations: input.maxIterations,
@@ -186,7 +220,7 @@ export async function calibrateEngine(input: EngineCalibrationInput): Promise<En
     const trainScore = scoreOf(simulated, train, input.metrics, 'fitted model');
     const holdoutMape: Record<string, number | null> = {};
     for (const metric of input.metrics) holdoutMape[metric.id] = holdout.length > 0 ? (score.metrics[metric.id]?.mape ?? null) : null;
-    return { best, decodeExponent: exponent, prefillOverlap: overlap, prefillPrior: tasks[0].prefillPrior ?? null, metricWeights: tasks[0].metricWeights ?? {}, fits, train, holdout, simulated, score, trainScore, holdoutMape, wallMs: performance.now() - started };
+    return { best, decodeExponent: exponent, prefillOverlap: overlap, pointWeights, prefillPrior: tasks[0].prefillPrior ?? null, metricWeights: tasks[0].metricWeights ?? {}, fits, train, holdout, simulated, score, trainScore, holdoutMape, wallMs: performance.now() - started };
   } finally {
     if (input.fitPool === undefined) await fitPool.destroy();
     if (input.pointPool === undefined) await pointPool.destroy();

@@ -39,6 +39,8 @@ export interface EngineCommandOptions {
   sets?: readonly string[];
   /** Iterations of each refining search (`EngineFitTask.refineIterations`); default 0. */
   refineIterations?: number;
+  /** Weigh every training point 1 instead of by rank of load (`loadRankWeights`). */
+  uniformPointWeights?: boolean;
 }
 
 export interface EngineCommandOutcome {
@@ -95,6 +97,7 @@ export function engineFitJson(calibration: EngineCalibration, metrics: readonly 
       prefill_overlap: calibration.prefillOverlap,
       prefill_prior: calibration.prefillPrior === null ? null : { ...calibration.prefillPrior, residual: 'weight x ln((prefill_token_us / base_ms) / ratio), applied with a fitted client delay' },
       metric_weights: calibration.metricWeights,
+      point_weights: { scheme: calibration.pointWeights.scheme, weights: calibration.train.map((p, i) => ({ key: p.key, weight: round6(calibration.pointWeights.weights[i]) })) },
       simulated_load: {
         start: 'all slots at t = 0',
         requests_per_slot: load.requestsPerSlot,
@@ -219,6 +222,7 @@ export async function runEngineCalibration(options: EngineCommandOptions): Promi
     fitClient: options.fitClient,
     threads: options.threads,
     refineIterations: options.refineIterations,
+    ...(options.uniformPointWeights ? { pointWeights: null } : {}),
   });
   const fitJson = engineFitJson(calibration, metrics, load, options.fitClient, options.refineIterations ?? 0);
   fitJson.inputs = { config: shortPath(options.config), measured: options.measured.map(shortPath), select: options.select ?? [], notes: measuredSide.notes };

@@ -48,6 +48,8 @@ export interface EngineFitTask {
   prefillPrior?: { ratio: number; weight: number };
   /** Weight of each metric's relative residuals in the loss (metric id -> weight; default 1). */
   metricWeights?: Record<string, number>;
+  /** Weight of each training point's residuals, aligned with `train` (default 1 each). */
+  pointWeights?: number[];
   /** Exponent p of the decoding-request term (fixed during the fit; 1 = affine in the batch). */
   decodeExponent?: number;
   /** Roofline overlap of prefill with the rest of a pass (`prefill_overlap`, fixed during the fit; 0 = the sum). */
@@ -203,7 +205,7 @@ export function fitEngine(task: EngineFitTask): EngineFitResult {
   };
   const x0 = free.map((name) => Math.log(Math.max(start[name], 1e-9)));
   const n = residualIndex.length + (prior ? 1 : 0);
-  const weights = [...residualIndex.map(({ metric }) => task.metricWeights?.[metric.id] ?? 1), ...(prior ? [1] : [])];
+  const weights = [...residualIndex.map(({ point, metric }) => (task.metricWeights?.[metric.id] ?? 1) * (task.pointWeights?.[point] ?? 1)), ...(prior ? [1] : [])];
   const weighted = (r: readonly number[]): number[] => r.map((v, i) => 1 + weights[i] * (v - 1));
   // The library wants at least 2 data points; a single residual is repeated (same minimum).
   const count = Math.max(2, n);

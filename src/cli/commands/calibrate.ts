@@ -94,6 +94,7 @@ export interface EngineArgs {
   threads?: number;
   set?: string[];
   refine?: number;
+  pointWeights: 'load-rank' | 'uniform';
 }
 
 const engineCommand: CommandModule<object, EngineArgs> = {
@@ -113,6 +114,7 @@ const engineCommand: CommandModule<object, EngineArgs> = {
       .option('warmup', { choices: ['none', 'first-wave'] as const, describe: 'leave the first wave of requests out of the metrics [default: none]' })
       .option('threads', { type: 'number', describe: 'pool threads [default: cores]' })
       .option('refine', { type: 'number', describe: 'iterations of two refining searches (3 % and 1 % steps) after the coarse one; for long simulated runs (--requests-per-slot 64) [default: 0]' })
+      .option('point-weights', { choices: ['load-rank', 'uniform'] as const, default: 'load-rank' as const, describe: "weights of the training points' residuals: by rank of load (0.5, 1, 1.5 for three points), or 1 each" })
       .option('set', { type: 'string', array: true, describe: 'KEY=VALUE override of the base config (dotted path); repeatable' })
       .option('out', { type: 'string', describe: 'output folder [default: calibration-engine]' }) as unknown as Argv<EngineArgs>,
   handler: async (argv) => {
@@ -129,6 +131,7 @@ const engineCommand: CommandModule<object, EngineArgs> = {
       threads: argv.threads,
       sets: argv.set,
       refineIterations: argv.refine,
+      uniformPointWeights: argv.pointWeights === 'uniform',
     });
     process.stdout.write(outcome.text);
   },
