@@ -1,6 +1,6 @@
 /**
  * `npm run bench:accuracy [-- --per-stratum K] [--check-set] [--ablation] [--refine N] [--json] [--points]
- * [--prior-ratio R] [--prior-weight W] [--prefill-overlap H] [--point-weights uniform|W,W,W] [--oracle]`: held-out accuracy of the
+ * [--prior-ratio R] [--prior-weight W] [--prefill-overlap H] [--point-weights uniform|W,W,W] [--exponents MOE,DENSE] [--oracle]`: held-out accuracy of the
  * engine fit on real silicon (toolkit.md §3; docs/calibration.md).
  *
  * Deployments: from `data/silicon/aic-silicon-sample.csv` (`silicon-deployments.ts`), every
@@ -19,7 +19,8 @@
  * searches (`calibrate engine --refine`). `--points` prints every deployment's fitted constants and
  * its points (measured, simulated, signed error). `--prior-ratio`, `--prior-weight` and
  * `--prefill-overlap` change the prefill prior and the roofline overlap of every fit, and
- * `--point-weights` the weights of the training points' residuals (the
+ * `--point-weights` the weights of the training points' residuals, and `--exponents` the decode
+ * exponents of the two model families (the
  * experiments of docs/calibration.md). `--oracle` fits every deployment on all its points and
  * scores the same held-out points: the error the model's form leaves when extrapolation is taken
  * out of the question. Run after `npm run build`.
@@ -31,6 +32,7 @@ import { calibrateEngine, PREFILL_PRIOR, type EngineCalibration } from '../src/c
 import { FitPool } from '../src/calibrate/fit-pool.js';
 import { deploymentBaseConfig, readSiliconDeployments, saturatedConcurrencies, SATURATION_TTFT_JUMP, type SiliconDeployment } from '../src/calibrate/silicon-deployments.js';
 import { resolveSimLoad, type SimLoadOptions } from '../src/calibrate/sim-load.js';
+import { isMixtureOfExperts } from '../src/calibrate/model-family.js';
 import { readTable } from '../src/calibrate/read-table.js';
 import { parseMetricList } from '../src/score/metric-names.js';
 import type { ScorePoint } from '../src/score/points.js';
@@ -82,6 +84,14 @@ interface Variant {
   prefillOverlap?: number;
   /** Overrides the default point weights (null: uniform). */
   pointWeights?: number[] | null;
+}
+
+/** `--exponents MOE,DENSE`: the decode exponents of the two model families, for every fit. */
+function familyExponent(model: string): { decodeExponent?: number } {
+  const index = process.argv.indexOf('--exponents');
+  if (index < 0) return {};
+  const [moe, dense] = String(process.argv[index + 1]).split(',').map(Number);
+  return { decodeExponent: isMixtureOfExperts(model) ? moe : dense };
 }
 
 function variants(ablation: boolean): Variant[] {
@@ -170,7 +180,7 @@ async function runVariant(variant: Variant, cases: Case[], fitPool: FitPool, poi
         metrics: METRICS,
         load: variant.load,
         fitClient: variant.fitClient,
-        ...(variant.decodeExponent !== undefined ? { decodeExponent: variant.decodeExponent } : {}),
+        ...(variant.decodeExponent !== undefined ? { decodeExponent: variant.decodeExponent } : familyExponent(c.deployment.model)),
         ...(variant.prefillPrior !== undefined ? { prefillPrior: variant.prefillPrior } : {}),
         ...(variant.prefillOverlap !== undefined ? { prefillOverlap: variant.prefillOverlap } : {}),
         ...(variant.pointWeights !== undefined ? { pointWeights: variant.pointWeights } : {}),
