@@ -1,3 +1,4 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { parseRunConfig } from '../src/config/load.js';
 import { decodeExponentOf, DEFAULT_PREFILL_OVERLAP, loadRankWeights, prefillOverlapOf } from '../src/calibrate/engine-calibration.js';
@@ -49,6 +50,25 @@ describe('model families', () => {
     // A point without a load key: every point weighs 1.
     expect(loadRankWeights([point({ concurrency: 4 }), point({ isl: 1024 })])).toEqual([1, 1]);
     expect(loadRankWeights([point({ concurrency: 4 })])).toEqual([1]);
+  });
+
+  it('gives weights that average 1, grow with the load, and do not depend on the order of the points', () => {
+    fc.assert(
+      fc.property(fc.array(fc.integer({ min: 1, max: 512 }), { minLength: 1, maxLength: 12 }), (loads) => {
+        const points = loads.map((concurrency) => ({ source: 't', key: { concurrency }, metrics: {} }));
+        const w = loadRankWeights(points);
+        expect(w.reduce((s, x) => s + x, 0) / w.length).toBeCloseTo(1, 12);
+        for (let i = 0; i < loads.length; i++) {
+          for (let j = 0; j < loads.length; j++) {
+            if (loads[i] < loads[j]) expect(w[i]).toBeLessThan(w[j]);
+            if (loads[i] === loads[j]) expect(w[i]).toBe(w[j]);
+          }
+        }
+        const reversed = loadRankWeights([...points].reverse());
+        expect(reversed).toEqual([...w].reverse());
+      }),
+      { numRuns: 300, seed: 11 },
+    );
   });
 
   it('puts the decode slope on the sublinear request term when the exponent is below 1', () => {
