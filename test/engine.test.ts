@@ -3,6 +3,8 @@
  * comment above its assertion. Fixed timing 10/2 ms unless stated: a pass costs 10 ms with
  * any prefill work plus 2 ms when it emits a token.
  */
+import fc from 'fast-check';
+import { createPassTime } from '../src/core/timing.js';
 import { describe, expect, it } from 'vitest';
 import { fixedEngine, runCore, traceRows } from './helpers/core-run.js';
 
@@ -337,6 +339,31 @@ describe('linear timing with a prefill overlap', () => {
     const { records } = run(0.5);
     expect(records[0].token_ms).toEqual([2.5, 4.5, 6.5, 11.5, 13.5]);
     expect(records[1].token_ms).toEqual([11.5]);
+  });
+
+  it('lies between the larger of prefill and the rest and their sum, and falls as the overlap grows', () => {
+    const cost = fc.double({ min: 0, max: 1000, noNaN: true });
+    fc.assert(
+      fc.property(
+        fc.record({ base_ms: cost, prefill_token_us: cost, prefill_pair_ns: cost, decode_request_us: cost, decode_kv_token_ns: cost }),
+        fc.double({ min: 0, max: 1, noNaN: true }),
+        fc.record({ prefillTokens: fc.nat(20000), prefillPairs: fc.nat(1e8), decodeRequests: fc.nat(512), decodeKvTokens: fc.nat(1e6) }),
+        (c, h, v) => {
+          const view = { ...v, emittedTokens: v.decodeRequests, kvBlocksUsed: 0, kvBlocksTotal: 0 };
+          const time = (overlap: number) => createPassTime({ type: 'linear', ...c, decode_request_exponent: 1, prefill_overlap: overlap })(view);
+          const rest = c.base_ms + (c.decode_request_us * v.decodeRequests) / 1e3 + (c.decode_kv_token_ns * v.decodeKvTokens) / 1e6;
+          const prefill = (c.prefill_token_us * v.prefillTokens) / 1e3 + (c.prefill_pair_ns * v.prefillPairs) / 1e6;
+          const t = time(h);
+          const tol = 1e-9 * (rest + prefill + 1);
+          expect(t).toBeGreaterThanOrEqual(Math.max(rest, prefill) - tol);
+          expect(t).toBeLessThanOrEqual(rest + prefill + tol);
+          expect(time(0)).toBeCloseTo(rest + prefill, 6);
+          expect(time(1)).toBeCloseTo(Math.max(rest, prefill), 6);
+          expect(time(Math.min(1, h + 0.25))).toBeLessThanOrEqual(t + tol);
+        },
+      ),
+      { numRuns: 300, seed: 7 },
+    );
   });
 
   it('is an error outside [0, 1], naming the file and the field', () => {
