@@ -4,8 +4,8 @@
  * any prefill work plus 2 ms when it emits a token.
  */
 import fc from 'fast-check';
-import { createPassTime } from '../src/core/timing.js';
 import { describe, expect, it } from 'vitest';
+import { createPassTime } from '../src/core/timing.js';
 import { fixedEngine, runCore, traceRows } from './helpers/core-run.js';
 
 const synthetic = (input: number, output: number) => ({ type: 'synthetic', input_tokens: input, output_tokens: output });
