@@ -50,6 +50,13 @@ export interface EngineCommandOutcome {
   text: string;
 }
 
+/** Constants of the model's form that the fit holds fixed: where their value comes from, and their value when absent. */
+const MODEL_CHOICES = {
+  decode_request_exponent: { from: 'base config or model family default', absent: 1 },
+  prefill_overlap: { from: 'base config or default', absent: 0 },
+} as const;
+type ModelChoice = keyof typeof MODEL_CHOICES;
+
 /** The constants as the run config spells them, with units. */
 export function coefficientsJson(constants: EngineConstants, free: readonly string[]): Record<string, { value: number; unit: string; status: string }> {
   const units: Record<keyof EngineConstants, [string, string]> = {
@@ -64,11 +71,16 @@ export function coefficientsJson(constants: EngineConstants, free: readonly stri
   };
   const out: Record<string, { value: number; unit: string; status: string }> = {};
   for (const [name, [unit, path]] of Object.entries(units) as Array<[keyof EngineConstants, [string, string]]>) {
-    const value = constants[name] ?? (name === 'prefill_overlap' ? 0 : 1);
+    const value = constants[name] ?? MODEL_CHOICES[name as ModelChoice]?.absent ?? 1;
+    const choice = MODEL_CHOICES[name as ModelChoice];
     out[name] = {
       value: round6(value),
       unit,
-      status: free.includes(name) ? `fitted (${path})` : name === 'decode_request_exponent' ? `fixed at ${round6(value)}: base config or model family default, not fitted (${path})` : name === 'prefill_overlap' ? `fixed at ${round6(value)}: base config or default, not fitted (${path})` : `not identifiable from the training points: fixed at ${round6(value)} (${path})`,
+      status: free.includes(name)
+        ? `fitted (${path})`
+        : choice !== undefined
+          ? `fixed at ${round6(value)}: ${choice.from}, not fitted (${path})`
+          : `not identifiable from the training points: fixed at ${round6(value)} (${path})`,
     };
   }
   return out;
@@ -140,7 +152,8 @@ export function formatEngineText(calibration: EngineCalibration, metrics: readon
   lines.push('');
   const coefficients = fitJson.coefficients as Record<string, { value: number; unit: string; status: string }>;
   for (const [name, c] of Object.entries(coefficients)) {
-    const note = c.status.startsWith('fitted') ? '' : name === 'decode_request_exponent' ? '(fixed: base config or model family)' : name === 'prefill_overlap' ? '(fixed: base config or default)' : '(not identifiable: fixed)';
+    const choice = MODEL_CHOICES[name as ModelChoice];
+    const note = c.status.startsWith('fitted') ? '' : choice !== undefined ? `(fixed: ${choice.from})` : '(not identifiable: fixed)';
     lines.push(`  ${name.padEnd(23)} ${fmt(c.value, 5).padStart(11)} ${c.unit.padEnd(3)} ${note}`);
   }
   lines.push('');

@@ -266,9 +266,8 @@ function selectBySorting(values: Float64Array, ranks: readonly number[], rFirst:
   for (let r = rFirst; r < rEnd; r++) out[r] = sorted[ranks[r] - offset];
 }
 
-/** Finds ranks[rFirst .. rEnd) (each minus `offset`) among `values`. */
 /**
- * Kept small: the loops over values and buckets are in functions of their own (gatherGroups,
+ * Finds ranks[rFirst .. rEnd) (each minus `offset`) among `values`. Kept small: the loops over values and buckets are in functions of their own (gatherGroups,
  * histogramDigits, groupBuckets) that are optimized once with stable types, so a fresh thread
  * does not compile and throw away this recursive body as its branches are first taken.
  */

@@ -145,10 +145,7 @@ export async function runSweep(options: RunSweepOptions): Promise<RunSweepResult
   // started here and its threads boot while the plan is built and validated; a resumed sweep
   // starts its pool once it knows how many points are left.
   const outDirOf = (name: string) => resolve(options.outDir ?? defaultOutDir(name));
-  const pool =
-    !existsSync(join(outDirOf(sweep.name), POINTS_FILE)) && options.stopSignal?.aborted !== true
-      ? new PointPool({ poolThreads: options.poolThreads ?? defaultPoolThreadCount(), taskFilename: options.taskFilename, pointTimeoutS: options.pointTimeoutS })
-      : undefined;
+  const pool = !existsSync(join(outDirOf(sweep.name), POINTS_FILE)) && options.stopSignal?.aborted !== true ? newPointPool(options, Infinity) : undefined;
   try {
     const validate = options.validate ?? defaultValidate;
     const plan: Plan = buildPlan({ sweep, baseRaw: base.raw, baseLabel: base.label, validate });
@@ -166,6 +163,15 @@ export async function runSweep(options: RunSweepOptions): Promise<RunSweepResult
     // Destroyed whether or not it ran points (destroy is idempotent).
     await pool?.destroy();
   }
+}
+
+/** The sweep's pool: one thread per core (or `--workers`), no more than `points`. */
+function newPointPool(options: RunSweepOptions, points: number): PointPool {
+  return new PointPool({
+    poolThreads: Math.min(options.poolThreads ?? defaultPoolThreadCount(), points),
+    taskFilename: options.taskFilename,
+    pointTimeoutS: options.pointTimeoutS,
+  });
 }
 
 async function runInDir(
@@ -209,13 +215,7 @@ async function runInDir(
   let interrupted = options.stopSignal?.aborted === true;
   progress.start(slice.length, alreadyDone);
   if (todo.length > 0 && !interrupted) {
-    const pool =
-      started ??
-      new PointPool({
-        poolThreads: Math.min(options.poolThreads ?? defaultPoolThreadCount(), todo.length),
-        taskFilename: options.taskFilename,
-        pointTimeoutS: options.pointTimeoutS,
-      });
+    const pool = started ?? newPointPool(options, todo.length);
     const onStop = () => {
       interrupted = true;
       pool.stop();
