@@ -1,9 +1,10 @@
 /**
  * `npm run bench:sweep [-- --json]`: the sweep pool's speed.
  *
- * 1. A 64-point grid (concurrency 1..128 x detokenization servers 1..8, 8000 requests each) run
- *    end to end by `runSweep` with 1 pool thread and with one per core: wall times, points per
- *    second, and parallel efficiency t1 / (tN x N).
+ * 1. A 64-point grid (concurrency 1..128 x detokenization servers 1..8, 8000 requests each, or
+ *    `--requests R`) run end to end by `runSweep` with 1 pool thread and with one per core: wall
+ *    times, points per second, parallel efficiency t1 / (tN x N), and the sweep's fixed phases
+ *    (plan, then summary and chart) that no number of threads shortens.
  * 2. Pool overhead per point: 256 points that do almost no work (1 request, 1 output token) run
  *    through the pool on one thread, minus the same replays run in-process, per point.
  *
@@ -20,6 +21,8 @@ import { runSweep, type RunSweepResult } from '../src/sweep/run-sweep.js';
 import { buildPlan } from '../src/sweep/plan.js';
 import { parseSweepFile } from '../src/sweep/sweep-file.js';
 
+const DEFAULT_GRID_REQUESTS = 8000;
+
 const GRID_BASE = {
   engine: {
     model: 'bench',
@@ -34,18 +37,18 @@ const GRID_BASE = {
   traffic: {
     source: { type: 'synthetic', input_tokens: 512, output_tokens: 128, random_range_ratio: 0.5, seed: 1 },
     load: { type: 'concurrency', concurrency: 1 },
-    stop: { requests: 8000 },
+    stop: { requests: DEFAULT_GRID_REQUESTS },
   },
 };
 
-const GRID_SWEEP = {
+const gridSweep = (requests: number) => ({
   name: 'bench-grid-64',
-  base: GRID_BASE,
+  base: { ...GRID_BASE, traffic: { ...GRID_BASE.traffic, stop: { requests } } },
   grid: {
     'traffic.load.concurrency': { range: { min: 1, max: 128, scale: 'log2' } },
     'engine.detokenization.workers': [1, 2, 3, 4, 5, 6, 7, 8],
   },
-};
+});
 
 const TINY_POINTS = 256;
 const TINY_SWEEP = {
@@ -63,6 +66,7 @@ const TINY_SWEEP = {
 
 interface BenchResult {
   points: number;
+  requests_per_point: number;
   cores: number;
   pool_threads: number;
   cpu_model: string;
@@ -76,6 +80,12 @@ interface BenchResult {
   parallel_efficiency: number;
   /** The pool phase alone (points dispatched, run and recorded). */
   pool_phase: { t1_s: number; tN_s: number; parallel_efficiency: number };
+  /**
+   * The phases before and after the pool phase, best of `runs`, with 1 thread and with N: building
+   * and validating the plan (the pool threads boot meanwhile), and writing summary.csv and drawing
+   * sweep.svg. Both runs pay them in full.
+   */
+  fixed_phases_ms: { plan_1: number; plan_N: number; write_1: number; write_N: number };
   /**
    * The efficiency split in two factors (their product is about the pool-phase efficiency):
    * how much slower the replays themselves ran with N at once than alone (sum of the
@@ -160,12 +170,14 @@ async function main(): Promise<void> {
   const asJson = process.argv.includes('--json');
   const runsArg = process.argv.indexOf('--runs');
   const runs = runsArg === -1 ? 2 : Math.max(1, Number(process.argv[runsArg + 1]) || 1);
+  const requestsArg = process.argv.indexOf('--requests');
+  const requests = requestsArg === -1 ? DEFAULT_GRID_REQUESTS : Math.max(1, Math.floor(Number(process.argv[requestsArg + 1]) || DEFAULT_GRID_REQUESTS));
   const cores = availableParallelism();
   const load = loadavg()[0];
   const dir = mkdtempSync(join(tmpdir(), 'servesim-sweep-bench-'));
   try {
     const gridFile = join(dir, 'grid.yaml');
-    writeFileSync(gridFile, JSON.stringify(GRID_SWEEP));
+    writeFileSync(gridFile, JSON.stringify(gridSweep(requests)));
     const tinyFile = join(dir, 'tiny.yaml');
     writeFileSync(tinyFile, JSON.stringify(TINY_SWEEP));
 
@@ -176,6 +188,7 @@ async function main(): Promise<void> {
     let replay1 = Infinity;
     let replayN = Infinity;
     let tinyPoolMs = Infinity;
+    const fixed = { plan_1: Infinity, plan_N: Infinity, write_1: Infinity, write_N: Infinity };
     let points = 0;
     let tinyPoints = 0;
     const perPoint1 = new Map<string, number>();
@@ -197,12 +210,17 @@ async function main(): Promise<void> {
       replay1 = Math.min(replay1, one.replayS);
       replayN = Math.min(replayN, many.replayS);
       tinyPoolMs = Math.min(tinyPoolMs, tiny.result.timings.runMs);
+      fixed.plan_1 = Math.min(fixed.plan_1, one.result.timings.planMs);
+      fixed.plan_N = Math.min(fixed.plan_N, many.result.timings.planMs);
+      fixed.write_1 = Math.min(fixed.write_1, one.result.timings.writeMs);
+      fixed.write_N = Math.min(fixed.write_N, many.result.timings.writeMs);
     }
     const poolMsPerPoint = tinyPoolMs / tinyPoints;
     const inProcess = inProcessMsPerPoint(tinyFile);
 
     const result: BenchResult = {
       points,
+      requests_per_point: requests,
       cores,
       pool_threads: cores,
       cpu_model: cpus()[0]?.model ?? 'unknown',
@@ -214,6 +232,12 @@ async function main(): Promise<void> {
       points_per_s_N: round(points / tN, 2),
       parallel_efficiency: round(t1 / (tN * cores), 3),
       pool_phase: { t1_s: round(pool1, 3), tN_s: round(poolN, 3), parallel_efficiency: round(pool1 / (poolN * cores), 3) },
+      fixed_phases_ms: {
+        plan_1: round(fixed.plan_1, 1),
+        plan_N: round(fixed.plan_N, 1),
+        write_1: round(fixed.write_1, 1),
+        write_N: round(fixed.write_N, 1),
+      },
       efficiency_factors: { replay_scaling: round(replay1 / replayN, 3), pool_busy: round(replayN / (cores * poolN), 3) },
       replay_slowdown_by_plan_eighth: slowdownByEighth(planIds, perPoint1, perPointN),
       pool_overhead_ms_per_point: round(poolMsPerPoint - inProcess, 3),
@@ -229,12 +253,14 @@ async function main(): Promise<void> {
     }
     process.stdout.write(
       [
-        `sweep bench: ${points}-point grid (concurrency 1..128 x detokenization servers 1..8, 8000 requests each) on ${cores} cores (${result.cpu_model})`,
+        `sweep bench: ${points}-point grid (concurrency 1..128 x detokenization servers 1..8, ${requests} requests each) on ${cores} cores (${result.cpu_model})`,
         `  best of ${runs} runs; load average at start ${result.load_average_1min.toFixed(2)}`,
         `  1 pool thread:   ${result.t1_s.toFixed(2)} s, ${result.points_per_s_1.toFixed(2)} points/s`,
         `  ${cores} pool threads:  ${result.tN_s.toFixed(2)} s, ${result.points_per_s_N.toFixed(2)} points/s`,
         `  parallel efficiency t1 / (tN x ${cores}): ${result.parallel_efficiency.toFixed(3)}` +
           ` (pool phase alone: ${result.pool_phase.t1_s.toFixed(2)} s / ${result.pool_phase.tN_s.toFixed(2)} s, ${result.pool_phase.parallel_efficiency.toFixed(3)})`,
+        `    fixed phases, 1 / ${cores} threads: plan ${result.fixed_phases_ms.plan_1.toFixed(0)} / ${result.fixed_phases_ms.plan_N.toFixed(0)} ms,` +
+          ` summary and chart ${result.fixed_phases_ms.write_1.toFixed(0)} / ${result.fixed_phases_ms.write_N.toFixed(0)} ms`,
         `    = replays ${result.efficiency_factors.replay_scaling.toFixed(3)} as fast with ${cores} at once as alone` +
           ` x pool threads busy ${(result.efficiency_factors.pool_busy * 100).toFixed(1)}% of the pool phase`,
         `    replay time with ${cores} threads / with 1, by eighth of the plan in plan order: ${result.replay_slowdown_by_plan_eighth.map((x) => x.toFixed(2)).join(' ')}`,
