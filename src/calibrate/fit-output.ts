@@ -7,8 +7,8 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { stringify as stringifyCsv } from 'csv-stringify/sync';
-import * as vega from 'vega';
-import { compile, type TopLevelSpec } from 'vega-lite';
+import type { TopLevelSpec } from 'vega-lite';
+import { renderSvg } from '../io/render-svg.js';
 import { stringify as stringifyYaml } from 'yaml';
 import type { LinearFit } from './fit-linear.js';
 
@@ -97,10 +97,7 @@ export async function fitChartSvg(fit: LinearFit, title: string): Promise<string
       },
     ],
   };
-  const view = new vega.View(vega.parse(compile(spec).spec), { renderer: 'none' });
-  const svg = await view.toSVG();
-  view.finalize();
-  return svg;
+  return renderSvg(spec);
 }
 
 function fmt(value: number | null, digits = 4): string {

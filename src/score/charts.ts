@@ -3,8 +3,8 @@
  * `renderer: 'none'`): simulated and measured values against load, one chart per metric;
  * APE per point. The SVG is inlined into `report.html`, so the page needs no network.
  */
-import * as vega from 'vega';
-import * as vegaLite from 'vega-lite';
+import type * as vegaLite from 'vega-lite';
+import { renderSvg } from '../io/render-svg.js';
 import type { ScoreResult } from './score-result.js';
 import { keyValueText, type PointKey } from './points.js';
 
@@ -125,17 +125,6 @@ export function apeChartSpec(result: ScoreResult, which: 'sim' | 'baseline' = 's
     },
     config: { font: 'sans-serif', view: { stroke: '#ccc' } },
   } as Spec;
-}
-
-/** Renders a vega-lite spec to an SVG string, headless. */
-export async function renderSvg(spec: Spec): Promise<string> {
-  const compiled = vegaLite.compile(spec).spec;
-  const view = new vega.View(vega.parse(compiled), { renderer: 'none' });
-  try {
-    return await view.toSVG();
-  } finally {
-    view.finalize();
-  }
 }
 
 export interface ScoreCharts {

@@ -3,8 +3,8 @@
  * first zip key), one line per combination of the other axes. Vega-Lite compiled to Vega and
  * rendered headless to SVG; only points with status ok are drawn.
  */
-import * as vega from 'vega';
-import { compile, type TopLevelSpec } from 'vega-lite';
+import type { TopLevelSpec } from 'vega-lite';
+import { renderSvg } from '../io/render-svg.js';
 import type { OutlinePoint, PlanOutline } from './plan.js';
 import type { PointRecord } from './results.js';
 
@@ -112,10 +112,5 @@ export async function renderChart(
 ): Promise<string | null> {
   const spec = chartSpec(plan, points, byId);
   if (spec === null) return null;
-  const view = new vega.View(vega.parse(compile(spec).spec), { renderer: 'none' });
-  try {
-    return await view.toSVG();
-  } finally {
-    view.finalize();
-  }
+  return renderSvg(spec);
 }
