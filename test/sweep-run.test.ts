@@ -10,6 +10,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { runSweepCommand } from '../src/cli/commands/sweep.js';
 import { mergeSweeps } from '../src/sweep/merge.js';
 import { PlanError } from '../src/sweep/plan.js';
+import { defaultPoolTaskFilename } from '../src/sweep/pool.js';
 import type { ProgressReporter } from '../src/sweep/progress.js';
 import { runSweep, type RunSweepOptions } from '../src/sweep/run-sweep.js';
 import { ids, lines, read, requireBuild, useTempDirs, writeSweep } from './fixtures/sweep/helpers.js';
@@ -50,6 +51,37 @@ describe('sweep run', () => {
     expect([...finishOrderTwo].sort()).toEqual([...planOrder].sort());
     for (const file of OUTPUT_FILES) expect(read(join(d, 'two', file)), file).toBe(read(join(d, 'one', file)));
     expect(read(join(d, 'one', 'summary.csv')).split('\n')).toHaveLength(1 + 6 + 1);
+  });
+
+  it('writes the same bytes whether or not the pool threads were primed (jit-primer.ts)', async () => {
+    const d = dir();
+    // The client path and a KV pool small enough to preempt: the paths with the most state.
+    const base = {
+      engine: {
+        model: 'primed',
+        workers: {
+          aggregated: {
+            kv_cache: { block_size: 16, capacity: { type: 'fixed', blocks: 400 } },
+            timing: { type: 'linear', base_ms: 8, prefill_token_us: 30, prefill_pair_ns: 1, decode_request_us: 25, decode_kv_token_ns: 40 },
+          },
+        },
+        tokenization: { workers: 2, base_ms: 0.3, per_input_us: 0.5 },
+        detokenization: { workers: 1, base_ms: 2, per_output_us: 60 },
+      },
+      traffic: {
+        source: { type: 'synthetic', input_tokens: 300, output_tokens: 60, random_range_ratio: 0.5, seed: 3 },
+        load: { type: 'concurrency', concurrency: 1, response_overhead: { base_ms: 1.4, per_output_token_us: 3.65 } },
+        stop: { requests: 200 },
+      },
+    };
+    const sweep = writeSweep(d, 'grid:\n  traffic.load.concurrency: [1, 8, 64]\n  engine.detokenization.workers: [1, 3]\n', 'sweep.yaml', base);
+    const primed = await runSweep({ ...quiet, sweepFile: sweep, outDir: join(d, 'primed'), poolThreads: 2 });
+    // Naming the task module leaves the threads unprimed (the pool primes its default task only).
+    const plain = await runSweep({ ...quiet, sweepFile: sweep, outDir: join(d, 'plain'), poolThreads: 1, taskFilename: defaultPoolTaskFilename() });
+    expect(primed.ok).toBe(6);
+    expect(plain.ok).toBe(6);
+    expect(read(join(d, 'primed', 'points.jsonl'))).toMatch(/"preemptions":[1-9]/);
+    for (const file of OUTPUT_FILES) expect(read(join(d, 'primed', file)), file).toBe(read(join(d, 'plain', file)));
   });
 
   it('records each point line as it finishes, deterministic apart from timings.jsonl', async () => {
