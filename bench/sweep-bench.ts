@@ -8,7 +8,8 @@
  * 2. Pool overhead per point: 256 points that do almost no work (1 request, 1 output token) run
  *    through the pool on one thread, minus the same replays run in-process, per point.
  *
- * Each measurement is the best of `--runs K` (default 2) alternating runs, since other processes on
+ * `--no-prime` runs the grid without priming the pool threads' JIT (src/sweep/jit-primer.ts), to
+ * measure what priming saves. Each measurement is the best of `--runs K` (default 2) alternating runs, since other processes on
  * the machine can only make a run slower; the load average at the start is printed with the figures.
  * Run after `npm run build` (it runs the compiled pool task).
  */
@@ -67,6 +68,8 @@ const TINY_SWEEP = {
 interface BenchResult {
   points: number;
   requests_per_point: number;
+  /** Whether the pool threads primed their JIT (false with `--no-prime`). */
+  primed: boolean;
   cores: number;
   pool_threads: number;
   cpu_model: string;
@@ -115,9 +118,10 @@ async function timedSweep(
   sweepFile: string,
   out: string,
   poolThreads: number,
+  prime = true,
 ): Promise<{ s: number; result: RunSweepResult; replayS: number; replayMsById: Map<string, number>; planIds: string[] }> {
   const started = performance.now();
-  const result = await runSweep({ sweepFile, outDir: join(dir, out), poolThreads, note: () => {} });
+  const result = await runSweep({ sweepFile, outDir: join(dir, out), poolThreads, prime, note: () => {} });
   const s = (performance.now() - started) / 1000;
   if (result.ok !== result.slice) throw new Error(`bench sweep ${out}: ${result.failed.length} points failed`);
   let replayMs = 0;
@@ -170,6 +174,7 @@ async function main(): Promise<void> {
   const asJson = process.argv.includes('--json');
   const runsArg = process.argv.indexOf('--runs');
   const runs = runsArg === -1 ? 2 : Math.max(1, Number(process.argv[runsArg + 1]) || 1);
+  const prime = !process.argv.includes('--no-prime');
   const requestsArg = process.argv.indexOf('--requests');
   const requests = requestsArg === -1 ? DEFAULT_GRID_REQUESTS : Math.max(1, Math.floor(Number(process.argv[requestsArg + 1]) || DEFAULT_GRID_REQUESTS));
   const cores = availableParallelism();
@@ -195,8 +200,8 @@ async function main(): Promise<void> {
     const perPointN = new Map<string, number>();
     let planIds: string[] = [];
     for (let r = 0; r < runs; r++) {
-      const one = await timedSweep(dir, gridFile, `grid-1-${r}`, 1);
-      const many = await timedSweep(dir, gridFile, `grid-${cores}-${r}`, cores);
+      const one = await timedSweep(dir, gridFile, `grid-1-${r}`, 1, prime);
+      const many = await timedSweep(dir, gridFile, `grid-${cores}-${r}`, cores, prime);
       const tiny = await timedSweep(dir, tinyFile, `tiny-1-${r}`, 1);
       points = one.result.slice;
       planIds = one.planIds;
@@ -221,6 +226,7 @@ async function main(): Promise<void> {
     const result: BenchResult = {
       points,
       requests_per_point: requests,
+      primed: prime,
       cores,
       pool_threads: cores,
       cpu_model: cpus()[0]?.model ?? 'unknown',
@@ -253,7 +259,8 @@ async function main(): Promise<void> {
     }
     process.stdout.write(
       [
-        `sweep bench: ${points}-point grid (concurrency 1..128 x detokenization servers 1..8, ${requests} requests each) on ${cores} cores (${result.cpu_model})`,
+        `sweep bench: ${points}-point grid (concurrency 1..128 x detokenization servers 1..8, ${requests} requests each) on ${cores} cores (${result.cpu_model})` +
+          (prime ? '' : ', pool threads not primed (--no-prime)'),
         `  best of ${runs} runs; load average at start ${result.load_average_1min.toFixed(2)}`,
         `  1 pool thread:   ${result.t1_s.toFixed(2)} s, ${result.points_per_s_1.toFixed(2)} points/s`,
         `  ${cores} pool threads:  ${result.tN_s.toFixed(2)} s, ${result.points_per_s_N.toFixed(2)} points/s`,

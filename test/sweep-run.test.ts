@@ -10,7 +10,6 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { runSweepCommand } from '../src/cli/commands/sweep.js';
 import { mergeSweeps } from '../src/sweep/merge.js';
 import { PlanError } from '../src/sweep/plan.js';
-import { defaultPoolTaskFilename } from '../src/sweep/pool.js';
 import type { ProgressReporter } from '../src/sweep/progress.js';
 import { runSweep, type RunSweepOptions } from '../src/sweep/run-sweep.js';
 import { ids, lines, read, requireBuild, useTempDirs, writeSweep } from './fixtures/sweep/helpers.js';
@@ -74,12 +73,14 @@ describe('sweep run', () => {
         stop: { requests: 200 },
       },
     };
-    const sweep = writeSweep(d, 'grid:\n  traffic.load.concurrency: [1, 8, 64]\n  engine.detokenization.workers: [1, 3]\n', 'sweep.yaml', base);
+    const sweep = writeSweep(d, 'grid:\n  traffic.load.concurrency: [1, 2, 8, 64]\n  engine.detokenization.workers: [1, 3]\n', 'sweep.yaml', base);
     const primed = await runSweep({ ...quiet, sweepFile: sweep, outDir: join(d, 'primed'), poolThreads: 2 });
-    // Naming the task module leaves the threads unprimed (the pool primes its default task only).
-    const plain = await runSweep({ ...quiet, sweepFile: sweep, outDir: join(d, 'plain'), poolThreads: 1, taskFilename: defaultPoolTaskFilename() });
-    expect(primed.ok).toBe(6);
-    expect(plain.ok).toBe(6);
+    const plain = await runSweep({ ...quiet, sweepFile: sweep, outDir: join(d, 'plain'), poolThreads: 1, prime: false });
+    expect(primed.ok).toBe(8);
+    expect(plain.ok).toBe(8);
+    const primedBy = lines(join(d, 'primed', 'timings.jsonl')).filter((l) => (JSON.parse(l) as { primed?: boolean }).primed === true);
+    expect(primedBy).toHaveLength(2);
+    expect(lines(join(d, 'plain', 'timings.jsonl')).some((l) => l.includes('"primed"'))).toBe(false);
     expect(read(join(d, 'primed', 'points.jsonl'))).toMatch(/"preemptions":[1-9]/);
     for (const file of OUTPUT_FILES) expect(read(join(d, 'primed', file)), file).toBe(read(join(d, 'plain', file)));
   });

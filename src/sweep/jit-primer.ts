@@ -1,56 +1,56 @@
 /**
  * Priming a pool thread's JIT. Each pool thread is its own V8 isolate and optimizes the replay core
- * afresh. Left alone, it optimizes the loop on the first point's type feedback, then throws that
- * code away whenever a later point takes a path the first did not (the event heap that a closed
- * loop at concurrency 1 never uses, several detokenization servers, a second config object of
- * another map): in `npm run bench:sweep`'s grid that was 22 deoptimizations and 160 ms of
- * optimizing compiles per thread. So a pool thread first replays the tiny runs below, about 25 ms
- * in all, before its first point: the feedback then already covers the core's main paths when V8
- * optimizes, and the thread compiles about half as much.
+ * afresh. Left alone, it optimizes the loop on its first point's type feedback, then throws that
+ * code away whenever a later point takes a path the first did not: the event heap that a closed
+ * loop at concurrency 1 never uses, several detokenization servers, a config object of another
+ * map. On `npm run bench:sweep`'s grid that came to 22 deoptimizations and about 150 ms of
+ * optimizing compiles per thread, paid again by every thread of the pool.
  *
- * The runs are validated by the main thread (`primerConfigs`) and reach the pool threads as
- * `workerData` (see pool-task.ts, which replays them; this module stays out of the threads, so
- * they do not load the config loader). Their results are discarded, and they change no point's
- * result: a replay keeps no state between runs (only scratch buffers, see core/scratch.ts).
+ * So before its first point a pool thread replays shrunken copies of a few of the sweep's own
+ * points, spread over the plan (the first, the last and two between): 64 requests each, at most 16
+ * output tokens per request, about 25 ms in all on a cold thread. By the time V8 optimizes, the
+ * feedback covers the paths the sweep takes. The copies come from the sweep itself because
+ * feedback from paths it never takes costs: a fixed set of primer runs that added an open loop,
+ * the client path and preemption to closed loops made the bench grid's replays about 4 % slower
+ * than closed loops alone.
+ *
+ * The primer rides on the tasks (`PointTask.primer`) until every pool thread has reported priming
+ * (`PointTaskResult.primed`). Its results are discarded, and it changes no point's result: a replay
+ * keeps no state between runs apart from scratch buffers whose contents are never read before
+ * being written (core/scratch.ts); `test/sweep-run.test.ts` compares primed and unprimed sweeps.
  */
-import { loadRunConfigFromObject } from '../config/load.js';
 import type { RunConfig } from '../config/types.js';
 
-const base = {
-  engine: {
-    model: 'jit-primer',
-    workers: {
-      aggregated: {
-        scheduler: { max_batched_tokens: 4096, max_sequences: 128, chunked_prefill: true },
-        timing: { type: 'linear', base_ms: 10, prefill_token_us: 40, prefill_pair_ns: 1, decode_request_us: 20, decode_kv_token_ns: 30 },
-      },
-    },
-    detokenization: { workers: 1, base_ms: 2, per_output_us: 50 },
-  },
-  traffic: {
-    source: { type: 'synthetic', input_tokens: 400, output_tokens: 16, random_range_ratio: 0.5, seed: 7 },
-    load: { type: 'concurrency', concurrency: 1 },
-    stop: { requests: 64 },
-  },
-};
+/** Points of the sweep a primer copies. */
+export const PRIMER_POINTS = 4;
+/** Requests per primer run (trace sources: rows). */
+export const PRIMER_REQUESTS = 64;
+/** At most this many output tokens per request of a synthetic source. */
+export const PRIMER_OUTPUT_TOKENS = 16;
 
-/** Closed loops at concurrency x detokenization servers: the FIFO lane alone, then the heap as well. */
-const SHAPES: ReadonlyArray<readonly [concurrency: number, detokServers: number]> = [
-  [1, 1],
-  [4, 3],
-  [64, 8],
-  [16, 2],
-];
-
-/** The raw run configs of the primer (one per shape). */
-export function primerRawConfigs(): Array<Record<string, unknown>> {
-  return SHAPES.map(([concurrency, workers]) => ({
-    engine: { ...base.engine, detokenization: { ...base.engine.detokenization, workers } },
-    traffic: { ...base.traffic, load: { type: 'concurrency', concurrency } },
-  }));
+/** A copy of a run that stops early and generates short outputs: same paths, little work. */
+export function shrinkForPrimer(config: RunConfig): RunConfig {
+  const copy = structuredClone(config);
+  copy.traffic.stop = { requests: PRIMER_REQUESTS };
+  copy.report.warmup_requests = 0;
+  const source = copy.traffic.source;
+  if (source.type === 'synthetic') source.output_tokens = Math.min(source.output_tokens, PRIMER_OUTPUT_TOKENS);
+  if (source.type === 'synthetic-session') source.output_tokens_per_turn = Math.min(source.output_tokens_per_turn, PRIMER_OUTPUT_TOKENS);
+  return copy;
 }
 
-/** The primer's runs, validated. */
-export function primerConfigs(): RunConfig[] {
-  return primerRawConfigs().map((raw, i) => loadRunConfigFromObject(raw, `jit primer ${i}`));
+/**
+ * Which of n points a primer copies: up to PRIMER_POINTS, evenly spread, the first and the last
+ * among them, in order (plan order puts the first axis's extremes at the ends).
+ */
+export function primerPicks(n: number): number[] {
+  const count = Math.min(PRIMER_POINTS, n);
+  const picks = new Set<number>();
+  for (let k = 0; k < count; k++) picks.add(count === 1 ? 0 : Math.round((k * (n - 1)) / (count - 1)));
+  return [...picks];
+}
+
+/** The primer of a sweep: shrunken copies of the points `primerPicks` chooses. */
+export function primerFor(points: readonly RunConfig[]): RunConfig[] {
+  return primerPicks(points.length).map((i) => shrinkForPrimer(points[i]));
 }

@@ -1,8 +1,9 @@
 /**
  * What a pool thread does with one point, apart from the replay itself (which is passed in, so
- * that tests can drive the same code with a stand-in): the test-only fault hook, then the replay,
- * then the split of the summary into its deterministic part and its wall-time fields, and with
- * `--aiperf` the point's AIPerf artifacts.
+ * that tests can drive the same code with a stand-in): on the thread's first task that carries a
+ * primer, the primer runs (jit-primer.ts); the test-only fault hook; the replay; the split of the
+ * summary into its deterministic part and its wall-time fields; and with `--aiperf` the point's
+ * AIPerf artifacts.
  */
 import type { RunConfig } from '../config/types.js';
 import type { ReplaySummary, RequestRecord } from '../core/report-types.js';
@@ -16,12 +17,16 @@ export interface PointTask {
   baseDir: string;
   /** With `sweep --aiperf`: the folder to write this point's AIPerf artifacts into. */
   aiperfDir?: string;
+  /** Runs to replay and discard before this point if the thread has not primed yet (jit-primer.ts). */
+  primer?: RunConfig[];
 }
 
 export interface PointTaskResult {
   summary: PointSummary;
   /** The simulator's wall-time fields (`wall_time_ms`, `us_per_output_token`). */
   wall: Record<string, number>;
+  /** Present when this task primed its thread. */
+  primed?: true;
 }
 
 export type ReplayFn = (
@@ -53,11 +58,30 @@ export function applyTestFault(config: RunConfig): void {
   if (sleep !== null) Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, Number(sleep[1]));
 }
 
+/** Whether this thread (this module instance) has run a primer. */
+let primed = false;
+
+/** Replays each primer run and discards it; a run that throws is skipped (each point reports its own errors). */
+function prime(primer: readonly RunConfig[], baseDir: string, replayFn: ReplayFn): void {
+  for (const config of primer) {
+    try {
+      replayFn(config, { baseDir });
+    } catch {
+      // Only the JIT's warm-up is lost.
+    }
+  }
+}
+
 export function runPointTask(task: PointTask, replayFn: ReplayFn): PointTaskResult {
+  const primes = !primed && task.primer !== undefined;
+  if (primes) {
+    primed = true;
+    prime(task.primer as RunConfig[], task.baseDir, replayFn);
+  }
   applyTestFault(task.config);
   const aiperf = task.aiperfDir !== undefined;
   const { summary, requests } = replayFn(task.config, { baseDir: task.baseDir, perRequest: aiperf });
   // AIPerf's files are written by the pool thread, so they cost the main thread nothing.
   if (aiperf) writeAiperfArtifacts(task.aiperfDir as string, summary, requests, task.config);
-  return splitWallTime(summary);
+  return primes ? { ...splitWallTime(summary), primed: true } : splitWallTime(summary);
 }

@@ -13,7 +13,6 @@ import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { setFlagsFromString } from 'node:v8';
 import { Piscina } from 'piscina';
-import { primerConfigs } from './jit-primer.js';
 import type { PointTask, PointTaskResult } from './point-task.js';
 
 /**
@@ -93,8 +92,6 @@ export class PointPool {
       minThreads: this.poolThreads,
       maxThreads: this.poolThreads,
       idleTimeout: 60_000,
-      // The shipped pool task primes its thread's JIT with these before its first point.
-      workerData: options.taskFilename === undefined ? { primer: primerConfigs() } : undefined,
     });
     // A pool thread that dies with no task on it is reported here rather than thrown.
     this.#piscina.on('error', () => {});

@@ -45,6 +45,8 @@ export interface TimingRecord {
   wall_ms: number;
   /** The simulator's own wall-time fields, when the point finished. */
   simulator: Record<string, number> | null;
+  /** Present when the point's pool thread primed its JIT just before it (included in wall_ms). */
+  primed?: true;
 }
 
 /** Splits a replay summary into its deterministic part and its wall-time fields. */

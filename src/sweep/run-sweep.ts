@@ -35,6 +35,7 @@ import { SweepError, readSweepBase, readSweepFile } from './sweep-file.js';
 import { summaryCsv } from './summary-csv.js';
 import { aiperfFolderName } from '../io/write-aiperf-artifacts.js';
 import { renderChart } from './chart.js';
+import { primerFor } from './jit-primer.js';
 
 export interface RunSweepOptions {
   sweepFile: string;
@@ -56,6 +57,8 @@ export interface RunSweepOptions {
   note?: (line: string) => void;
   /** Draw `sweep.svg` (default true). */
   chart?: boolean;
+  /** Prime the pool threads' JIT (jit-primer.ts; default true). False is for measuring what it saves. */
+  prime?: boolean;
   /**
    * Also write each point's AIPerf artifacts to `aiperf/<point id>/<AIPerf folder name>/`
    * (`...-concurrency8`; the id keeps points that share a load apart).
@@ -97,6 +100,9 @@ export function defaultOutDir(name: string): string {
 const defaultValidate: ValidateRunConfig = (raw, label) => loadRunConfigFromObject(raw, label);
 
 const LOCK_FILE = '.lock';
+
+/** Points per pool thread from which the threads are primed (jit-primer.ts). */
+const PRIMED_POINTS_PER_THREAD = 4;
 
 /** Takes the output directory for this process; a lock left by a dead process on this host is taken over. */
 function takeLock(outDir: string): () => void {
@@ -227,12 +233,20 @@ async function runInDir(
     // a point queued behind each running one: the pool hands it to the thread as soon as the
     // thread is free, instead of after this loop has recorded the finished point.
     const lanesPerThread = options.pointTimeoutS === undefined ? 2 : 1;
+    // Each pool thread first replays shrunken copies of a few of these points, so that its JIT
+    // optimizes on feedback from the paths the sweep takes (jit-primer.ts). Worth it when every
+    // thread has several points to run; the copies ride on the tasks until each thread has primed.
+    const primes = options.prime !== false && todo.length >= PRIMED_POINTS_PER_THREAD * pool.poolThreads;
+    const primer = primes ? primerFor(todo.map((p) => p.config)) : undefined;
+    let primedThreads = 0;
     const lanes = Array.from({ length: Math.min(todo.length, pool.poolThreads * lanesPerThread) }, async () => {
       while (next < todo.length && !interrupted) {
         const point = todo[next++];
         const aiperfDir = options.aiperf ? join(outDir, 'aiperf', point.id, aiperfFolderName(point.config)) : undefined;
-        const outcome = await pool.run({ id: point.id, config: point.config, baseDir, ...(aiperfDir ? { aiperfDir } : {}) });
+        const withPrimer = primer !== undefined && primedThreads < pool.poolThreads;
+        const outcome = await pool.run({ id: point.id, config: point.config, baseDir, ...(aiperfDir ? { aiperfDir } : {}), ...(withPrimer ? { primer } : {}) });
         if (outcome.status === 'stopped') continue;
+        if (outcome.status === 'ok' && outcome.result.primed === true) primedThreads++;
         const record: PointRecord =
           outcome.status === 'ok'
             ? { id: point.id, overrides: point.overrides, status: 'ok', summary: outcome.result.summary, error: null }
@@ -243,6 +257,7 @@ async function runInDir(
           status: record.status,
           wall_ms: Math.round(outcome.wallMs * 1000) / 1000,
           simulator: outcome.status === 'ok' ? outcome.result.wall : null,
+          ...(outcome.status === 'ok' && outcome.result.primed === true ? { primed: true as const } : {}),
         });
         records.push(record);
         byId.set(record.id, record);
