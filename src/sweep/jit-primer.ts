@@ -7,8 +7,9 @@
  * optimizing compiles per thread, paid again by every thread of the pool.
  *
  * So before its first point a pool thread replays shrunken copies of a few of the sweep's own
- * points, spread over the plan (the first, the last and two between): 64 requests each, at most 16
- * output tokens per request, about 25 ms in all on a cold thread. By the time V8 optimizes, the
+ * points, spread over the plan (the first, the last and two between): at most 64 requests each
+ * (never more than the point sends), at most 16 output tokens per request, about 25 ms in all on
+ * a cold thread. By the time V8 optimizes, the
  * feedback covers the paths the sweep takes. The copies come from the sweep itself because
  * feedback from paths it never takes costs: a fixed set of primer runs that added an open loop,
  * the client path and preemption to closed loops made the bench grid's replays about 4 % slower
@@ -28,10 +29,25 @@ export const PRIMER_REQUESTS = 64;
 /** At most this many output tokens per request of a synthetic source. */
 export const PRIMER_OUTPUT_TOKENS = 16;
 
-/** A copy of a run that stops early and generates short outputs: same paths, little work. */
+/** Requests a run sends when it stops on a count (spec replay.md §2 `stop`); Infinity under a time cap. */
+export function requestsOf(config: RunConfig): number {
+  const stop = config.traffic.stop;
+  if ('requests' in stop) return stop.requests;
+  if ('requests_per_load_unit' in stop) {
+    const load = config.traffic.load;
+    const unit = load.type === 'concurrency' ? load.concurrency : 'requests_per_second' in load ? load.requests_per_second : NaN;
+    if (Number.isFinite(unit)) return Math.max(1, Math.round(stop.requests_per_load_unit * unit));
+  }
+  return Infinity;
+}
+
+/**
+ * A copy of a run that stops early (PRIMER_REQUESTS requests, or the run's own count if smaller)
+ * and generates short outputs: the same paths for little work.
+ */
 export function shrinkForPrimer(config: RunConfig): RunConfig {
   const copy = structuredClone(config);
-  copy.traffic.stop = { requests: PRIMER_REQUESTS };
+  copy.traffic.stop = { requests: Math.min(PRIMER_REQUESTS, requestsOf(config)) };
   copy.report.warmup_requests = 0;
   const source = copy.traffic.source;
   if (source.type === 'synthetic') source.output_tokens = Math.min(source.output_tokens, PRIMER_OUTPUT_TOKENS);
