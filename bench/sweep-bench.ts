@@ -9,8 +9,12 @@
  *    through the pool on one thread, minus the same replays run in-process, per point.
  *
  * `--no-prime` runs the grid without priming the pool threads' JIT (src/sweep/jit-primer.ts), to
- * measure what priming saves. Each measurement is the best of `--runs K` (default 2) alternating runs, since other processes on
- * the machine can only make a run slower; the load average at the start is printed with the figures.
+ * measure what priming saves.
+ *
+ * Each measurement is the best of `--runs K` (default 2) alternating runs, since other processes on
+ * the machine can only make a run slower; the load average at the start is printed with the
+ * figures. An untimed sweep runs first, so that the main thread's one-off costs fall on no timed
+ * run.
  * Run after `npm run build` (it runs the compiled pool task).
  */
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -199,6 +203,9 @@ async function main(): Promise<void> {
     const perPoint1 = new Map<string, number>();
     const perPointN = new Map<string, number>();
     let planIds: string[] = [];
+    // An untimed sweep first, so that no timed run pays for the main thread's first plan, summary
+    // and chart (loading vega, its JIT warm-up): those would fall on the first 1-thread run only.
+    await timedSweep(dir, tinyFile, 'warm-up', 1);
     for (let r = 0; r < runs; r++) {
       const one = await timedSweep(dir, gridFile, `grid-1-${r}`, 1, prime);
       const many = await timedSweep(dir, gridFile, `grid-${cores}-${r}`, cores, prime);
