@@ -35,6 +35,10 @@ describe('jit primer', () => {
     expect(concurrencies).toEqual([1, 8, 32, 256]);
     expect(primerFor(points.slice(0, 2))).toHaveLength(2);
     expect(primerFor([])).toEqual([]);
+    // Trace points are left out (a copy would read the whole trace again).
+    const traced = { ...points[0], traffic: { ...points[0].traffic, source: { type: 'trace', path: 't.jsonl', format: 'mooncake', block_size: 512 } } } as unknown as RunConfig;
+    expect(primerFor([traced, points[1], traced])).toHaveLength(1);
+    expect(primerFor([traced])).toEqual([]);
   });
 
   it('picks distinct points, PRIMER_POINTS of them or all, the first and the last, in order (fast-check)', () => {

@@ -24,7 +24,7 @@ import type { RunConfig } from '../config/types.js';
 
 /** Points of the sweep a primer copies. */
 export const PRIMER_POINTS = 4;
-/** Requests per primer run (trace sources: rows). */
+/** Requests per primer run at most. */
 export const PRIMER_REQUESTS = 64;
 /** At most this many output tokens per request of a synthetic source. */
 export const PRIMER_OUTPUT_TOKENS = 16;
@@ -66,7 +66,12 @@ export function primerPicks(n: number): number[] {
   return [...picks];
 }
 
-/** The primer of a sweep: shrunken copies of the points `primerPicks` chooses. */
+/**
+ * The primer of a sweep: shrunken copies of the points `primerPicks` chooses among those with a
+ * synthetic source. A point that replays a trace is not copied: the copy would read the whole trace
+ * file again.
+ */
 export function primerFor(points: readonly RunConfig[]): RunConfig[] {
-  return primerPicks(points.length).map((i) => shrinkForPrimer(points[i]));
+  const synthetic = points.filter((p) => p.traffic.source.type !== 'trace');
+  return primerPicks(synthetic.length).map((i) => shrinkForPrimer(synthetic[i]));
 }
