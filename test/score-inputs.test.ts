@@ -119,6 +119,22 @@ describe('simulated points', () => {
     expect(side.skipped).toEqual([{ source: `${join(dir, 'points.jsonl')}:2 (b)`, reason: 'status failed: worker crashed' }]);
   });
 
+  it('skips records of ids that plan.json does not list (an earlier version of the sweep)', () => {
+    const dir = sweepDir(
+      [
+        JSON.stringify({ id: 'old', overrides: { 'traffic.load.concurrency': 1 }, status: 'ok', summary: summary(1, 99), error: null }),
+        JSON.stringify({ id: 'a', overrides: { 'traffic.load.concurrency': 1 }, status: 'ok', summary: summary(1, 10), error: null }),
+      ],
+      { axes: ['traffic.load.concurrency'], points: [{ index: 0, id: 'a', overrides: { 'traffic.load.concurrency': 1 } }] },
+    );
+    const side = readSimPoints(dir);
+    expect(side.points).toHaveLength(1);
+    expect(side.points[0].metrics.time_to_first_token.avg).toBe(10);
+    expect(side.skipped).toEqual([
+      { source: `${join(dir, 'points.jsonl')}:1 (old)`, reason: `not in ${join(dir, 'plan.json')} (a point of an earlier version of the sweep file)` },
+    ]);
+  });
+
   it('names the line of a damaged points.jsonl', () => {
     const dir = sweepDir([JSON.stringify({ id: 'a', overrides: {}, status: 'ok', summary: summary(1, 10) }), '{"id": "b", "overr']);
     expect(errorOf(() => readSimPoints(dir)).message).toMatch(/points\.jsonl:2: column \d+: the JSON ends early/);

@@ -3,7 +3,7 @@
  * scores, writes the HTML report and prints where it is with the headline MAPEs.
  */
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -24,5 +24,20 @@ describe('servesim quickstart', () => {
     expect(fit.holdout.points).toHaveLength(2);
     const scores = JSON.parse(readFileSync(join(out, 'report', 'scores.json'), 'utf8'));
     expect(scores.points.map((p: { key: { concurrency: number } }) => p.key.concurrency).sort((a: number, b: number) => a - b)).toEqual([32, 32, 64, 64]);
+    // The sweep replays the fitted config at the held-out loads, so its headline is the fit's held-out error.
+    const holdout = fit.holdout.metrics as Record<string, { mape: number }>;
+    expect(r.stdout).toContain(
+      `held-out MAPE: TTFT avg ${holdout['time_to_first_token.avg'].mape.toFixed(1)} %, ITL avg ${holdout['inter_token_latency.avg'].mape.toFixed(1)} %`,
+    );
+
+    // Again in the same folder, whose sweep log now also holds a point of an earlier fit at c=32.
+    const log = join(out, 'sweep', 'points.jsonl');
+    const line32 = readFileSync(log, 'utf8').split('\n').find((l) => l.includes('"traffic.load.concurrency":32')) as string;
+    const stale = line32.replace(/"id":"[0-9a-f]+"/, '"id":"000000000000"').replace(/"avg":\d+\.?\d*/g, '"avg":1');
+    writeFileSync(log, `${readFileSync(log, 'utf8')}${stale}\n`);
+    const again = spawnSync(process.execPath, [CLI, 'quickstart', '--threads', '2'], { cwd, encoding: 'utf8' });
+    expect(again.status, again.stderr).toBe(0);
+    const withoutWallTime = (text: string) => text.replace(/\(\d+\.\d s\)/, '');
+    expect(withoutWallTime(again.stdout)).toBe(withoutWallTime(r.stdout));
   }, 90_000);
 });

@@ -64,14 +64,22 @@ function simPointFromSummary(summary: unknown, overrides: Record<string, unknown
   return { source, key, metrics: metricsOfSummary(summary as unknown as ReplaySummary) };
 }
 
-/** A sweep folder: `points.jsonl` (last line of each id counts) and `plan.json`'s axes. */
+/**
+ * A sweep folder: `points.jsonl` (last line of each id counts) and `plan.json`'s axes. When
+ * `plan.json` lists the plan's points, a record of any other id (a point of an earlier version of
+ * the sweep file, which the sweep keeps in its log) is skipped, not scored.
+ */
 export function readSweepPoints(dir: string): SimSide {
   const pointsFile = join(dir, 'points.jsonl');
   let axes: string[] = [];
+  let planIds: Set<string> | null = null;
   const planFile = join(dir, 'plan.json');
   if (existsSync(planFile)) {
     const plan = readJsonFile(planFile);
     if (isObject(plan) && Array.isArray(plan.axes)) axes = plan.axes.filter((axis): axis is string => typeof axis === 'string');
+    if (isObject(plan) && Array.isArray(plan.points)) {
+      planIds = new Set(plan.points.flatMap((point) => (isObject(point) && typeof point.id === 'string' ? [point.id] : [])));
+    }
   }
   const lines = readFileSync(pointsFile, 'utf8').split('\n');
   const byId = new Map<string, { record: Record<string, unknown>; line: number }>();
@@ -88,6 +96,10 @@ export function readSweepPoints(dir: string): SimSide {
   const skipped: SkippedPoint[] = [];
   for (const [id, { record, line }] of byId) {
     const source = `${pointsFile}:${line} (${id})`;
+    if (planIds !== null && !planIds.has(id)) {
+      skipped.push({ source, reason: `not in ${planFile} (a point of an earlier version of the sweep file)` });
+      continue;
+    }
     const overrides = isObject(record.overrides) ? record.overrides : {};
     if (record.status !== 'ok' || !isObject(record.summary)) {
       const error = typeof record.error === 'string' ? `: ${record.error}` : '';

@@ -5,7 +5,7 @@
  * concurrency grid (1..128) with the fitted model, score the sweep against the held-back
  * measured points, and write the HTML report. Prints where the report is and the headline MAPEs.
  */
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { stringify as stringifyYaml } from 'yaml';
@@ -65,7 +65,9 @@ export async function runQuickstart(options: QuickstartOptions): Promise<Quickst
   const sweepFile = join(out, 'sweep.yaml');
   mkdirSync(out, { recursive: true });
   writeFileSync(sweepFile, `# written by servesim quickstart\n${stringifyYaml({ name: 'quickstart-concurrency', base: 'fit/fitted-config.yaml', grid: { 'traffic.load.concurrency': grid } })}`);
+  // Started afresh: a sweep keeps the records of points an earlier fit's plan had.
   const sweepDir = join(out, 'sweep');
+  rmSync(sweepDir, { recursive: true, force: true });
   const sweep = await runSweep({ sweepFile, outDir: sweepDir, poolThreads: options.threads, note: () => {}, progress: undefined });
   if (sweep.failed.length > 0) throw new Error(`the sweep had failed points: ${sweep.failed.map((f) => f.error).join('; ')}`);
   lines.push(`2. swept concurrency ${grid.join(', ')} with the fitted model: ${show(join(sweepDir, 'summary.csv'))}`);
