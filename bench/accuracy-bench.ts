@@ -1,6 +1,7 @@
 /**
  * `npm run bench:accuracy [-- --per-stratum K] [--check-set] [--ablation] [--refine N] [--json] [--points]
- * [--prior-ratio R] [--prior-weight W] [--prefill-overlap H] [--point-weights uniform|W,W,W] [--exponents MOE,DENSE] [--oracle]`: held-out accuracy of the
+ * [--prior-ratio R] [--prior-weight W] [--prefill-overlap H] [--point-weights uniform|W,W,W] [--exponents MOE,DENSE] [--oracle]
+ * [--train-points N] [--score-above K]`: held-out accuracy of the
  * engine fit on real silicon (toolkit.md §3; docs/calibration.md).
  *
  * Deployments: from `data/silicon/aic-silicon-sample.csv` (`silicon-deployments.ts`), every
@@ -23,7 +24,10 @@
  * exponents of the two model families (the
  * experiments of docs/calibration.md). `--oracle` fits every deployment on all its points and
  * scores the same held-out points: the error the model's form leaves when extrapolation is taken
- * out of the question. Run after `npm run build`.
+ * out of the question. `--train-points N` fits on the N lowest points instead of 3 (and scores the
+ * rest): what one more measured load point buys. `--score-above K` scores only the points above
+ * each sweep's K lowest, to compare such fits on the same points (`--train-points 3 --score-above
+ * 4` against `--train-points 4`). Run after `npm run build`.
  */
 import { availableParallelism, loadavg } from 'node:os';
 import { fileURLToPath } from 'node:url';
@@ -135,11 +139,21 @@ interface Row {
 
 /** `--oracle`: fit on every point, and score the points the benchmark holds out (what the model can reach at best). */
 const ORACLE = process.argv.includes('--oracle');
+/** `--train-points N`: the lowest N concurrency points are the training points (3 by default). */
+const TRAIN_POINTS = Math.max(1, Math.floor(argValue('--train-points', 3)));
+/**
+ * `--score-above K`: score only the points above each sweep's K lowest (default: above the
+ * training points), so that fits on different numbers of points can be compared on the same points.
+ */
+const SCORE_ABOVE = Math.max(TRAIN_POINTS, Math.floor(argValue('--score-above', TRAIN_POINTS)));
+
+/** Concurrencies of a sweep's `count` lowest points (points sorted by concurrency). */
+const lowestConcurrencies = (points: readonly ScorePoint[], count: number) => new Set(points.slice(0, count).map((p) => Number(p.key.concurrency)));
 
 function heldOutApes(calibration: EngineCalibration, skip: ReadonlySet<number> = new Set()): { ttft: number[]; itl: number[] } {
   const ttft: number[] = [];
   const itl: number[] = [];
-  const lowest = new Set(calibration.train.map((p) => Number(p.key.concurrency)).sort((a, b) => a - b).slice(0, 3));
+  const lowest = new Set(calibration.train.map((p) => Number(p.key.concurrency)).sort((a, b) => a - b).slice(0, TRAIN_POINTS));
   const points = ORACLE ? calibration.trainScore.points.filter((p) => !lowest.has(Number(p.key.concurrency))) : calibration.score.points;
   for (const point of points) {
     if (point.ape === null || skip.has(Number(point.key.concurrency))) continue;
@@ -176,7 +190,7 @@ async function runVariant(variant: Variant, cases: Case[], fitPool: FitPool, poi
         base: deploymentBaseConfig(c.deployment),
         baseDir: ROOT,
         measured: c.points,
-        trainIndices: ORACLE ? c.points.map((_, k) => k) : [0, 1, 2],
+        trainIndices: ORACLE ? c.points.map((_, k) => k) : Array.from({ length: TRAIN_POINTS }, (_, k) => k),
         metrics: METRICS,
         load: variant.load,
         fitClient: variant.fitClient,
@@ -191,19 +205,20 @@ async function runVariant(variant: Variant, cases: Case[], fitPool: FitPool, poi
     ),
   );
   const rows = results.map((calibration, i) => {
-    const apes = heldOutApes(calibration);
     const c = all[i];
-    const heldOutC = new Set(c.points.slice(3).map((p) => Number(p.key.concurrency)));
+    const low = lowestConcurrencies(c.points, SCORE_ABOVE);
+    const apes = heldOutApes(calibration, low);
+    const heldOutC = new Set(c.points.slice(SCORE_ABOVE).map((p) => Number(p.key.concurrency)));
     const saturated = saturatedConcurrencies(c.points).filter((x) => heldOutC.has(x));
     return {
-      unsaturated: heldOutApes(calibration, new Set(saturated)),
+      unsaturated: heldOutApes(calibration, new Set([...low, ...saturated])),
       saturated,
       label: c.label,
       stratum: c.stratum,
       points: `${c.points.map((p) => p.key.concurrency).join(',')}`,
       ttft: mean(apes.ttft),
       itl: mean(apes.itl),
-      heldOut: c.points.length - 3,
+      heldOut: c.points.length - SCORE_ABOVE,
       apes,
       wallMs: calibration.wallMs,
     };
@@ -256,7 +271,7 @@ async function main(): Promise<void> {
   const pointPool = new PointPool({ poolThreads: threads });
   const summary: Array<{ variant: string; ttft: number | null; itl: number | null; points: number; ttftUnsat: number | null; itlUnsat: number | null }> = [];
   try {
-    process.stdout.write(`accuracy of the engine fit: ${cases.length} silicon deployments (${perStratum} per stratum${checkSet ? ', check set: without the benchmark\'s' : ''})${checkSet ? '' : ' + the B200 dynosim sweep'}; fit on the 3 lowest concurrencies, scored on the rest; ${threads} threads; load ${loadavg()[0].toFixed(2)}\n`);
+    process.stdout.write(`accuracy of the engine fit: ${cases.length} silicon deployments (${perStratum} per stratum${checkSet ? ', check set: without the benchmark\'s' : ''})${checkSet ? '' : ' + the B200 dynosim sweep'}; ${ORACLE ? 'fit on all points (--oracle)' : `fit on the ${TRAIN_POINTS} lowest concurrencies`}, scored on ${SCORE_ABOVE === TRAIN_POINTS && !ORACLE ? 'the rest' : `the points above the ${SCORE_ABOVE} lowest`}; ${threads} threads; load ${loadavg()[0].toFixed(2)}\n`);
     for (const variant of variants(ablation)) {
       const started = performance.now();
       const { rows, b200 } = await runVariant(variant, cases, fitPool, pointPool, !checkSet);
@@ -276,7 +291,8 @@ async function main(): Promise<void> {
       for (const r of rows) {
         process.stdout.write(`${r.label.padEnd(width)}  ${r.stratum.padEnd(12)}  ${r.points.padEnd(28)}  ${fmt(r.ttft).padStart(15)}  ${fmt(r.itl).padStart(14)}  ${(r.wallMs / 1000).toFixed(1).padStart(5)}  ${r.saturated.length > 0 ? `from C=${r.saturated[0]}` : ''}\n`);
       }
-      const heldOut = b200?.holdout ?? [];
+      const b200Low = lowestConcurrencies(dynosimPoints('hardware'), SCORE_ABOVE);
+      const heldOut = (b200?.holdout ?? []).filter((p) => !b200Low.has(Number(p.key.concurrency)));
       for (const source of b200 ? ['mocker', 'aic'] : []) {
         const m = otherSimulatorMape(source, heldOut);
         process.stdout.write(`${`  same B200 held-out points, ${source} (other simulator)`.padEnd(width)}  ${''.padEnd(12)}  ${heldOut.map((p) => p.key.concurrency).join(',').padEnd(28)}  ${fmt(m.ttft).padStart(15)}  ${fmt(m.itl).padStart(14)}\n`);
