@@ -42,10 +42,10 @@ const GRID_BASE = {
   traffic: {
     source: { type: 'synthetic', input_tokens: 512, output_tokens: 128, random_range_ratio: 0.5, seed: 1 },
     load: { type: 'concurrency', concurrency: 1 },
-    stop: { requests: DEFAULT_GRID_REQUESTS },
   },
 };
 
+/** The grid with `requests` requests per point (`--requests`). */
 const gridSweep = (requests: number) => ({
   name: 'bench-grid-64',
   base: { ...GRID_BASE, traffic: { ...GRID_BASE.traffic, stop: { requests } } },

@@ -71,8 +71,8 @@ export function coefficientsJson(constants: EngineConstants, free: readonly stri
   };
   const out: Record<string, { value: number; unit: string; status: string }> = {};
   for (const [name, [unit, path]] of Object.entries(units) as Array<[keyof EngineConstants, [string, string]]>) {
-    const value = constants[name] ?? MODEL_CHOICES[name as ModelChoice]?.absent ?? 1;
     const choice = MODEL_CHOICES[name as ModelChoice];
+    const value = constants[name] ?? choice?.absent ?? 1;
     out[name] = {
       value: round6(value),
       unit,

@@ -267,9 +267,10 @@ function selectBySorting(values: Float64Array, ranks: readonly number[], rFirst:
 }
 
 /**
- * Finds ranks[rFirst .. rEnd) (each minus `offset`) among `values`. Kept small: the loops over values and buckets are in functions of their own (gatherGroups,
- * histogramDigits, groupBuckets) that are optimized once with stable types, so a fresh thread
- * does not compile and throw away this recursive body as its branches are first taken.
+ * Finds ranks[rFirst .. rEnd) (each minus `offset`) among `values`. Kept small: the loops over
+ * values and buckets are in functions of their own (gatherGroups, histogramDigits, groupBuckets)
+ * that are optimized once with stable types, so a fresh thread does not compile and throw away
+ * this recursive body as its branches are first taken.
  */
 function selectLevel(
   values: Float64Array,

@@ -246,7 +246,8 @@ async function runInDir(
         const withPrimer = primer !== undefined && primedThreads < pool.poolThreads;
         const outcome = await pool.run({ id: point.id, config: point.config, baseDir, ...(aiperfDir ? { aiperfDir } : {}), ...(withPrimer ? { primer } : {}) });
         if (outcome.status === 'stopped') continue;
-        if (outcome.status === 'ok' && outcome.result.primed === true) primedThreads++;
+        const primedHere = outcome.status === 'ok' && outcome.result.primed === true;
+        if (primedHere) primedThreads++;
         const record: PointRecord =
           outcome.status === 'ok'
             ? { id: point.id, overrides: point.overrides, status: 'ok', summary: outcome.result.summary, error: null }
@@ -257,7 +258,7 @@ async function runInDir(
           status: record.status,
           wall_ms: Math.round(outcome.wallMs * 1000) / 1000,
           simulator: outcome.status === 'ok' ? outcome.result.wall : null,
-          ...(outcome.status === 'ok' && outcome.result.primed === true ? { primed: true as const } : {}),
+          ...(primedHere ? { primed: true as const } : {}),
         });
         records.push(record);
         byId.set(record.id, record);
