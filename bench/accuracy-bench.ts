@@ -34,7 +34,13 @@ import { fileURLToPath } from 'node:url';
 import { dirname, join } from 'node:path';
 import { calibrateEngine, PREFILL_PRIOR, type EngineCalibration } from '../src/calibrate/engine-calibration.js';
 import { FitPool } from '../src/calibrate/fit-pool.js';
-import { deploymentBaseConfig, readSiliconDeployments, saturatedConcurrencies, SATURATION_TTFT_JUMP, type SiliconDeployment } from '../src/calibrate/silicon-deployments.js';
+import {
+  deploymentBaseConfig,
+  readSiliconDeployments,
+  saturatedConcurrencies,
+  SATURATION_TTFT_JUMP,
+  type SiliconDeployment,
+} from '../src/calibrate/silicon-deployments.js';
 import { resolveSimLoad, type SimLoadOptions } from '../src/calibrate/sim-load.js';
 import { isMixtureOfExperts } from '../src/calibrate/model-family.js';
 import { readTable } from '../src/calibrate/read-table.js';
@@ -94,7 +100,9 @@ interface Variant {
 function familyExponent(model: string): { decodeExponent?: number } {
   const index = process.argv.indexOf('--exponents');
   if (index < 0) return {};
-  const [moe, dense] = String(process.argv[index + 1]).split(',').map(Number);
+  const [moe, dense] = String(process.argv[index + 1])
+    .split(',')
+    .map(Number);
   return { decodeExponent: isMixtureOfExperts(model) ? moe : dense };
 }
 
@@ -102,11 +110,29 @@ function variants(ablation: boolean): Variant[] {
   const base = resolveSimLoad({});
   const priorRatio = argValue('--prior-ratio', NaN);
   const priorWeight = argValue('--prior-weight', NaN);
-  const prior = Number.isFinite(priorRatio) || Number.isFinite(priorWeight) ? { prefillPrior: { ratio: Number.isFinite(priorRatio) ? priorRatio : PREFILL_PRIOR.ratio, weight: Number.isFinite(priorWeight) ? priorWeight : PREFILL_PRIOR.weight } } : {};
+  const prior =
+    Number.isFinite(priorRatio) || Number.isFinite(priorWeight)
+      ? {
+          prefillPrior: {
+            ratio: Number.isFinite(priorRatio) ? priorRatio : PREFILL_PRIOR.ratio,
+            weight: Number.isFinite(priorWeight) ? priorWeight : PREFILL_PRIOR.weight,
+          },
+        }
+      : {};
   const overlapArg = argValue('--prefill-overlap', NaN);
   const overlap = Number.isFinite(overlapArg) ? { prefillOverlap: overlapArg } : {};
   const weightsArg = process.argv.indexOf('--point-weights');
-  const weights = weightsArg < 0 ? {} : { pointWeights: process.argv[weightsArg + 1] === 'uniform' ? null : String(process.argv[weightsArg + 1]).split(',').map(Number) };
+  const weights =
+    weightsArg < 0
+      ? {}
+      : {
+          pointWeights:
+            process.argv[weightsArg + 1] === 'uniform'
+              ? null
+              : String(process.argv[weightsArg + 1])
+                  .split(',')
+                  .map(Number),
+        };
   // --oracle fits on every point with uniform weights unless told otherwise.
   const oracleWeights = ORACLE && weightsArg < 0 ? { pointWeights: null } : {};
   const list: Variant[] = [{ name: 'defaults', load: base, fitClient: true, ...prior, ...overlap, ...weights, ...oracleWeights }];
@@ -148,12 +174,18 @@ const TRAIN_POINTS = Math.max(1, Math.floor(argValue('--train-points', 3)));
 const SCORE_ABOVE = Math.max(TRAIN_POINTS, Math.floor(argValue('--score-above', TRAIN_POINTS)));
 
 /** Concurrencies of a sweep's `count` lowest points (points sorted by concurrency). */
-const lowestConcurrencies = (points: readonly ScorePoint[], count: number) => new Set(points.slice(0, count).map((p) => Number(p.key.concurrency)));
+const lowestConcurrencies = (points: readonly ScorePoint[], count: number) =>
+  new Set(points.slice(0, count).map((p) => Number(p.key.concurrency)));
 
 function heldOutApes(calibration: EngineCalibration, skip: ReadonlySet<number> = new Set()): { ttft: number[]; itl: number[] } {
   const ttft: number[] = [];
   const itl: number[] = [];
-  const lowest = new Set(calibration.train.map((p) => Number(p.key.concurrency)).sort((a, b) => a - b).slice(0, TRAIN_POINTS));
+  const lowest = new Set(
+    calibration.train
+      .map((p) => Number(p.key.concurrency))
+      .sort((a, b) => a - b)
+      .slice(0, TRAIN_POINTS),
+  );
   const points = ORACLE ? calibration.trainScore.points.filter((p) => !lowest.has(Number(p.key.concurrency))) : calibration.score.points;
   for (const point of points) {
     if (point.ape === null || skip.has(Number(point.key.concurrency))) continue;
@@ -175,14 +207,29 @@ function dynosimPoints(source: string): ScorePoint[] {
       key: { concurrency: Number(row.cells.concurrency), isl: 1024, osl: 1024 },
       metrics: { time_to_first_token: { avg: Number(row.cells.ttft_ms) }, inter_token_latency: { avg: Number(row.cells.tpot_ms) } },
     }))
-    .sort((a, b) => (a.key.concurrency as number) - (b.key.concurrency as number));
+    .sort((a, b) => a.key.concurrency - b.key.concurrency);
 }
 
-async function runVariant(variant: Variant, cases: Case[], fitPool: FitPool, pointPool: PointPool, withDynosim: boolean): Promise<{ rows: Row[]; b200: EngineCalibration | undefined }> {
+async function runVariant(
+  variant: Variant,
+  cases: Case[],
+  fitPool: FitPool,
+  pointPool: PointPool,
+  withDynosim: boolean,
+): Promise<{ rows: Row[]; b200: EngineCalibration | undefined }> {
   const b200Points = dynosimPoints('hardware');
   const all = [
     ...cases,
-    ...(withDynosim ? [{ label: 'vllm 0.17.0 MiniMax-M2.5 b200_sxm fp8 1024/1024 tp4 (dynosim sweep)', stratum: 'vllm MoE', deployment: { model: 'MiniMax-M2.5', system: 'b200_sxm', tp: 4, attentionDp: 1, isl: 1024, osl: 1024 }, points: b200Points }] : []),
+    ...(withDynosim
+      ? [
+          {
+            label: 'vllm 0.17.0 MiniMax-M2.5 b200_sxm fp8 1024/1024 tp4 (dynosim sweep)',
+            stratum: 'vllm MoE',
+            deployment: { model: 'MiniMax-M2.5', system: 'b200_sxm', tp: 4, attentionDp: 1, isl: 1024, osl: 1024 },
+            points: b200Points,
+          },
+        ]
+      : []),
   ];
   const results = await Promise.all(
     all.map((c) =>
@@ -226,9 +273,14 @@ async function runVariant(variant: Variant, cases: Case[], fitPool: FitPool, poi
   if (process.argv.includes('--points')) {
     results.forEach((calibration, i) => {
       const k = calibration.best.constants;
-      process.stdout.write(`\n${all[i].label}\n  fitted: base_ms ${k.base_ms.toFixed(3)}, prefill_token_us ${k.prefill_token_us.toFixed(2)}, prefill_pair_ns ${k.prefill_pair_ns.toFixed(4)}, decode_request_us ${k.decode_request_us.toFixed(1)} (p ${k.decode_request_exponent ?? 1}), decode_kv_token_ns ${k.decode_kv_token_ns.toFixed(3)}, client_delay_ms ${k.client_delay_ms.toFixed(1)}\n  C      TTFT meas    sim     err %   ITL meas    sim     err %\n`);
+      process.stdout.write(
+        `\n${all[i].label}\n  fitted: base_ms ${k.base_ms.toFixed(3)}, prefill_token_us ${k.prefill_token_us.toFixed(2)}, prefill_pair_ns ${k.prefill_pair_ns.toFixed(4)}, decode_request_us ${k.decode_request_us.toFixed(1)} (p ${k.decode_request_exponent ?? 1}), decode_kv_token_ns ${k.decode_kv_token_ns.toFixed(3)}, client_delay_ms ${k.client_delay_ms.toFixed(1)}\n  C      TTFT meas    sim     err %   ITL meas    sim     err %\n`,
+      );
       const byC = new Map<number, Record<string, { sim: number | null; measured: number | null; held: boolean }>>();
-      for (const [held, score] of [[false, calibration.trainScore], [true, calibration.score]] as const) {
+      for (const [held, score] of [
+        [false, calibration.trainScore],
+        [true, calibration.score],
+      ] as const) {
         for (const p of score.points) {
           const c = Number(p.key.concurrency);
           byC.set(c, { ...(byC.get(c) ?? {}), [p.metric]: { sim: p.sim, measured: p.measured, held } });
@@ -236,7 +288,9 @@ async function runVariant(variant: Variant, cases: Case[], fitPool: FitPool, poi
       }
       for (const [c, m] of [...byC].sort((a, b) => a[0] - b[0])) {
         const cell = (x: { sim: number | null; measured: number | null } | undefined) =>
-          x && x.sim !== null && x.measured !== null ? `${x.measured.toFixed(2).padStart(9)} ${x.sim.toFixed(2).padStart(8)} ${(((x.sim - x.measured) / x.measured) * 100).toFixed(1).padStart(7)}` : ''.padStart(26);
+          x && x.sim !== null && x.measured !== null
+            ? `${x.measured.toFixed(2).padStart(9)} ${x.sim.toFixed(2).padStart(8)} ${(((x.sim - x.measured) / x.measured) * 100).toFixed(1).padStart(7)}`
+            : ''.padStart(26);
         process.stdout.write(`  ${String(c).padEnd(5)} ${cell(m[TTFT])}  ${cell(m[ITL])}${m[TTFT]?.held ? '' : '  (train)'}\n`);
       }
     });
@@ -251,8 +305,16 @@ function otherSimulatorMape(source: string, heldOut: readonly ScorePoint[]): { t
   for (const point of heldOut) {
     const p = predicted.find((q) => q.key.concurrency === point.key.concurrency);
     if (!p) continue;
-    ttft.push((Math.abs((p.metrics.time_to_first_token.avg as number) - (point.metrics.time_to_first_token.avg as number)) / (point.metrics.time_to_first_token.avg as number)) * 100);
-    itl.push((Math.abs((p.metrics.inter_token_latency.avg as number) - (point.metrics.inter_token_latency.avg as number)) / (point.metrics.inter_token_latency.avg as number)) * 100);
+    ttft.push(
+      (Math.abs((p.metrics.time_to_first_token.avg as number) - (point.metrics.time_to_first_token.avg as number)) /
+        (point.metrics.time_to_first_token.avg as number)) *
+        100,
+    );
+    itl.push(
+      (Math.abs((p.metrics.inter_token_latency.avg as number) - (point.metrics.inter_token_latency.avg as number)) /
+        (point.metrics.inter_token_latency.avg as number)) *
+        100,
+    );
   }
   return { ttft: mean(ttft) as number, itl: mean(itl) as number };
 }
@@ -269,38 +331,71 @@ async function main(): Promise<void> {
   const cases = checkSet ? selectCases(perStratum).filter((c) => !benchmarkLabels.has(c.label)) : selectCases(perStratum);
   const fitPool = new FitPool(threads);
   const pointPool = new PointPool({ poolThreads: threads });
-  const summary: Array<{ variant: string; ttft: number | null; itl: number | null; points: number; ttftUnsat: number | null; itlUnsat: number | null }> = [];
+  const summary: Array<{
+    variant: string;
+    ttft: number | null;
+    itl: number | null;
+    points: number;
+    ttftUnsat: number | null;
+    itlUnsat: number | null;
+  }> = [];
   try {
-    process.stdout.write(`accuracy of the engine fit: ${cases.length} silicon deployments (${perStratum} per stratum${checkSet ? ', check set: without the benchmark\'s' : ''})${checkSet ? '' : ' + the B200 dynosim sweep'}; ${ORACLE ? 'fit on all points (--oracle)' : `fit on the ${TRAIN_POINTS} lowest concurrencies`}, scored on ${SCORE_ABOVE === TRAIN_POINTS && !ORACLE ? 'the rest' : `the points above the ${SCORE_ABOVE} lowest`}; ${threads} threads; load ${loadavg()[0].toFixed(2)}\n`);
+    process.stdout.write(
+      `accuracy of the engine fit: ${cases.length} silicon deployments (${perStratum} per stratum${checkSet ? ", check set: without the benchmark's" : ''})${checkSet ? '' : ' + the B200 dynosim sweep'}; ${ORACLE ? 'fit on all points (--oracle)' : `fit on the ${TRAIN_POINTS} lowest concurrencies`}, scored on ${SCORE_ABOVE === TRAIN_POINTS && !ORACLE ? 'the rest' : `the points above the ${SCORE_ABOVE} lowest`}; ${threads} threads; load ${loadavg()[0].toFixed(2)}\n`,
+    );
     for (const variant of variants(ablation)) {
       const started = performance.now();
       const { rows, b200 } = await runVariant(variant, cases, fitPool, pointPool, !checkSet);
       const wall = performance.now() - started;
       const ttftAll = rows.flatMap((r) => r.apes.ttft);
       const itlAll = rows.flatMap((r) => r.apes.itl);
-      summary.push({ variant: variant.name, ttft: mean(ttftAll), itl: mean(itlAll), points: ttftAll.length, ttftUnsat: mean(rows.flatMap((r) => r.unsaturated.ttft)), itlUnsat: mean(rows.flatMap((r) => r.unsaturated.itl)) });
+      summary.push({
+        variant: variant.name,
+        ttft: mean(ttftAll),
+        itl: mean(itlAll),
+        points: ttftAll.length,
+        ttftUnsat: mean(rows.flatMap((r) => r.unsaturated.ttft)),
+        itlUnsat: mean(rows.flatMap((r) => r.unsaturated.itl)),
+      });
       if (variant.name !== 'defaults') {
-        process.stdout.write(`\nvariant "${variant.name}": held-out TTFT avg MAPE ${fmt(mean(ttftAll))} %, ITL avg MAPE ${fmt(mean(itlAll))} % over ${ttftAll.length} points (${(wall / 1000).toFixed(0)} s)\n`);
+        process.stdout.write(
+          `\nvariant "${variant.name}": held-out TTFT avg MAPE ${fmt(mean(ttftAll))} %, ITL avg MAPE ${fmt(mean(itlAll))} % over ${ttftAll.length} points (${(wall / 1000).toFixed(0)} s)\n`,
+        );
         continue;
       }
       if (json) {
-        process.stdout.write(`${JSON.stringify({ rows: rows.map(({ apes: _a, unsaturated: _u, ...r }) => r), overall: { ttft: mean(ttftAll), itl: mean(itlAll), points: ttftAll.length } }, null, 2)}\n`);
+        process.stdout.write(
+          `${JSON.stringify({ rows: rows.map(({ apes: _a, unsaturated: _u, ...r }) => r), overall: { ttft: mean(ttftAll), itl: mean(itlAll), points: ttftAll.length } }, null, 2)}\n`,
+        );
       }
       const width = Math.max(...rows.map((r) => r.label.length), 10);
-      process.stdout.write(`\n${'deployment'.padEnd(width)}  ${'stratum'.padEnd(12)}  ${'points (concurrency)'.padEnd(28)}  ${'TTFT avg MAPE %'.padStart(15)}  ${'ITL avg MAPE %'.padStart(14)}  fit s  saturated (measured)\n`);
+      process.stdout.write(
+        `\n${'deployment'.padEnd(width)}  ${'stratum'.padEnd(12)}  ${'points (concurrency)'.padEnd(28)}  ${'TTFT avg MAPE %'.padStart(15)}  ${'ITL avg MAPE %'.padStart(14)}  fit s  saturated (measured)\n`,
+      );
       for (const r of rows) {
-        process.stdout.write(`${r.label.padEnd(width)}  ${r.stratum.padEnd(12)}  ${r.points.padEnd(28)}  ${fmt(r.ttft).padStart(15)}  ${fmt(r.itl).padStart(14)}  ${(r.wallMs / 1000).toFixed(1).padStart(5)}  ${r.saturated.length > 0 ? `from C=${r.saturated[0]}` : ''}\n`);
+        process.stdout.write(
+          `${r.label.padEnd(width)}  ${r.stratum.padEnd(12)}  ${r.points.padEnd(28)}  ${fmt(r.ttft).padStart(15)}  ${fmt(r.itl).padStart(14)}  ${(r.wallMs / 1000).toFixed(1).padStart(5)}  ${r.saturated.length > 0 ? `from C=${r.saturated[0]}` : ''}\n`,
+        );
       }
       const b200Low = lowestConcurrencies(dynosimPoints('hardware'), SCORE_ABOVE);
       const heldOut = (b200?.holdout ?? []).filter((p) => !b200Low.has(Number(p.key.concurrency)));
       for (const source of b200 ? ['mocker', 'aic'] : []) {
         const m = otherSimulatorMape(source, heldOut);
-        process.stdout.write(`${`  same B200 held-out points, ${source} (other simulator)`.padEnd(width)}  ${''.padEnd(12)}  ${heldOut.map((p) => p.key.concurrency).join(',').padEnd(28)}  ${fmt(m.ttft).padStart(15)}  ${fmt(m.itl).padStart(14)}\n`);
+        process.stdout.write(
+          `${`  same B200 held-out points, ${source} (other simulator)`.padEnd(width)}  ${''.padEnd(12)}  ${heldOut
+            .map((p) => p.key.concurrency)
+            .join(',')
+            .padEnd(28)}  ${fmt(m.ttft).padStart(15)}  ${fmt(m.itl).padStart(14)}\n`,
+        );
       }
       const ttftUnsat = rows.flatMap((r) => r.unsaturated.ttft);
       const itlUnsat = rows.flatMap((r) => r.unsaturated.itl);
-      process.stdout.write(`\noverall (point-weighted over ${ttftAll.length} held-out points of ${rows.length} deployments): TTFT avg MAPE ${fmt(mean(ttftAll))} %, ITL avg MAPE ${fmt(mean(itlAll))} %   (targets: 10 %, 5 %)\n`);
-      process.stdout.write(`without saturated points (measured TTFT growing > ${SATURATION_TTFT_JUMP}x as fast as the concurrency from the next lower point, and above; ${ttftAll.length - ttftUnsat.length} points): TTFT avg MAPE ${fmt(mean(ttftUnsat))} %, ITL avg MAPE ${fmt(mean(itlUnsat))} % over ${ttftUnsat.length} points\n`);
+      process.stdout.write(
+        `\noverall (point-weighted over ${ttftAll.length} held-out points of ${rows.length} deployments): TTFT avg MAPE ${fmt(mean(ttftAll))} %, ITL avg MAPE ${fmt(mean(itlAll))} %   (targets: 10 %, 5 %)\n`,
+      );
+      process.stdout.write(
+        `without saturated points (measured TTFT growing > ${SATURATION_TTFT_JUMP}x as fast as the concurrency from the next lower point, and above; ${ttftAll.length - ttftUnsat.length} points): TTFT avg MAPE ${fmt(mean(ttftUnsat))} %, ITL avg MAPE ${fmt(mean(itlUnsat))} % over ${ttftUnsat.length} points\n`,
+      );
       const byStratum = new Map<string, Row[]>();
       for (const r of rows) byStratum.set(r.stratum, [...(byStratum.get(r.stratum) ?? []), r]);
       process.stdout.write(`by stratum: all held-out points | without saturated points\n`);
@@ -315,7 +410,10 @@ async function main(): Promise<void> {
     if (ablation) {
       process.stdout.write('\nsimulated-load options, overall held-out MAPE:\n');
       process.stdout.write(`  ${''.padEnd(42)} all held-out points     | without saturated points\n`);
-      for (const s of summary) process.stdout.write(`  ${s.variant.padEnd(42)} TTFT ${fmt(s.ttft).padStart(6)} %  ITL ${fmt(s.itl).padStart(6)} %  |  TTFT ${fmt(s.ttftUnsat).padStart(6)} %  ITL ${fmt(s.itlUnsat).padStart(6)} %\n`);
+      for (const s of summary)
+        process.stdout.write(
+          `  ${s.variant.padEnd(42)} TTFT ${fmt(s.ttft).padStart(6)} %  ITL ${fmt(s.itl).padStart(6)} %  |  TTFT ${fmt(s.ttftUnsat).padStart(6)} %  ITL ${fmt(s.itlUnsat).padStart(6)} %\n`,
+        );
     }
   } finally {
     await fitPool.destroy();

@@ -136,7 +136,9 @@ async function timedSweep(
     replayMs += timing.simulator.wall_time_ms;
     replayMsById.set(timing.id, timing.simulator.wall_time_ms);
   }
-  const planIds = (JSON.parse(readFileSync(join(dir, out, 'plan.json'), 'utf8')) as { points: Array<{ id: string }> }).points.map((p) => p.id);
+  const planIds = (JSON.parse(readFileSync(join(dir, out, 'plan.json'), 'utf8')) as { points: Array<{ id: string }> }).points.map(
+    (p) => p.id,
+  );
   return { s, result, replayS: replayMs / 1000, replayMsById, planIds };
 }
 
@@ -167,7 +169,12 @@ function slowdownByEighth(planIds: string[], one: Map<string, number>, many: Map
 /** In-process replay time of the tiny points, per point, after a warm-up pass. */
 function inProcessMsPerPoint(sweepFile: string): number {
   const sweep = parseSweepFile(TINY_SWEEP, sweepFile);
-  const plan = buildPlan({ sweep, baseRaw: TINY_SWEEP.base, baseLabel: 'tiny', validate: (raw, label) => loadRunConfigFromObject(raw, label) });
+  const plan = buildPlan({
+    sweep,
+    baseRaw: TINY_SWEEP.base,
+    baseLabel: 'tiny',
+    validate: (raw, label) => loadRunConfigFromObject(raw, label),
+  });
   for (const point of plan.points) replay(point.config, { baseDir: '.' });
   const started = performance.now();
   for (const point of plan.points) replay(point.config, { baseDir: '.' });
@@ -180,7 +187,8 @@ async function main(): Promise<void> {
   const runs = runsArg === -1 ? 2 : Math.max(1, Number(process.argv[runsArg + 1]) || 1);
   const prime = !process.argv.includes('--no-prime');
   const requestsArg = process.argv.indexOf('--requests');
-  const requests = requestsArg === -1 ? DEFAULT_GRID_REQUESTS : Math.max(1, Math.floor(Number(process.argv[requestsArg + 1]) || DEFAULT_GRID_REQUESTS));
+  const requests =
+    requestsArg === -1 ? DEFAULT_GRID_REQUESTS : Math.max(1, Math.floor(Number(process.argv[requestsArg + 1]) || DEFAULT_GRID_REQUESTS));
   const cores = availableParallelism();
   const load = loadavg()[0];
   const dir = mkdtempSync(join(tmpdir(), 'servesim-sweep-bench-'));

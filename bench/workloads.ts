@@ -61,4 +61,3 @@ export const WORKLOADS: Record<string, () => unknown> = {
   }),
   million: () => closed(256, 1_000_000),
 };
-

@@ -47,12 +47,18 @@ export function checkReportHtml(reportPath, screenshotPath, chromium = DEFAULT_C
   if (!existsSync(file)) throw new Error(`${reportPath}: no such file`);
   const source = readFileSync(file, 'utf8');
   const expectedSvgCount = (source.match(/<svg[\s>]/g) ?? []).length;
-  const external = source.replace(/xmlns(:xlink)?="http:\/\/www\.w3\.org\/[^"]*"/g, '').match(/<script|<link\b|<img\b|<iframe|@import|\bsrc=|url\(\s*['"]?https?:|https?:\/\//i);
+  const external = source
+    .replace(/xmlns(:xlink)?="http:\/\/www\.w3\.org\/[^"]*"/g, '')
+    .match(/<script|<link\b|<img\b|<iframe|@import|\bsrc=|url\(\s*['"]?https?:|https?:\/\//i);
   if (external) throw new Error(`${reportPath}: refers to something outside the page (${external[0]})`);
   const profileDir = mkdtempSync(join(tmpdir(), 'servesim-chromium-'));
   try {
     const url = pathToFileURL(file).href;
-    const dom = execFileSync(chromium, [...chromiumFlags(profileDir), '--dump-dom', url], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'], timeout: 60_000 });
+    const dom = execFileSync(chromium, [...chromiumFlags(profileDir), '--dump-dom', url], {
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'ignore'],
+      timeout: 60_000,
+    });
     const svgCount = (dom.match(/<svg[\s>]/g) ?? []).length;
     if (svgCount !== expectedSvgCount || svgCount === 0) {
       throw new Error(`${reportPath}: Chromium built a page with ${svgCount} charts; the file has ${expectedSvgCount}`);
@@ -61,7 +67,10 @@ export function checkReportHtml(reportPath, screenshotPath, chromium = DEFAULT_C
     let screenshotBytes = 0;
     if (screenshotPath) {
       const png = resolve(screenshotPath);
-      execFileSync(chromium, [...chromiumFlags(profileDir), '--window-size=1400,2400', `--screenshot=${png}`, url], { stdio: 'ignore', timeout: 60_000 });
+      execFileSync(chromium, [...chromiumFlags(profileDir), '--window-size=1400,2400', `--screenshot=${png}`, url], {
+        stdio: 'ignore',
+        timeout: 60_000,
+      });
       if (!existsSync(png)) throw new Error(`${reportPath}: Chromium wrote no screenshot`);
       screenshotBytes = statSync(png).size;
       const signature = readFileSync(png).subarray(0, 8).toString('hex');
@@ -92,7 +101,9 @@ function main(argv) {
   try {
     const result = checkReportHtml(args[0], args[1], chromium);
     process.stdout.write(
-      `${args[0]}: ok, ${result.svgCount} charts rendered without network` + (result.screenshot ? `; screenshot ${result.screenshot} (${result.screenshotBytes} bytes)` : '') + '\n',
+      `${args[0]}: ok, ${result.svgCount} charts rendered without network` +
+        (result.screenshot ? `; screenshot ${result.screenshot} (${result.screenshotBytes} bytes)` : '') +
+        '\n',
     );
     return 0;
   } catch (error) {

@@ -57,7 +57,9 @@ file, and an error names the override.
 `;
 
 function main() {
-  const sections = COMMANDS.map((args) => `## \`servesim${args.length ? ' ' + args.join(' ') : ''}\`\n\n\`\`\`text\n${helpText(args)}\n\`\`\`\n`);
+  const sections = COMMANDS.map(
+    (args) => `## \`servesim${args.length ? ' ' + args.join(' ') : ''}\`\n\n\`\`\`text\n${helpText(args)}\n\`\`\`\n`,
+  );
   writeFileSync(join(root, 'docs', 'cli.md'), `${INTRO}\n${sections.join('\n')}`);
 }
 

@@ -33,7 +33,15 @@ interface FixtureCase {
 
 const CASES: FixtureCase[] = [
   { folder: 'aiperf-example-gpt-oss-20b-c100', layout: 'records', concurrency: 100, isl: 550, osl: 250, errors: 11, hasJsonl: true },
-  { folder: 'aiperf-mockserver-format-fixture', layout: 'flat-versioned', concurrency: 100000, isl: 128, osl: 128, errors: 18586, hasJsonl: false },
+  {
+    folder: 'aiperf-mockserver-format-fixture',
+    layout: 'flat-versioned',
+    concurrency: 100000,
+    isl: 128,
+    osl: 128,
+    errors: 18586,
+    hasJsonl: false,
+  },
   { folder: 'mlx-qwen3-0.6b-m1/concurrency1', layout: 'count-sum', concurrency: 1, isl: 512, osl: 128, errors: 0, hasJsonl: true },
   { folder: 'mlx-qwen3-0.6b-m1/concurrency2', layout: 'count-sum', concurrency: 2, isl: 512, osl: 128, errors: 0, hasJsonl: true },
   { folder: 'mlx-qwen3-0.6b-m1/concurrency4', layout: 'count-sum', concurrency: 4, isl: 512, osl: 128, errors: 0, hasJsonl: true },
@@ -94,7 +102,7 @@ describe('reading every real AIPerf run', () => {
       for (const [stat, csvValue] of Object.entries(csvMetric.stats)) {
         const jsonValue = jsonMetric.stats[stat as keyof AiperfMetric['stats']];
         if (jsonValue === undefined) continue; // e.g. `sum` is in the 0.8 CSV but not its JSON
-        expectCsvMatchesJson(csvValue as number, jsonValue, `${tag}.${stat}`);
+        expectCsvMatchesJson(csvValue, jsonValue, `${tag}.${stat}`);
         compared++;
       }
     }
@@ -192,13 +200,20 @@ describe('broken copies are errors that name the file and the line or key', () =
   });
 
   it('names the key of a metric value that is not a number', () => {
-    const document = JSON.parse(real('mlx-qwen3-0.6b-m1/concurrency1', 'profile_export_aiperf.json')) as Record<string, Record<string, unknown>>;
+    const document = JSON.parse(real('mlx-qwen3-0.6b-m1/concurrency1', 'profile_export_aiperf.json')) as Record<
+      string,
+      Record<string, unknown>
+    >;
     document.time_to_first_token.p90 = 'fast';
     const error = errorOf(() => parseAiperfJson(JSON.stringify(document), 'bad.json'));
     expect(error.message).toBe('bad.json: time_to_first_token.p90: expected a number, got "fast"');
-    const early = JSON.parse(real('aiperf-example-gpt-oss-20b-c100', 'profile_export_aiperf.json')) as { records: Record<string, Record<string, unknown>> };
+    const early = JSON.parse(real('aiperf-example-gpt-oss-20b-c100', 'profile_export_aiperf.json')) as {
+      records: Record<string, Record<string, unknown>>;
+    };
     early.records.ttft.avg = [1];
-    expect(errorOf(() => parseAiperfJson(JSON.stringify(early), 'early.json')).message).toContain('early.json: records.ttft.avg: expected a number');
+    expect(errorOf(() => parseAiperfJson(JSON.stringify(early), 'early.json')).message).toContain(
+      'early.json: records.ttft.avg: expected a number',
+    );
   });
 
   it('names the line where a CSV lacks its single-value section', () => {
@@ -218,7 +233,10 @@ describe('broken copies are errors that name the file and the line or key', () =
   });
 
   it('names the line of a CSV cell that is not a number', () => {
-    const text = real('mlx-qwen3-0.6b-m1/concurrency1', 'profile_export_aiperf.csv').replace('Time to First Token (ms),525.36', 'Time to First Token (ms),fast');
+    const text = real('mlx-qwen3-0.6b-m1/concurrency1', 'profile_export_aiperf.csv').replace(
+      'Time to First Token (ms),525.36',
+      'Time to First Token (ms),fast',
+    );
     const line = text.split('\r\n').findIndex((row) => row.startsWith('Time to First Token (ms)')) + 1;
     const error = errorOf(() => parseAiperfCsv(text, 'cell.csv'));
     expect(error.message).toBe(`cell.csv:${line}: "Time to First Token (ms)" avg: expected a number, got "fast"`);
@@ -231,7 +249,9 @@ describe('broken copies are errors that name the file and the line or key', () =
     expect(error.message).toMatch(/^runs\/profile_export\.jsonl:3: column \d+: (not valid JSON|the JSON ends early)/);
     expect(error.line).toBe(3);
     lines[2] = '[1, 2]';
-    expect(errorOf(() => parseAiperfJsonl(lines.join('\n'), 'r.jsonl')).message).toBe('r.jsonl:3: expected a JSON object per line, got a list');
+    expect(errorOf(() => parseAiperfJsonl(lines.join('\n'), 'r.jsonl')).message).toBe(
+      'r.jsonl:3: expected a JSON object per line, got a list',
+    );
     lines[2] = '{"metadata": {"request_start_ns": "soon"}, "metrics": {}}';
     expect(errorOf(() => parseAiperfJsonl(lines.join('\n'), 'r.jsonl')).message).toBe(
       'r.jsonl:3: metadata.request_start_ns: expected a timestamp in nanoseconds, got "soon"',
@@ -267,16 +287,55 @@ describe('layouts without a real file among the fixtures', () => {
     writeFileSync(join(run, 'profile_export_genai_perf.csv'), csv);
     const summary = readAiperfCsv(join(run, 'profile_export_genai_perf.csv'));
     expect(summary.layout).toBe('genai-perf');
-    expect(summary.metrics.time_to_first_token.stats).toEqual({ avg: 1234.5, min: 1000, max: 1500.25, p99: 1499, p95: 1450, p90: 1400, p75: 1300, p50: 1200, p25: 1100 });
+    expect(summary.metrics.time_to_first_token.stats).toEqual({
+      avg: 1234.5,
+      min: 1000,
+      max: 1500.25,
+      p99: 1499,
+      p95: 1450,
+      p90: 1400,
+      p75: 1300,
+      p50: 1200,
+      p25: 1100,
+    });
     expect(summary.metrics.e2e_output_token_throughput.stats.avg).toBe(51.2);
-    expect(summary.metrics.output_token_throughput).toEqual({ tag: 'output_token_throughput', unit: 'tokens/sec', kind: 'single', stats: { avg: 1638.4 } });
+    expect(summary.metrics.output_token_throughput).toEqual({
+      tag: 'output_token_throughput',
+      unit: 'tokens/sec',
+      kind: 'single',
+      stats: { avg: 1638.4 },
+    });
     expect(summary.metrics.request_count.stats.avg).toBe(160);
     expect(summary.metrics.input_sequence_length.stats.p50).toBe(1024);
 
     const json = {
-      time_to_first_token: { unit: 'ms', avg: 1234.5, p99: 1499, p95: 1450, p90: 1400, p75: 1300, p50: 1200, p25: 1100, max: 1500.25, min: 1000, std: 100 },
+      time_to_first_token: {
+        unit: 'ms',
+        avg: 1234.5,
+        p99: 1499,
+        p95: 1450,
+        p90: 1400,
+        p75: 1300,
+        p50: 1200,
+        p25: 1100,
+        max: 1500.25,
+        min: 1000,
+        std: 100,
+      },
       output_token_throughput: { unit: 'tokens/sec', avg: 1638.4 },
-      output_token_throughput_per_request: { unit: 'tokens/sec', avg: 51.2, p99: 63, p95: 62, p90: 61, p75: 56, p50: 51, p25: 46, max: 64, min: 42.67, std: 5 },
+      output_token_throughput_per_request: {
+        unit: 'tokens/sec',
+        avg: 51.2,
+        p99: 63,
+        p95: 62,
+        p90: 61,
+        p75: 56,
+        p50: 51,
+        p25: 46,
+        max: 64,
+        min: 42.67,
+        std: 5,
+      },
       request_throughput: { unit: 'requests/sec', avg: 12.8 },
       input_config: { model: ['my/model'], concurrency: 16, synthetic_input_tokens_mean: 1024, output_tokens_mean: 128, num_prompts: 160 },
     };
@@ -290,12 +349,20 @@ describe('layouts without a real file among the fixtures', () => {
       osl: 128,
       requestCount: 160,
       model: 'my/model',
-      sources: { concurrency: 'input_config', isl: 'input_config', osl: 'input_config', requestCount: 'input_config', model: 'input_config' },
+      sources: {
+        concurrency: 'input_config',
+        isl: 'input_config',
+        osl: 'input_config',
+        requestCount: 'input_config',
+        model: 'input_config',
+      },
     });
   });
 
   it('reads a flat JSON without schema_version (AIPerf from October 2025)', () => {
-    const document = JSON.parse(readFileSync(join(FIXTURES, 'aiperf-mockserver-format-fixture/profile_export_aiperf.json'), 'utf8')) as Record<string, unknown>;
+    const document = JSON.parse(
+      readFileSync(join(FIXTURES, 'aiperf-mockserver-format-fixture/profile_export_aiperf.json'), 'utf8'),
+    ) as Record<string, unknown>;
     delete document.schema_version;
     delete document.aiperf_version;
     const summary = parseAiperfJson(JSON.stringify(document), 'flat/profile_export_aiperf.json');
@@ -334,13 +401,20 @@ describe('layouts without a real file among the fixtures', () => {
     expect(tagFromHeaderCell('HTTP Duration (excl. conn) (ms)').tag).toBe('http_req_duration');
     expect(tagFromHeaderCell('HTTP Waiting (TTFB) (ms)').tag).toBe('http_req_waiting');
     expect(tagFromHeaderCell('OSL Mismatch Diff % (%)')).toMatchObject({ tag: 'osl_mismatch_diff_pct', unit: '%' });
-    expect(tagFromHeaderCell('Inter Token Latency (error-adjusted) (ms)')).toMatchObject({ tag: 'adj_inter_token_latency', isAdjusted: true });
+    expect(tagFromHeaderCell('Inter Token Latency (error-adjusted) (ms)')).toMatchObject({
+      tag: 'adj_inter_token_latency',
+      isAdjusted: true,
+    });
     expect(tagFromHeaderCell('Effective Concurrency')).toMatchObject({ tag: 'effective_concurrency', isKnown: true });
     expect(tagFromHeaderCell('Brand New Metric (ms)')).toMatchObject({ tag: 'brand_new_metric', unit: 'ms', isKnown: false });
   });
 
   it('finds load parameters in a command line and in a folder name', () => {
-    expect(loadFromCliCommand("aiperf profile --model 'Qwen/Qwen3-0.6B' --concurrency 8 --synthetic-input-tokens-mean 512 --output-tokens-mean=128 --request-count 100")).toEqual({
+    expect(
+      loadFromCliCommand(
+        "aiperf profile --model 'Qwen/Qwen3-0.6B' --concurrency 8 --synthetic-input-tokens-mean 512 --output-tokens-mean=128 --request-count 100",
+      ),
+    ).toEqual({
       model: 'Qwen/Qwen3-0.6B',
       concurrency: 8,
       isl: 512,

@@ -131,7 +131,11 @@ describe('writing a simulated run in the AIPerf layout', () => {
     const rate = parseRunConfig(
       {
         engine: { model: 'Qwen/Qwen3-32B', workers: { aggregated: { timing: { type: 'fixed', prefill_ms: 10, decode_ms: 2 } } } },
-        traffic: { source: { type: 'synthetic', input_tokens: 10, output_tokens: 5 }, load: { type: 'poisson', requests_per_second: 2.5 }, stop: { requests: 4 } },
+        traffic: {
+          source: { type: 'synthetic', input_tokens: 10, output_tokens: 5 },
+          load: { type: 'poisson', requests_per_second: 2.5 },
+          stop: { requests: 4 },
+        },
       },
       'rate.yaml',
     );
@@ -153,7 +157,11 @@ describe('writing a simulated run in the AIPerf layout', () => {
     const config = workedExampleConfig();
     const dir = join(mkdtempSync(join(tmpdir(), 'aiperf-write-')), aiperfFolderName(config));
     const written = writeAiperfArtifacts(dir, placeholderSummary(config), WORKED_RECORDS, config);
-    expect(written.files.map((file) => file.slice(dir.length + 1))).toEqual(['profile_export_aiperf.json', 'profile_export_aiperf.csv', 'profile_export.jsonl']);
+    expect(written.files.map((file) => file.slice(dir.length + 1))).toEqual([
+      'profile_export_aiperf.json',
+      'profile_export_aiperf.csv',
+      'profile_export.jsonl',
+    ]);
 
     // The CSV has every row of the notes' CSV, to the cent, CRLF line ends.
     const csvText = readFileSync(join(dir, 'profile_export_aiperf.csv'), 'utf8');
@@ -197,7 +205,7 @@ describe('writing a simulated run in the AIPerf layout', () => {
       for (const [stat, value] of Object.entries(metric.stats)) {
         const jsonValue = metrics[tag].stats[stat as keyof typeof metric.stats] as number;
         if (!Number.isFinite(jsonValue)) expect(value, `${tag}.${stat}`).toBe(jsonValue);
-        else expect(Math.abs((value as number) - jsonValue), `${tag}.${stat}`).toBeLessThanOrEqual(0.005);
+        else expect(Math.abs(value - jsonValue), `${tag}.${stat}`).toBeLessThanOrEqual(0.005);
       }
     }
 
@@ -220,8 +228,8 @@ describe('writing a simulated run in the AIPerf layout', () => {
       expect(again, tag).toBeDefined();
       for (const [stat, value] of Object.entries(metric.stats)) {
         const recomputedValue = again.stats[stat as keyof typeof metric.stats] as number;
-        if (!Number.isFinite(value as number)) expect(recomputedValue, `${tag}.${stat}`).toBe(value);
-        else expect(recomputedValue, `${tag}.${stat}`).toBeCloseTo(value as number, 9);
+        if (!Number.isFinite(value)) expect(recomputedValue, `${tag}.${stat}`).toBe(value);
+        else expect(recomputedValue, `${tag}.${stat}`).toBeCloseTo(value, 9);
       }
     }
   });
@@ -258,7 +266,18 @@ describe('writing a simulated run in the AIPerf layout', () => {
         engine: {
           model: 'Qwen/Qwen3-32B',
           context_length: 900,
-          workers: { aggregated: { timing: { type: 'linear', base_ms: 5, prefill_token_us: 30, prefill_pair_ns: 0, decode_request_us: 40, decode_kv_token_ns: 2 } } },
+          workers: {
+            aggregated: {
+              timing: {
+                type: 'linear',
+                base_ms: 5,
+                prefill_token_us: 30,
+                prefill_pair_ns: 0,
+                decode_request_us: 40,
+                decode_kv_token_ns: 2,
+              },
+            },
+          },
           detokenization: { workers: 1, base_ms: 0.2, per_output_us: 5 },
         },
         traffic: {
@@ -275,7 +294,14 @@ describe('writing a simulated run in the AIPerf layout', () => {
     writeAiperfArtifacts(dir, summary, requests, config);
     const run = readAiperfRun(dir, { records: true });
     const metrics = run.summary.metrics;
-    for (const tag of ['time_to_first_token', 'time_to_second_token', 'request_latency', 'inter_token_latency', 'output_sequence_length', 'input_sequence_length'] as const) {
+    for (const tag of [
+      'time_to_first_token',
+      'time_to_second_token',
+      'request_latency',
+      'inter_token_latency',
+      'output_sequence_length',
+      'input_sequence_length',
+    ] as const) {
       const expected = summary.metrics[tag];
       expect(expected, tag).toBeDefined();
       for (const stat of ['avg', 'min', 'max', 'p1', 'p50', 'p90', 'p99', 'std', 'count'] as const) {
@@ -298,4 +324,3 @@ describe('writing a simulated run in the AIPerf layout', () => {
     expect(run.load).toMatchObject({ concurrency: 6, isl: 1000, osl: 64, requestCount: 60 });
   });
 });
-

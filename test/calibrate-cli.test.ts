@@ -34,7 +34,22 @@ describe('servesim calibrate (CLI)', () => {
     const detok = run(['calibrate', 'detokenization', '--input', 'calibration/detokenization-jobs.csv']);
     expect(detok.code).toBe(0);
     expect(detok.stdout).toMatch(/base_ms\s+2\.85 ms/);
-    const pass = run(['calibrate', 'pass-time', '--input', 'calibration/splitwise-perf-model.csv', '--layout', 'prefill-decode', '--select', 'model=llama2-70b', '--select', 'hardware=h100-80gb', '--select', 'tensor_parallel=4', '--holdout', '0.2']);
+    const pass = run([
+      'calibrate',
+      'pass-time',
+      '--input',
+      'calibration/splitwise-perf-model.csv',
+      '--layout',
+      'prefill-decode',
+      '--select',
+      'model=llama2-70b',
+      '--select',
+      'hardware=h100-80gb',
+      '--select',
+      'tensor_parallel=4',
+      '--holdout',
+      '0.2',
+    ]);
     expect(pass.code).toBe(0);
     expect(pass.stdout).toContain('held out 42 rows');
     expect(pass.stdout).toContain('type: linear');
@@ -53,8 +68,22 @@ describe('servesim calibrate (CLI)', () => {
   it('fits the engine on the three lowest B200 points (with refining searches) and scores the other two', () => {
     const out = mkdtempSync(join(tmpdir(), 'servesim-cal-'));
     const r = run([
-      'calibrate', 'engine', '--config', 'calibration/minimax-m25-b200-tp4.base.yaml', '--measured', 'data/silicon/dynosim-b200-minimax-m25-tp4-isl1k-osl1k.csv',
-      '--select', 'source=hardware', '--train', 'lowest:3', '--threads', '2', '--refine', '3', '--out', out,
+      'calibrate',
+      'engine',
+      '--config',
+      'calibration/minimax-m25-b200-tp4.base.yaml',
+      '--measured',
+      'data/silicon/dynosim-b200-minimax-m25-tp4-isl1k-osl1k.csv',
+      '--select',
+      'source=hardware',
+      '--train',
+      'lowest:3',
+      '--threads',
+      '2',
+      '--refine',
+      '3',
+      '--out',
+      out,
     ]);
     expect(r.code, r.stderr).toBe(0);
     const fit = JSON.parse(readFileSync(join(out, 'fit.json'), 'utf8'));

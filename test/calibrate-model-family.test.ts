@@ -11,10 +11,26 @@ const SAMPLE = 'data/silicon/aic-silicon-sample.csv';
 
 describe('model families', () => {
   it('tells the mixture-of-experts models of the silicon sample from the dense ones', () => {
-    for (const model of ['MiniMaxAI/MiniMax-M2.5', 'deepseek-ai/DeepSeek-R1', 'nvidia/DeepSeek-V3.1-NVFP4', 'moonshotai/Kimi-K2.5', 'Qwen/Qwen3-235B-A22B-FP8', 'Qwen/Qwen3.5-397B-A17B', 'openai/gpt-oss-120b', 'zhipuai/GLM-5', 'Qwen3-30B-A3B']) {
+    for (const model of [
+      'MiniMaxAI/MiniMax-M2.5',
+      'deepseek-ai/DeepSeek-R1',
+      'nvidia/DeepSeek-V3.1-NVFP4',
+      'moonshotai/Kimi-K2.5',
+      'Qwen/Qwen3-235B-A22B-FP8',
+      'Qwen/Qwen3.5-397B-A17B',
+      'openai/gpt-oss-120b',
+      'zhipuai/GLM-5',
+      'Qwen3-30B-A3B',
+    ]) {
       expect(isMixtureOfExperts(model), model).toBe(true);
     }
-    for (const model of ['meta-llama/Llama-3.1-70B', 'meta-llama/Llama-3.1-8B-Instruct', 'nvidia/Llama-3.1-8B-Instruct-FP8', 'nvidia/Qwen3-32B-NVFP4', 'Qwen/Qwen3-0.6B']) {
+    for (const model of [
+      'meta-llama/Llama-3.1-70B',
+      'meta-llama/Llama-3.1-8B-Instruct',
+      'nvidia/Llama-3.1-8B-Instruct-FP8',
+      'nvidia/Qwen3-32B-NVFP4',
+      'Qwen/Qwen3-0.6B',
+    ]) {
       expect(isMixtureOfExperts(model), model).toBe(false);
     }
     expect(defaultDecodeExponent('Kimi-K2.5')).toBe(DECODE_EXPONENT.moe);
@@ -23,19 +39,50 @@ describe('model families', () => {
 
   it('takes the decode exponent from the base config when it sets one, else from the family', () => {
     const base = (model: string, timing?: Record<string, unknown>) =>
-      parseRunConfig({ engine: { model, workers: { aggregated: { parallelism: { tensor: 1 }, ...(timing ? { timing } : {}) } } }, traffic: { source: { type: 'synthetic', input_tokens: 128, output_tokens: 16 } } }, 'base.yaml');
+      parseRunConfig(
+        {
+          engine: { model, workers: { aggregated: { parallelism: { tensor: 1 }, ...(timing ? { timing } : {}) } } },
+          traffic: { source: { type: 'synthetic', input_tokens: 128, output_tokens: 16 } },
+        },
+        'base.yaml',
+      );
     expect(decodeExponentOf(base('MiniMax-M2.5')).value).toBe(DECODE_EXPONENT.moe);
     expect(decodeExponentOf(base('Llama-3.1-70B')).value).toBe(DECODE_EXPONENT.dense);
-    const set = decodeExponentOf(base('Llama-3.1-70B', { type: 'linear', base_ms: 5, prefill_token_us: 10, prefill_pair_ns: 0, decode_request_us: 100, decode_kv_token_ns: 0, decode_request_exponent: 0.5 }));
+    const set = decodeExponentOf(
+      base('Llama-3.1-70B', {
+        type: 'linear',
+        base_ms: 5,
+        prefill_token_us: 10,
+        prefill_pair_ns: 0,
+        decode_request_us: 100,
+        decode_kv_token_ns: 0,
+        decode_request_exponent: 0.5,
+      }),
+    );
     expect(set).toEqual({ value: 0.5, source: 'base config' });
   });
 
   it('takes the prefill overlap from the base config when it sets one, else the default, and keeps it in the simulated points', () => {
     const base = (timing?: Record<string, unknown>) =>
-      parseRunConfig({ engine: { model: 'Llama-3.1-70B', workers: { aggregated: { ...(timing ? { timing } : {}) } } }, traffic: { source: { type: 'synthetic', input_tokens: 128, output_tokens: 16 } } }, 'base.yaml');
+      parseRunConfig(
+        {
+          engine: { model: 'Llama-3.1-70B', workers: { aggregated: { ...(timing ? { timing } : {}) } } },
+          traffic: { source: { type: 'synthetic', input_tokens: 128, output_tokens: 16 } },
+        },
+        'base.yaml',
+      );
     expect(prefillOverlapOf(base())).toEqual({ value: DEFAULT_PREFILL_OVERLAP, source: 'default' });
     expect(prefillOverlapOf(base({ type: 'linear', base_ms: 5, prefill_overlap: 0.75 }))).toEqual({ value: 0.75, source: 'base config' });
-    const constants = { base_ms: 5, prefill_token_us: 20, prefill_pair_ns: 0, decode_request_us: 100, decode_kv_token_ns: 0, decode_request_exponent: 0.8, prefill_overlap: 0.75, client_delay_ms: 0 };
+    const constants = {
+      base_ms: 5,
+      prefill_token_us: 20,
+      prefill_pair_ns: 0,
+      decode_request_us: 100,
+      decode_kv_token_ns: 0,
+      decode_request_exponent: 0.8,
+      prefill_overlap: 0.75,
+      client_delay_ms: 0,
+    };
     const timing = pointConfig(base(), { concurrency: 8 }, constants, resolveSimLoad({})).engine.workers.aggregated.timing;
     expect(timing).toMatchObject({ type: 'linear', decode_request_exponent: 0.8, prefill_overlap: 0.75 });
   });
@@ -76,7 +123,13 @@ describe('model families', () => {
     expect(freeConstants(train, true, 0.65)).toEqual(['base_ms', 'decode_request_us', 'prefill_token_us', 'client_delay_ms']);
     expect(freeConstants(train, true, 1)).toEqual(['base_ms', 'decode_kv_token_ns', 'prefill_token_us', 'client_delay_ms']);
     const mixed = [...train, { key: { concurrency: 4, isl: 8192, osl: 1024 }, measured: {} }];
-    expect(freeConstants(mixed, false, 0.65)).toEqual(['base_ms', 'decode_request_us', 'decode_kv_token_ns', 'prefill_token_us', 'prefill_pair_ns']);
+    expect(freeConstants(mixed, false, 0.65)).toEqual([
+      'base_ms',
+      'decode_request_us',
+      'decode_kv_token_ns',
+      'prefill_token_us',
+      'prefill_pair_ns',
+    ]);
   });
 });
 
@@ -92,7 +145,11 @@ describe('silicon series rules', () => {
   });
 
   it('marks a sweep saturated from the first TTFT jump of more than 1.5x the concurrency ratio', () => {
-    const point = (concurrency: number, ttft: number) => ({ source: '', key: { concurrency }, metrics: { time_to_first_token: { avg: ttft } } });
+    const point = (concurrency: number, ttft: number) => ({
+      source: '',
+      key: { concurrency },
+      metrics: { time_to_first_token: { avg: ttft } },
+    });
     expect(saturatedConcurrencies([point(4, 388), point(8, 663), point(16, 890), point(32, 7101), point(64, 7522)])).toEqual([32, 64]);
     expect(saturatedConcurrencies([point(4, 80), point(8, 87), point(512, 1335), point(256, 563)])).toEqual([]);
     expect(saturatedConcurrencies([point(8, 100), point(32, 590), point(64, 1800)])).toEqual([64]);

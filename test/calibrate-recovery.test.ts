@@ -91,7 +91,8 @@ describe('detokenization recovery', () => {
       const outputs = 1 + Math.floor(noise() * 60);
       const firstOutputs = Math.floor(noise() * (outputs + 1) * 0.5);
       const finalOutputs = Math.floor(noise() * (outputs - firstOutputs + 1) * 0.5);
-      const service = truth.base + (truth.perOutput * outputs + truth.first * firstOutputs + truth.final * finalOutputs) / 1000 + (noise() - 0.5) * 0.01;
+      const service =
+        truth.base + (truth.perOutput * outputs + truth.first * firstOutputs + truth.final * finalOutputs) / 1000 + (noise() - 0.5) * 0.01;
       const start = Math.max(passEndMs, freeAt.get(server) ?? 0);
       const receivedMs = start + service;
       freeAt.set(server, receivedMs);
@@ -132,7 +133,16 @@ describe('response-overhead recovery', () => {
 
 describe('pass-time recovery', () => {
   it('recovers the five linear coefficients from passes priced by the core timing provider', () => {
-    const truth = { type: 'linear' as const, base_ms: 6, prefill_token_us: 45, prefill_pair_ns: 1.2, decode_request_us: 35, decode_kv_token_ns: 60, decode_request_exponent: 1, prefill_overlap: 0 };
+    const truth = {
+      type: 'linear' as const,
+      base_ms: 6,
+      prefill_token_us: 45,
+      prefill_pair_ns: 1.2,
+      decode_request_us: 35,
+      decode_kv_token_ns: 60,
+      decode_request_exponent: 1,
+      prefill_overlap: 0,
+    };
     const passTime = createPassTime(truth);
     const noise = rng(19);
     const passes = Array.from({ length: 600 }, (_, i) => {
@@ -163,9 +173,19 @@ describe('engine fit recovery', () => {
   // smooth at that scale. With 16 requests per slot the same search stops within 20 % (see
   // docs/calibration.md, "Limits").
   it('recovers base_ms, decode_kv_token_ns, prefill_token_us and the client delay within 2 % from five load points', () => {
-    const truth: EngineConstants = { base_ms: 9, prefill_token_us: 30, prefill_pair_ns: 0, decode_request_us: 0, decode_kv_token_ns: 150, client_delay_ms: 40 };
+    const truth: EngineConstants = {
+      base_ms: 9,
+      prefill_token_us: 30,
+      prefill_pair_ns: 0,
+      decode_request_us: 0,
+      decode_kv_token_ns: 150,
+      client_delay_ms: 40,
+    };
     const base = parseRunConfig(
-      { engine: { workers: { aggregated: { parallelism: { tensor: 4 } } } }, traffic: { source: { type: 'synthetic', input_tokens: 1024, output_tokens: 256 } } },
+      {
+        engine: { workers: { aggregated: { parallelism: { tensor: 4 } } } },
+        traffic: { source: { type: 'synthetic', input_tokens: 1024, output_tokens: 256 } },
+      },
       'base.yaml',
     );
     const load = resolveSimLoad({ requestsPerSlot: 64 });
@@ -184,7 +204,17 @@ describe('engine fit recovery', () => {
         },
       };
     });
-    const fit = fitEngine({ base, baseDir: '.', train, metrics, load, fitClient: true, prefillShare: 0.5, maxIterations: 30, refineIterations: 20 });
+    const fit = fitEngine({
+      base,
+      baseDir: '.',
+      train,
+      metrics,
+      load,
+      fitClient: true,
+      prefillShare: 0.5,
+      maxIterations: 30,
+      refineIterations: 20,
+    });
     expect(fit.free).toEqual(['base_ms', 'decode_kv_token_ns', 'prefill_token_us', 'client_delay_ms']);
     expect(fit.trainMape).toBeLessThan(0.5);
     within(fit.constants.base_ms, truth.base_ms);
@@ -194,9 +224,20 @@ describe('engine fit recovery', () => {
   }, 180_000);
 
   it('with a decode exponent below 1, refits MoE-like load points on the sublinear request term', () => {
-    const truth: EngineConstants = { base_ms: 7, prefill_token_us: 25, prefill_pair_ns: 0, decode_request_us: 900, decode_kv_token_ns: 0, decode_request_exponent: 0.65, client_delay_ms: 30 };
+    const truth: EngineConstants = {
+      base_ms: 7,
+      prefill_token_us: 25,
+      prefill_pair_ns: 0,
+      decode_request_us: 900,
+      decode_kv_token_ns: 0,
+      decode_request_exponent: 0.65,
+      client_delay_ms: 30,
+    };
     const base = parseRunConfig(
-      { engine: { model: 'MiniMax-M2.5', workers: { aggregated: { parallelism: { tensor: 2 } } } }, traffic: { source: { type: 'synthetic', input_tokens: 1024, output_tokens: 256 } } },
+      {
+        engine: { model: 'MiniMax-M2.5', workers: { aggregated: { parallelism: { tensor: 2 } } } },
+        traffic: { source: { type: 'synthetic', input_tokens: 1024, output_tokens: 256 } },
+      },
       'base.yaml',
     );
     const load = resolveSimLoad({ requestsPerSlot: 8 });
@@ -204,9 +245,25 @@ describe('engine fit recovery', () => {
     const points = [4, 8, 16, 64].map((concurrency) => {
       const key = { concurrency, isl: 1024, osl: 256 };
       const values = metricsOfSummary(replay(pointConfig(base, key, truth, load), { baseDir: '.' }).summary);
-      return { key, measured: { 'time_to_first_token.avg': values.time_to_first_token.avg as number, 'inter_token_latency.avg': values.inter_token_latency.avg as number } };
+      return {
+        key,
+        measured: {
+          'time_to_first_token.avg': values.time_to_first_token.avg as number,
+          'inter_token_latency.avg': values.inter_token_latency.avg as number,
+        },
+      };
     });
-    const fit = fitEngine({ base, baseDir: '.', train: points.slice(0, 3), metrics, load, fitClient: true, prefillShare: 0.5, decodeExponent: 0.65, maxIterations: 40 });
+    const fit = fitEngine({
+      base,
+      baseDir: '.',
+      train: points.slice(0, 3),
+      metrics,
+      load,
+      fitClient: true,
+      prefillShare: 0.5,
+      decodeExponent: 0.65,
+      maxIterations: 40,
+    });
     expect(fit.free).toEqual(['base_ms', 'decode_request_us', 'prefill_token_us', 'client_delay_ms']);
     expect(fit.constants.decode_request_exponent).toBe(0.65);
     expect(fit.trainMape).toBeLessThan(2);

@@ -8,7 +8,10 @@ import { COMMANDS, helpText } from '../scripts/gen-cli-docs.mjs';
 const docs = readFileSync(join(import.meta.dirname, '..', 'docs', 'cli.md'), 'utf8');
 
 describe('docs/cli.md', () => {
-  it.each((COMMANDS as string[][]).map((c) => [c.join(' ') || '(top level)', c]))('has the current help of servesim %s (regenerate with node scripts/gen-cli-docs.mjs)', (_name, args) => {
-    expect(docs).toContain(helpText(args));
-  });
+  it.each((COMMANDS as string[][]).map((c) => [c.join(' ') || '(top level)', c]))(
+    'has the current help of servesim %s (regenerate with node scripts/gen-cli-docs.mjs)',
+    (_name, args) => {
+      expect(docs).toContain(helpText(args));
+    },
+  );
 });

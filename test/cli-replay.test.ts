@@ -28,26 +28,48 @@ describe('servesim replay', () => {
     expect(Object.keys(summary)).toEqual(['metrics', 'run', 'ttft_stages', 'simulator', 'config']);
     expect(summary.config.traffic.load.concurrency).toBe(1);
     expect(summary.metrics.time_to_first_token.count).toBe(6);
-    expect(Object.keys(summary.metrics.time_to_first_token)).toEqual(['unit', 'avg', 'min', 'max', 'p1', 'p5', 'p10', 'p25', 'p50', 'p75', 'p90', 'p95', 'p99', 'std', 'count']);
+    expect(Object.keys(summary.metrics.time_to_first_token)).toEqual([
+      'unit',
+      'avg',
+      'min',
+      'max',
+      'p1',
+      'p5',
+      'p10',
+      'p25',
+      'p50',
+      'p75',
+      'p90',
+      'p95',
+      'p99',
+      'std',
+      'count',
+    ]);
   });
 
   it('writes summary.json, requests.jsonl and AIPerf artifacts to --out', () => {
     const dir = mkdtempSync(join(tmpdir(), 'servesim-cli-'));
     const { code } = servesim('replay', join(FIXTURES, 'run.yaml'), '--out', dir, '--per-request', '--aiperf');
     expect(code).toBe(0);
-    const lines = readFileSync(join(dir, 'requests.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+    const lines = readFileSync(join(dir, 'requests.jsonl'), 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
     expect(lines).toHaveLength(6);
     expect(lines[0].token_ms).toEqual([12, 14, 16, 18]);
     expect(lines[0].status).toBe('completed');
     expect(JSON.parse(readFileSync(join(dir, 'summary.json'), 'utf8')).run.request_count).toBe(6);
     const aiperf = join(dir, 'servesim-Qwen_Qwen3-32B-concurrency2');
-    for (const f of ['profile_export_aiperf.json', 'profile_export_aiperf.csv', 'profile_export.jsonl']) expect(existsSync(join(aiperf, f))).toBe(true);
+    for (const f of ['profile_export_aiperf.json', 'profile_export_aiperf.csv', 'profile_export.jsonl'])
+      expect(existsSync(join(aiperf, f))).toBe(true);
   });
 
   it('exits 2 and names the file and field of a bad config', () => {
     const { code, stderr } = servesim('replay', join(FIXTURES, 'run.yaml'), '--set', 'engine.workers.aggregated.scheduler.max_sequences=0');
     expect(code).toBe(2);
-    expect(stderr).toContain('run.yaml (with --set engine.workers.aggregated.scheduler.max_sequences=0): engine.workers.aggregated.scheduler.max_sequences: must be a positive integer, got 0');
+    expect(stderr).toContain(
+      'run.yaml (with --set engine.workers.aggregated.scheduler.max_sequences=0): engine.workers.aggregated.scheduler.max_sequences: must be a positive integer, got 0',
+    );
   });
 
   it('exits 2 and names the file and line of a bad trace row', () => {
@@ -72,7 +94,14 @@ describe('servesim replay', () => {
   });
 
   it('exits 1 for a run that cannot proceed', () => {
-    const { code, stderr } = servesim('replay', join(FIXTURES, 'run.yaml'), '--set', 'engine.context_length=10', '--set', 'traffic.stop={max_virtual_time_seconds: 1}');
+    const { code, stderr } = servesim(
+      'replay',
+      join(FIXTURES, 'run.yaml'),
+      '--set',
+      'engine.context_length=10',
+      '--set',
+      'traffic.stop={max_virtual_time_seconds: 1}',
+    );
     expect(code).toBe(1);
     expect(stderr).toContain('no progress in virtual time');
   });

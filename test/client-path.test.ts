@@ -34,9 +34,12 @@ describe('server assignment', () => {
 });
 
 describe('detokenization', () => {
-  it('delivers a lone request\'s outputs after detokenization', () => {
+  it("delivers a lone request's outputs after detokenization", () => {
     // Emitted at 12, 14, 16; each job 1 + 0.5 ms: received 13.5, 15.5, 17.5.
-    const { records, summary } = run({ detokenization: detok(1, 1, 500) }, { source: synthetic(100, 3), load: closedLoop(1), stop: { requests: 1 } });
+    const { records, summary } = run(
+      { detokenization: detok(1, 1, 500) },
+      { source: synthetic(100, 3), load: closedLoop(1), stop: { requests: 1 } },
+    );
     expect(records[0].token_emitted_ms).toEqual([12, 14, 16]);
     expect(records[0].token_ms).toEqual([13.5, 15.5, 17.5]);
     expect(summary.metrics.time_to_first_token?.avg).toBe(13.5);
@@ -47,7 +50,10 @@ describe('detokenization', () => {
   it('delivers the outputs of one pass to the client together', () => {
     // One server, two outputs per pass: one job of 1 + 2 x 0.5 = 2 ms. Pass ends 12 -> 14 for both;
     // pass ends 14 -> 16.
-    const { records } = run({ detokenization: detok(1, 1, 500) }, { source: synthetic(100, 2), load: closedLoop(2), stop: { requests: 2 } });
+    const { records } = run(
+      { detokenization: detok(1, 1, 500) },
+      { source: synthetic(100, 2), load: closedLoop(2), stop: { requests: 2 } },
+    );
     expect(records[0].token_ms).toEqual([14, 16]);
     expect(records[1].token_ms).toEqual([14, 16]);
   });
@@ -55,8 +61,15 @@ describe('detokenization', () => {
   it('splits a pass over two servers that queue independently, and a request keeps its server', () => {
     // Two servers, 1 + 1 ms per output. Pass 1 ends 12: server 1 has R0, R2 (3 ms: 15), server 0
     // has R1 (2 ms: 14). Pass 2 ends 14: server 1 is busy until 15 -> 18; server 0 free -> 16.
-    const { records } = run({ detokenization: detok(2, 1, 1000) }, { source: synthetic(100, 2), load: closedLoop(3), stop: { requests: 3 } });
-    expect(records.map((r) => r.token_ms)).toEqual([[15, 18], [14, 16], [15, 18]]);
+    const { records } = run(
+      { detokenization: detok(2, 1, 1000) },
+      { source: synthetic(100, 2), load: closedLoop(3), stop: { requests: 3 } },
+    );
+    expect(records.map((r) => r.token_ms)).toEqual([
+      [15, 18],
+      [14, 16],
+      [15, 18],
+    ]);
   });
 
   it('occupies the server for base_ms on every job', () => {
@@ -68,15 +81,21 @@ describe('detokenization', () => {
   it('charges nothing for a pass without outputs', () => {
     // ISL 20000: prefill passes end at 10 and 20 with no output; the first token is emitted at 32
     // and received at 33 (one job), the second at 34 -> 35.
-    const { records } = run({ detokenization: detok(1, 1, 0) }, { source: synthetic(20000, 2), load: closedLoop(1), stop: { requests: 1 } });
+    const { records } = run(
+      { detokenization: detok(1, 1, 0) },
+      { source: synthetic(20000, 2), load: closedLoop(1), stop: { requests: 1 } },
+    );
     expect(records[0].token_ms).toEqual([33, 35]);
   });
 
-  it('shares one worker\'s servers between its attention-DP ranks', () => {
+  it("shares one worker's servers between its attention-DP ranks", () => {
     // Two ranks, one server: R0 (rank 0) and R1 (rank 1) emit in the same lockstep pass and share
     // one job of 1 + 2 x 0.5 = 2 ms: both at 14.
     const { records } = run(
-      { detokenization: detok(1, 1, 500), workers: { aggregated: { parallelism: { attention_data: 2 }, timing: { type: 'fixed', prefill_ms: 10, decode_ms: 2 } } } },
+      {
+        detokenization: detok(1, 1, 500),
+        workers: { aggregated: { parallelism: { attention_data: 2 }, timing: { type: 'fixed', prefill_ms: 10, decode_ms: 2 } } },
+      },
       { source: synthetic(100, 1), load: closedLoop(2), stop: { requests: 2 } },
     );
     expect(records.map((r) => r.token_ms)).toEqual([[14], [14]]);
@@ -85,13 +104,16 @@ describe('detokenization', () => {
   it('gives each replica its own servers', () => {
     // Two replicas, one server each: one output per job, 1.5 ms: both at 13.5.
     const { records } = run(
-      { detokenization: detok(1, 1, 500), workers: { aggregated: { parallelism: { replicas: 2 }, timing: { type: 'fixed', prefill_ms: 10, decode_ms: 2 } } } },
+      {
+        detokenization: detok(1, 1, 500),
+        workers: { aggregated: { parallelism: { replicas: 2 }, timing: { type: 'fixed', prefill_ms: 10, decode_ms: 2 } } },
+      },
       { source: synthetic(100, 1), load: closedLoop(2), stop: { requests: 2 } },
     );
     expect(records.map((r) => r.token_ms)).toEqual([[13.5], [13.5]]);
   });
 
-  it('splits a server\'s pass outputs into jobs of chunk_outputs, each paying base_ms', () => {
+  it("splits a server's pass outputs into jobs of chunk_outputs, each paying base_ms", () => {
     // Three outputs, chunks of 2: 12 -> 12 + 1 + 2 = 15 (R0, R1... in server order), then 15 -> 17.
     // All three requests on one server (workers: 1).
     const { records } = run(
@@ -101,13 +123,16 @@ describe('detokenization', () => {
     expect(records.map((r) => r.token_ms)).toEqual([[15], [15], [17]]);
   });
 
-  it('lets a rejection skip detokenization without delaying its pass\'s outputs', () => {
+  it("lets a rejection skip detokenization without delaying its pass's outputs", () => {
     // context_length 150: R1 (ISL 200) is rejected in the pass at 0 and reaches the client at its
     // end, 12, not after the detokenizer; R0's token is emitted at 12 and received at 13.5.
     const { records } = run(
       { context_length: 150, detokenization: detok(1, 1, 500) },
       { source: traceSource, load: closedLoop(2), stop: { requests: 2 } },
-      traceRows([[0, 100, 1], [0, 200, 1]]),
+      traceRows([
+        [0, 100, 1],
+        [0, 200, 1],
+      ]),
     );
     expect(records[1].status).toBe('rejected');
     expect(records[1].response_received_ms).toBe(12);
@@ -144,7 +169,7 @@ describe('tokenization', () => {
 describe('response overhead', () => {
   const overhead = { base_ms: 1, per_output_token_us: 1000 };
 
-  it('sends the closed-loop slot\'s next request at receipt plus the response overhead', () => {
+  it("sends the closed-loop slot's next request at receipt plus the response overhead", () => {
     // R0 ends at 14 with 2 tokens: acted at 14 + 1 + 2 = 17, when R1 is sent.
     const { records } = run({}, { source: synthetic(100, 2), load: closedLoop(1, overhead), stop: { requests: 2 } });
     expect(records[0].response_acted_ms).toBe(17);
@@ -153,38 +178,62 @@ describe('response overhead', () => {
 
   it('gives a longer response a longer overhead', () => {
     // R0 has 4 tokens (ends 18): acted 18 + 1 + 4 = 23.
-    const { records } = run({}, { source: traceSource, load: closedLoop(1, overhead), stop: { requests: 2 } }, traceRows([[0, 100, 4], [0, 100, 2]]));
+    const { records } = run(
+      {},
+      { source: traceSource, load: closedLoop(1, overhead), stop: { requests: 2 } },
+      traceRows([
+        [0, 100, 4],
+        [0, 100, 2],
+      ]),
+    );
     expect(records[1].sent_ms).toBe(23);
   });
 
   it('makes a rejected request wait base_ms', () => {
     // R0 (ISL 100 >= context_length 50) is rejected in an empty pass at 0: received 0, acted 1.
-    const { records } = run({ context_length: 50 }, { source: traceSource, load: closedLoop(1, overhead), stop: { requests: 2 } }, traceRows([[0, 100, 2], [0, 10, 2]]));
+    const { records } = run(
+      { context_length: 50 },
+      { source: traceSource, load: closedLoop(1, overhead), stop: { requests: 2 } },
+      traceRows([
+        [0, 100, 2],
+        [0, 10, 2],
+      ]),
+    );
     expect(records[0].status).toBe('rejected');
     expect(records[1].sent_ms).toBe(1);
   });
 
-  it('holds a rejection\'s slot until the client acts on it (concurrency 2)', () => {
+  it("holds a rejection's slot until the client acts on it (concurrency 2)", () => {
     // R0 rejected while composing the pass at 0 that prefills R1; received at 12, acted at 17:
     // R2 is sent at 17 on R0's slot (R1's slot frees at 14 + 5 = 19, nothing left to send).
     const { records } = run(
       { context_length: 50 },
       { source: traceSource, load: closedLoop(2, { base_ms: 5, per_output_token_us: 0 }), stop: { requests: 3 } },
-      traceRows([[0, 200, 2], [0, 10, 2], [0, 10, 2]]),
+      traceRows([
+        [0, 200, 2],
+        [0, 10, 2],
+        [0, 10, 2],
+      ]),
     );
     expect(records[0].response_received_ms).toBe(12);
     expect(records[2].sent_ms).toBe(17);
   });
 
   it('ends worker time with the last response received, not its overhead', () => {
-    const { summary } = run({}, { source: synthetic(100, 2), load: closedLoop(1, { base_ms: 100, per_output_token_us: 0 }), stop: { requests: 1 } });
+    const { summary } = run(
+      {},
+      { source: synthetic(100, 2), load: closedLoop(1, { base_ms: 100, per_output_token_us: 0 }), stop: { requests: 1 } },
+    );
     expect(summary.run.worker_seconds).toBeCloseTo(0.014, 12);
     expect(summary.run.benchmark_duration_s).toBeCloseTo(0.014, 12);
   });
 
   it('works with detokenization: the overhead counts from the receipt of the end', () => {
     // Received 13.5, 15.5 (see the lone-request case); acted 15.5 + 1 + 2 = 18.5.
-    const { records } = run({ detokenization: detok(1, 1, 500) }, { source: synthetic(100, 2), load: closedLoop(1, overhead), stop: { requests: 2 } });
+    const { records } = run(
+      { detokenization: detok(1, 1, 500) },
+      { source: synthetic(100, 2), load: closedLoop(1, overhead), stop: { requests: 2 } },
+    );
     expect(records[0].response_acted_ms).toBe(18.5);
     expect(records[1].sent_ms).toBe(18.5);
   });
@@ -213,7 +262,10 @@ describe('the worked timeline of docs/client-path.md', () => {
 describe('time cap', () => {
   it('leaves a request whose tokens are emitted before the cap but received after it incomplete, with no first-token time', () => {
     // Emitted at 12, received at 17 (base 5); cap at 15 ms.
-    const { records, summary } = run({ detokenization: detok(1, 5, 0) }, { source: synthetic(100, 2), load: closedLoop(1), stop: { max_virtual_time_seconds: 0.015 } });
+    const { records, summary } = run(
+      { detokenization: detok(1, 5, 0) },
+      { source: synthetic(100, 2), load: closedLoop(1), stop: { max_virtual_time_seconds: 0.015 } },
+    );
     expect(records[0].status).toBe('incomplete');
     expect(records[0].first_token_emitted_ms).toBe(12);
     expect(records[0].token_ms).toEqual([]);
@@ -224,7 +276,10 @@ describe('time cap', () => {
   it('delivers a job that ends exactly at the cap and nothing after it; the run ends at that job', () => {
     // Emitted at 12 and 14 (the last token). Jobs of 5 ms on one server: 12 -> 17, then 17 -> 22.
     // Cap at 17 ms: the first token is received at 17, the second would be at 22.
-    const { records, summary } = run({ detokenization: detok(1, 5, 0) }, { source: synthetic(100, 2), load: closedLoop(1), stop: { max_virtual_time_seconds: 0.017 } });
+    const { records, summary } = run(
+      { detokenization: detok(1, 5, 0) },
+      { source: synthetic(100, 2), load: closedLoop(1), stop: { max_virtual_time_seconds: 0.017 } },
+    );
     expect(records[0].status).toBe('incomplete');
     expect(records[0].token_emitted_ms).toEqual([12, 14]);
     expect(records[0].token_ms).toEqual([17]);
@@ -238,8 +293,16 @@ describe('invalid client-path configs', () => {
     ['zero tokenization workers', { engine: { tokenization: { workers: 0 } } }, 'engine.tokenization.workers'],
     ['a negative detokenization cost', { engine: { detokenization: { base_ms: -1 } } }, 'engine.detokenization.base_ms'],
     ['a non-finite per-output cost', { engine: { detokenization: { per_output_us: Infinity } } }, 'engine.detokenization.per_output_us'],
-    ['a negative response overhead', { traffic: { load: { type: 'concurrency', concurrency: 1, response_overhead: { base_ms: -2 } } } }, 'traffic.load.response_overhead.base_ms'],
-    ['a NaN per-token overhead', { traffic: { load: { type: 'concurrency', concurrency: 1, response_overhead: { per_output_token_us: NaN } } } }, 'traffic.load.response_overhead.per_output_token_us'],
+    [
+      'a negative response overhead',
+      { traffic: { load: { type: 'concurrency', concurrency: 1, response_overhead: { base_ms: -2 } } } },
+      'traffic.load.response_overhead.base_ms',
+    ],
+    [
+      'a NaN per-token overhead',
+      { traffic: { load: { type: 'concurrency', concurrency: 1, response_overhead: { per_output_token_us: NaN } } } },
+      'traffic.load.response_overhead.per_output_token_us',
+    ],
     ['zero chunk_outputs', { engine: { detokenization: { chunk_outputs: 0 } } }, 'engine.detokenization.chunk_outputs'],
   ];
   it.each(cases)('rejects %s, naming the field', (_name, raw, path) => {

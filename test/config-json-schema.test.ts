@@ -1,6 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import { runConfigJsonSchema } from '../src/config/json-schema.js';
 
+/** The part of a JSON Schema node these tests walk. */
+interface JsonSchemaNode {
+  properties: Record<string, JsonSchemaNode>;
+  oneOf: JsonSchemaNode[];
+  const?: unknown;
+}
+
 describe('runConfigJsonSchema', () => {
   it('is plain JSON with a $schema, a title and a description', () => {
     const schema = runConfigJsonSchema();
@@ -27,15 +34,15 @@ describe('runConfigJsonSchema', () => {
   it('describes fields and gives their defaults', () => {
     const text = JSON.stringify(runConfigJsonSchema());
     expect(text).toContain('vLLM --max-num-seqs');
-    const schema = runConfigJsonSchema() as any;
+    const schema = runConfigJsonSchema() as unknown as JsonSchemaNode;
     const scheduler = schema.properties.engine.properties.workers.properties.aggregated.properties.scheduler;
     expect(scheduler.properties.max_batched_tokens).toMatchObject({ type: 'integer', minimum: 1, default: 8192 });
   });
 
   it('lists every load type as one option of traffic.load', () => {
-    const schema = runConfigJsonSchema() as any;
+    const schema = runConfigJsonSchema() as unknown as JsonSchemaNode;
     const load = schema.properties.traffic.properties.load;
-    const types = load.oneOf.map((option: any) => option.properties.type.const);
+    const types = load.oneOf.map((option) => option.properties.type.const);
     expect(types).toEqual(['concurrency', 'poisson', 'constant_rate', 'trace_timestamps']);
   });
 });

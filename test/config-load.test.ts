@@ -289,11 +289,7 @@ describe('parseRunConfig rules', () => {
       "run.yaml: engine.workers.aggregated.scheduler.max_batched_tokens: is 900, smaller than the last session turn's" +
         ' prompt (950 tokens) with chunked_prefill: false; such a request could never be scheduled',
     ],
-    [
-      'context_length of 0',
-      { engine: { context_length: 0 } },
-      'run.yaml: engine.context_length: must be a positive integer or max, got 0',
-    ],
+    ['context_length of 0', { engine: { context_length: 0 } }, 'run.yaml: engine.context_length: must be a positive integer or max, got 0'],
     [
       'context_length as another word',
       { engine: { context_length: 'unlimited' } },
@@ -365,8 +361,7 @@ describe('parseRunConfig rules', () => {
     [
       'concurrency with poisson',
       { traffic: { load: { type: 'poisson', requests_per_second: 3, concurrency: 4 } } },
-      'run.yaml: traffic.load.concurrency: unknown key for type poisson (allowed: type, requests_per_second, seed,' +
-        ' response_overhead)',
+      'run.yaml: traffic.load.concurrency: unknown key for type poisson (allowed: type, requests_per_second, seed,' + ' response_overhead)',
     ],
     [
       'trace_timestamps with a synthetic source',
@@ -411,21 +406,13 @@ describe('parseRunConfig rules', () => {
       'run.yaml: traffic.stop.requests_per_load_unit: has no load unit with trace_timestamps; use requests or' +
         ' max_virtual_time_seconds',
     ],
-    [
-      'a stop of 0 requests',
-      { traffic: { stop: { requests: 0 } } },
-      'run.yaml: traffic.stop.requests: must be a positive integer, got 0',
-    ],
+    ['a stop of 0 requests', { traffic: { stop: { requests: 0 } } }, 'run.yaml: traffic.stop.requests: must be a positive integer, got 0'],
     [
       'a stop time of -1 s',
       { traffic: { stop: { max_virtual_time_seconds: -1 } } },
       'run.yaml: traffic.stop.max_virtual_time_seconds: must be a positive finite number, got -1',
     ],
-    [
-      'a negative warmup',
-      { report: { warmup_requests: -1 } },
-      'run.yaml: report.warmup_requests: must be a non-negative integer, got -1',
-    ],
+    ['a negative warmup', { report: { warmup_requests: -1 } }, 'run.yaml: report.warmup_requests: must be a non-negative integer, got -1'],
     [
       'a warmup as long as the run',
       { traffic: { stop: { requests: 10 } }, report: { warmup_requests: 10 } },
@@ -475,9 +462,17 @@ describe('parseRunConfig unknown keys', () => {
     ['in engine', { engine: { gpus: 8 } }, 'engine.gpus'],
     ['in engine.workers', { engine: { workers: { prefill: {} } } }, 'engine.workers.prefill'],
     ['in the scheduler', role({ scheduler: { policy: 'fcfs' } }), 'engine.workers.aggregated.scheduler.policy'],
-    ['in a capacity type', role({ kv_cache: { capacity: { type: 'fixed', blocks: 1, gib: 2 } } }), 'engine.workers.aggregated.kv_cache.capacity.gib'],
+    [
+      'in a capacity type',
+      role({ kv_cache: { capacity: { type: 'fixed', blocks: 1, gib: 2 } } }),
+      'engine.workers.aggregated.kv_cache.capacity.gib',
+    ],
     ['in the polynomial timing', role({ timing: { type: 'polynomial', prefill_ms: 1 } }), 'engine.workers.aggregated.timing.prefill_ms'],
-    ['in the response overhead', { traffic: { load: { response_overhead: { per_token_us: 1 } } } }, 'traffic.load.response_overhead.per_token_us'],
+    [
+      'in the response overhead',
+      { traffic: { load: { response_overhead: { per_token_us: 1 } } } },
+      'traffic.load.response_overhead.per_token_us',
+    ],
     ['in stop', { traffic: { stop: { requests: 1, seconds: 3 } } }, 'traffic.stop.seconds'],
     ['in report', { report: { warmup: 1 } }, 'report.warmup'],
   ])('rejects an unknown key %s, naming its dotted path', (_name, raw, path) => {

@@ -23,13 +23,11 @@ const overrides: fc.Arbitrary<Override[]> = fc
         .map((v): Override[] => [[`${ROLE}.parallelism`, v]]),
     ),
     maybe(
-      fc
-        .tuple(int(16_384, 65_536), int(1, 1024), fc.boolean())
-        .map(([budget, seqs, chunked]): Override[] => [
-          [`${ROLE}.scheduler.max_batched_tokens`, budget],
-          [`${ROLE}.scheduler.max_sequences`, seqs],
-          [`${ROLE}.scheduler.chunked_prefill`, chunked],
-        ]),
+      fc.tuple(int(16_384, 65_536), int(1, 1024), fc.boolean()).map(([budget, seqs, chunked]): Override[] => [
+        [`${ROLE}.scheduler.max_batched_tokens`, budget],
+        [`${ROLE}.scheduler.max_sequences`, seqs],
+        [`${ROLE}.scheduler.chunked_prefill`, chunked],
+      ]),
     ),
     maybe(int(1, 64).map((v): Override[] => [[`${ROLE}.kv_cache.block_size`, v]])),
     maybe(
@@ -73,10 +71,7 @@ const overrides: fc.Arbitrary<Override[]> = fc
     ),
     maybe(
       fc
-        .record(
-          { workers: int(1, 16), base_ms: cost(5), per_output_us: cost(5), chunk_outputs: int(1, 256) },
-          { requiredKeys: [] },
-        )
+        .record({ workers: int(1, 16), base_ms: cost(5), per_output_us: cost(5), chunk_outputs: int(1, 256) }, { requiredKeys: [] })
         .map((v): Override[] => [['engine.detokenization', v]]),
     ),
     fc.oneof(
@@ -114,36 +109,29 @@ const overrides: fc.Arbitrary<Override[]> = fc
           ['traffic.source', source],
           ['traffic.load', load],
         ]),
-      fc
-        .record({ path: fc.constantFrom('conv.jsonl', 'traces/a b.jsonl'), block_size: int(1, 1024) })
-        .chain((source) =>
-          fc
-            .oneof(
-              fc.record({ type: fc.constant('trace_timestamps'), speedup: positive(100) }),
-              fc.record({ type: fc.constant('concurrency'), concurrency: int(1, 64) }),
-            )
-            .map((load): Override[] => [
-              ['traffic.source', { type: 'trace', ...source }],
-              ['traffic.load', load],
-            ]),
-        ),
+      fc.record({ path: fc.constantFrom('conv.jsonl', 'traces/a b.jsonl'), block_size: int(1, 1024) }).chain((source) =>
+        fc
+          .oneof(
+            fc.record({ type: fc.constant('trace_timestamps'), speedup: positive(100) }),
+            fc.record({ type: fc.constant('concurrency'), concurrency: int(1, 64) }),
+          )
+          .map((load): Override[] => [
+            ['traffic.source', { type: 'trace', ...source }],
+            ['traffic.load', load],
+          ]),
+      ),
     ),
+    maybe(fc.record({ base_ms: cost(10), per_output_token_us: cost(10) }).map((v): Override[] => [['traffic.load.response_overhead', v]])),
     maybe(
-      fc
-        .record({ base_ms: cost(10), per_output_token_us: cost(10) })
-        .map((v): Override[] => [['traffic.load.response_overhead', v]]),
-    ),
-    maybe(
-      fc
-        .oneof(
-          int(2, 10_000).chain((requests) =>
-            int(0, requests - 1).map((warmup): Override[] => [
-              ['traffic.stop', { requests }],
-              ['report.warmup_requests', warmup],
-            ]),
-          ),
-          positive(3600).map((s): Override[] => [['traffic.stop', { max_virtual_time_seconds: s }]]),
+      fc.oneof(
+        int(2, 10_000).chain((requests) =>
+          int(0, requests - 1).map((warmup): Override[] => [
+            ['traffic.stop', { requests }],
+            ['report.warmup_requests', warmup],
+          ]),
         ),
+        positive(3600).map((s): Override[] => [['traffic.stop', { max_virtual_time_seconds: s }]]),
+      ),
     ),
   )
   .map((groups) => groups.flat());

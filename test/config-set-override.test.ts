@@ -46,9 +46,7 @@ describe('applySet', () => {
   });
 
   it('rejects an assignment without =', () => {
-    expect(errorOf(() => applySet({}, 'engine.model')).message).toBe(
-      '--set: "engine.model" has no "=": write path=value',
-    );
+    expect(errorOf(() => applySet({}, 'engine.model')).message).toBe('--set: "engine.model" has no "=": write path=value');
   });
 
   it('rejects an empty path segment', () => {

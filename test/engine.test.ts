@@ -37,10 +37,16 @@ describe('KV blocks and preemption', () => {
   it('rejects a prompt that needs more blocks than the pool, and ends a request that fills it', () => {
     // 4 blocks x 16 = 64 tokens. ISL 65 needs 5 blocks: rejected. ISL 64 fits; after its first
     // token the sequence (65 tokens) could not take another decode, so it ends with 1 token.
-    const { records } = runCore({
-      engine: fixedEngine({ kv_cache: { block_size: 16, capacity: { type: 'fixed', blocks: 4 } } }),
-      traffic: { source: traceSource, load: closedLoop(2), stop: { requests: 2 } },
-    }, traceRows([[0, 64, 10], [0, 65, 10]]));
+    const { records } = runCore(
+      {
+        engine: fixedEngine({ kv_cache: { block_size: 16, capacity: { type: 'fixed', blocks: 4 } } }),
+        traffic: { source: traceSource, load: closedLoop(2), stop: { requests: 2 } },
+      },
+      traceRows([
+        [0, 64, 10],
+        [0, 65, 10],
+      ]),
+    );
     expect(records[0].status).toBe('completed');
     expect(records[0].token_ms).toEqual([12]);
     expect(records[1].status).toBe('rejected');
@@ -50,10 +56,16 @@ describe('KV blocks and preemption', () => {
   it('delivers a rejection at the end of the pass in which it reached the head of waiting', () => {
     // context_length 100: R1 (ISL 200) is rejected while composing the pass at 0 that prefills
     // R0; the client gets the rejection when that pass ends (12), not at 0.
-    const { records, summary } = runCore({
-      engine: { ...fixedEngine(), context_length: 100 },
-      traffic: { source: traceSource, load: closedLoop(2), stop: { requests: 2 } },
-    }, traceRows([[0, 50, 4], [0, 200, 4]]));
+    const { records, summary } = runCore(
+      {
+        engine: { ...fixedEngine(), context_length: 100 },
+        traffic: { source: traceSource, load: closedLoop(2), stop: { requests: 2 } },
+      },
+      traceRows([
+        [0, 50, 4],
+        [0, 200, 4],
+      ]),
+    );
     expect(records[0].token_ms).toEqual([12, 14, 16, 18]);
     expect(records[1].status).toBe('rejected');
     expect(records[1].response_received_ms).toBe(12);
@@ -104,30 +116,43 @@ describe('chunked prefill and the token budget', () => {
       engine: fixedEngine({ scheduler: { max_sequences: 1 } }),
       traffic: { source: synthetic(100, 2), load: closedLoop(3), stop: { requests: 3 } },
     });
-    expect(records.map((r) => r.token_ms)).toEqual([[12, 14], [26, 28], [40, 42]]);
+    expect(records.map((r) => r.token_ms)).toEqual([
+      [12, 14],
+      [26, 28],
+      [40, 42],
+    ]);
   });
 });
 
 describe('replicas and attention-DP ranks', () => {
   const linear = { type: 'linear', base_ms: 0, prefill_token_us: 1, prefill_pair_ns: 0, decode_request_us: 1000, decode_kv_token_ns: 0 };
-  const trace = traceRows([[0, 1000, 2], [0, 3000, 2]]);
+  const trace = traceRows([
+    [0, 1000, 2],
+    [0, 3000, 2],
+  ]);
   it('runs attention-DP ranks in lockstep: a pass ends when the slowest rank ends', () => {
     // R0 -> rank 0 (1000 tokens, 1 ms), R1 -> rank 1 (3000 tokens, 3 ms): the pass ends at 3.
     // Pass 2: both decode, 1 ms each -> 4.
-    const { records } = runCore({
-      engine: { workers: { aggregated: { parallelism: { attention_data: 2 }, timing: linear } } },
-      traffic: { source: traceSource, load: closedLoop(2), stop: { requests: 2 } },
-    }, trace);
+    const { records } = runCore(
+      {
+        engine: { workers: { aggregated: { parallelism: { attention_data: 2 }, timing: linear } } },
+        traffic: { source: traceSource, load: closedLoop(2), stop: { requests: 2 } },
+      },
+      trace,
+    );
     expect(records[0].token_ms).toEqual([3, 4]);
     expect(records[1].token_ms).toEqual([3, 4]);
   });
 
   it('runs replicas independently', () => {
     // Same requests on two replicas: R0 at 1, 2; R1 at 3, 4.
-    const { records, summary } = runCore({
-      engine: { workers: { aggregated: { parallelism: { replicas: 2, tensor: 2 }, timing: linear } } },
-      traffic: { source: traceSource, load: closedLoop(2), stop: { requests: 2 } },
-    }, trace);
+    const { records, summary } = runCore(
+      {
+        engine: { workers: { aggregated: { parallelism: { replicas: 2, tensor: 2 }, timing: linear } } },
+        traffic: { source: traceSource, load: closedLoop(2), stop: { requests: 2 } },
+      },
+      trace,
+    );
     expect(records[0].token_ms).toEqual([1, 2]);
     expect(records[1].token_ms).toEqual([3, 4]);
     // Worker time: 2 workers x 4 ms; 2 GPUs each.
@@ -141,7 +166,11 @@ describe('replicas and attention-DP ranks', () => {
       engine: fixedEngine({ parallelism: { replicas: 2 }, scheduler: { max_sequences: 1 } }),
       traffic: { source: synthetic(100, 2), load: closedLoop(3), stop: { requests: 3 } },
     });
-    expect(records.map((r) => r.token_ms)).toEqual([[12, 14], [12, 14], [26, 28]]);
+    expect(records.map((r) => r.token_ms)).toEqual([
+      [12, 14],
+      [12, 14],
+      [26, 28],
+    ]);
   });
 });
 
@@ -171,7 +200,12 @@ describe('traffic', () => {
     });
     expect(records.map((r) => r.sent_ms)).toEqual([0, 19, 33, 52]);
     expect(records.map((r) => r.input_tokens)).toEqual([100, 202, 100, 202]);
-    expect(records.map((r) => [r.session_id, r.turn_index])).toEqual([[0, 0], [0, 1], [1, 0], [1, 1]]);
+    expect(records.map((r) => [r.session_id, r.turn_index])).toEqual([
+      [0, 0],
+      [0, 1],
+      [1, 0],
+      [1, 1],
+    ]);
     expect(records[3].token_ms).toEqual([64, 66]);
   });
 
@@ -180,22 +214,43 @@ describe('traffic', () => {
     // Row 0: pass 0-12 (token 1); pass 12-24 decodes row 0 and prefills row 1: row 0's token 2
     // and row 1's token 1 at 24; row 1's token 2 at 26. Row 0 acted on at 24 -> row 2 sent at 27:
     // tokens 39, 41.
-    const { records } = runCore({
-      engine: fixedEngine(),
-      traffic: { source: traceSource, load: { type: 'trace_timestamps', speedup: 2 }, stop: { requests: 3 } },
-    }, traceRows([[0, 100, 2, 'a'], [5, 100, 2, 'b'], [1000, 100, 2, 'a', 3]]));
+    const { records } = runCore(
+      {
+        engine: fixedEngine(),
+        traffic: { source: traceSource, load: { type: 'trace_timestamps', speedup: 2 }, stop: { requests: 3 } },
+      },
+      traceRows([
+        [0, 100, 2, 'a'],
+        [5, 100, 2, 'b'],
+        [1000, 100, 2, 'a', 3],
+      ]),
+    );
     expect(records.map((r) => r.sent_ms)).toEqual([0, 2.5, 27]);
-    expect(records.map((r) => r.token_ms)).toEqual([[12, 24], [24, 26], [39, 41]]);
+    expect(records.map((r) => r.token_ms)).toEqual([
+      [12, 24],
+      [24, 26],
+      [39, 41],
+    ]);
     expect(records[2].turn_index).toBe(1);
     expect(records[2].session_id).toBe(records[0].session_id);
   });
 
   it('replays a trace in closed loop in file order, ignoring timestamps', () => {
-    const { records } = runCore({
-      engine: fixedEngine(),
-      traffic: { source: traceSource, load: closedLoop(1), stop: { requests: 2 } },
-    }, traceRows([[500, 100, 2], [0, 300, 1], [7, 50, 1]]));
-    expect(records.map((r) => [r.sent_ms, r.input_tokens])).toEqual([[0, 100], [14, 300]]);
+    const { records } = runCore(
+      {
+        engine: fixedEngine(),
+        traffic: { source: traceSource, load: closedLoop(1), stop: { requests: 2 } },
+      },
+      traceRows([
+        [500, 100, 2],
+        [0, 300, 1],
+        [7, 50, 1],
+      ]),
+    );
+    expect(records.map((r) => [r.sent_ms, r.input_tokens])).toEqual([
+      [0, 100],
+      [14, 300],
+    ]);
   });
 
   it('draws Poisson gaps from the seed: same seed same gaps, mean and shape of an exponential', () => {
@@ -254,10 +309,16 @@ describe('traffic', () => {
 describe('report', () => {
   it('computes AIPerf request-level ITL and keeps pooled token gaps separately', () => {
     // Trace: R0 ISL 100 OSL 3, R1 ISL 100 OSL 5 in one batch: gaps 2, 2 and 2, 2, 2, 2.
-    const { summary } = runCore({
-      engine: fixedEngine(),
-      traffic: { source: traceSource, load: closedLoop(2), stop: { requests: 2 } },
-    }, traceRows([[0, 100, 3], [0, 100, 5]]));
+    const { summary } = runCore(
+      {
+        engine: fixedEngine(),
+        traffic: { source: traceSource, load: closedLoop(2), stop: { requests: 2 } },
+      },
+      traceRows([
+        [0, 100, 3],
+        [0, 100, 5],
+      ]),
+    );
     expect(summary.metrics.inter_token_latency?.avg).toBe(2);
     expect(summary.metrics.token_gap?.count).toBe(6);
     expect(summary.metrics.output_token_throughput_per_user?.avg).toBe(500);
@@ -296,7 +357,9 @@ describe('linear timing with a decode-request exponent', () => {
     // Four requests decode together: 1 ms x 4^0.5 = 2 ms per decode pass (prefill 1 us/token:
     // 400 tokens -> 0.4 ms for the first pass, which has no decoding request yet).
     const { records } = runCore({
-      engine: { workers: { aggregated: { timing: { type: 'linear', prefill_token_us: 1, decode_request_us: 1000, decode_request_exponent: 0.5 } } } },
+      engine: {
+        workers: { aggregated: { timing: { type: 'linear', prefill_token_us: 1, decode_request_us: 1000, decode_request_exponent: 0.5 } } },
+      },
       traffic: { source: synthetic(100, 3), load: closedLoop(4), stop: { requests: 4 } },
     });
     expect(records[0].token_ms[0]).toBeCloseTo(0.4, 12);
@@ -314,7 +377,10 @@ describe('linear timing with a prefill overlap', () => {
         engine: { workers: { aggregated: { timing: { type: 'linear', base_ms: 2, prefill_token_us: 10, prefill_overlap: overlap } } } },
         traffic: { source: traceSource, load: { type: 'trace_timestamps' }, stop: { requests: 2 } },
       },
-      traceRows([[0, 100, 5], [5, 400, 1]]),
+      traceRows([
+        [0, 100, 5],
+        [5, 400, 1],
+      ]),
     );
 
   it('0: the spec sum R + F', () => {
@@ -350,7 +416,8 @@ describe('linear timing with a prefill overlap', () => {
         fc.record({ prefillTokens: fc.nat(20000), prefillPairs: fc.nat(1e8), decodeRequests: fc.nat(512), decodeKvTokens: fc.nat(1e6) }),
         (c, h, v) => {
           const view = { ...v, emittedTokens: v.decodeRequests, kvBlocksUsed: 0, kvBlocksTotal: 0 };
-          const time = (overlap: number) => createPassTime({ type: 'linear', ...c, decode_request_exponent: 1, prefill_overlap: overlap })(view);
+          const time = (overlap: number) =>
+            createPassTime({ type: 'linear', ...c, decode_request_exponent: 1, prefill_overlap: overlap })(view);
           const rest = c.base_ms + (c.decode_request_us * v.decodeRequests) / 1e3 + (c.decode_kv_token_ns * v.decodeKvTokens) / 1e6;
           const prefill = (c.prefill_token_us * v.prefillTokens) / 1e3 + (c.prefill_pair_ns * v.prefillPairs) / 1e6;
           const t = time(h);
@@ -367,9 +434,12 @@ describe('linear timing with a prefill overlap', () => {
   });
 
   it('is an error outside [0, 1], naming the file and the field', () => {
-    expect(() => runCore({ engine: { workers: { aggregated: { timing: { type: 'linear', base_ms: 1, prefill_overlap: 1.5 } } } }, traffic: { source: synthetic(10, 1), load: closedLoop(1), stop: { requests: 1 } } })).toThrow(
-      'test.yaml: engine.workers.aggregated.timing.prefill_overlap: must be a number in [0, 1]',
-    );
+    expect(() =>
+      runCore({
+        engine: { workers: { aggregated: { timing: { type: 'linear', base_ms: 1, prefill_overlap: 1.5 } } } },
+        traffic: { source: synthetic(10, 1), load: closedLoop(1), stop: { requests: 1 } },
+      }),
+    ).toThrow('test.yaml: engine.workers.aggregated.timing.prefill_overlap: must be a number in [0, 1]');
   });
 });
 
@@ -384,6 +454,10 @@ describe('closed-loop ramp-up', () => {
       traffic: { source: synthetic(100, 2), load: { type: 'concurrency', concurrency: 3, ramp_up_ms: 30 }, stop: { requests: 3 } },
     });
     expect(records.map((r) => r.sent_ms)).toEqual([0, 10, 20]);
-    expect(records.map((r) => r.token_ms)).toEqual([[12, 24], [24, 36], [36, 38]]);
+    expect(records.map((r) => r.token_ms)).toEqual([
+      [12, 24],
+      [24, 36],
+      [36, 38],
+    ]);
   });
 });

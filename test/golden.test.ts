@@ -29,7 +29,14 @@ const CASES: Record<string, { raw: unknown; sets?: string[] }> = {
           aggregated: {
             parallelism: { attention_data: 2 },
             kv_cache: { block_size: 16, capacity: { type: 'fixed', blocks: 600 } },
-            timing: { type: 'linear', base_ms: 4, prefill_token_us: 50, prefill_pair_ns: 0.4, decode_request_us: 30, decode_kv_token_ns: 25 },
+            timing: {
+              type: 'linear',
+              base_ms: 4,
+              prefill_token_us: 50,
+              prefill_pair_ns: 0.4,
+              decode_request_us: 30,
+              decode_kv_token_ns: 25,
+            },
           },
         },
         tokenization: { workers: 2, base_ms: 0.2, per_input_us: 0.5 },
@@ -48,7 +55,13 @@ const CASES: Record<string, { raw: unknown; sets?: string[] }> = {
     raw: {
       engine: { context_length: 1700, workers: { aggregated: { timing: { type: 'polynomial' } } } },
       traffic: {
-        source: { type: 'synthetic-session', turns: 3, new_input_tokens_per_turn: 400, output_tokens_per_turn: 200, inter_turn_delay_ms: 250 },
+        source: {
+          type: 'synthetic-session',
+          turns: 3,
+          new_input_tokens_per_turn: 400,
+          output_tokens_per_turn: 200,
+          inter_turn_delay_ms: 250,
+        },
         load: { type: 'concurrency', concurrency: 16, ramp_up_ms: 500 },
         stop: { requests: 300 },
       },

@@ -14,9 +14,13 @@ describe('IntDeque', () => {
         const deque = new IntDeque(4);
         const model: number[] = [];
         for (const o of ops) {
-          if (o.kind === 'pushBack') (deque.pushBack(o.value), model.push(o.value));
-          else if (o.kind === 'pushFront') (deque.pushFront(o.value), model.unshift(o.value));
-          else if (model.length > 0) expect(deque.popFront()).toBe(model.shift());
+          if (o.kind === 'pushBack') {
+            deque.pushBack(o.value);
+            model.push(o.value);
+          } else if (o.kind === 'pushFront') {
+            deque.pushFront(o.value);
+            model.unshift(o.value);
+          } else if (model.length > 0) expect(deque.popFront()).toBe(model.shift());
           expect(deque.size).toBe(model.length);
         }
         expect(Array.from({ length: deque.size }, (_, i) => deque.at(i))).toEqual(model);

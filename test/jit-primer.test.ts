@@ -8,14 +8,26 @@ import { describe, expect, it } from 'vitest';
 import { loadRunConfigFromObject } from '../src/config/load.js';
 import type { RunConfig } from '../src/config/types.js';
 import { replay } from '../src/replay.js';
-import { PRIMER_OUTPUT_TOKENS, PRIMER_POINTS, PRIMER_REQUESTS, primerFor, primerPicks, requestsOf, shrinkForPrimer } from '../src/sweep/jit-primer.js';
+import {
+  PRIMER_OUTPUT_TOKENS,
+  PRIMER_POINTS,
+  PRIMER_REQUESTS,
+  primerFor,
+  primerPicks,
+  requestsOf,
+  shrinkForPrimer,
+} from '../src/sweep/jit-primer.js';
 
 const run = (concurrency: number, outputTokens = 200): RunConfig =>
   loadRunConfigFromObject(
     {
       engine: {
         model: 'm',
-        workers: { aggregated: { timing: { type: 'linear', base_ms: 8, prefill_token_us: 30, prefill_pair_ns: 1, decode_request_us: 25, decode_kv_token_ns: 40 } } },
+        workers: {
+          aggregated: {
+            timing: { type: 'linear', base_ms: 8, prefill_token_us: 30, prefill_pair_ns: 1, decode_request_us: 25, decode_kv_token_ns: 40 },
+          },
+        },
         detokenization: { workers: 2, base_ms: 2, per_output_us: 60 },
       },
       traffic: {
@@ -36,7 +48,10 @@ describe('jit primer', () => {
     expect(primerFor(points.slice(0, 2))).toHaveLength(2);
     expect(primerFor([])).toEqual([]);
     // Trace points are left out (a copy would read the whole trace again).
-    const traced = { ...points[0], traffic: { ...points[0].traffic, source: { type: 'trace', path: 't.jsonl', format: 'mooncake', block_size: 512 } } } as unknown as RunConfig;
+    const traced = {
+      ...points[0],
+      traffic: { ...points[0].traffic, source: { type: 'trace', path: 't.jsonl', format: 'mooncake', block_size: 512 } },
+    } as unknown as RunConfig;
     expect(primerFor([traced, points[1], traced])).toHaveLength(1);
     expect(primerFor([traced])).toEqual([]);
   });

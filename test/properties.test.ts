@@ -41,13 +41,22 @@ const arbConfig = fc
     ),
     tokenization: fc.option(fc.record({ workers: fc.integer({ min: 1, max: 3 }), base_ms: cost, per_input_us: cost }), { nil: undefined }),
     detokenization: fc.option(
-      fc.record({ workers: fc.integer({ min: 1, max: 4 }), base_ms: cost, per_output_us: cost, chunk_outputs: fc.integer({ min: 1, max: 8 }) }),
+      fc.record({
+        workers: fc.integer({ min: 1, max: 4 }),
+        base_ms: cost,
+        per_output_us: cost,
+        chunk_outputs: fc.integer({ min: 1, max: 8 }),
+      }),
       { nil: undefined },
     ),
     overhead: fc.option(fc.record({ base_ms: cost, per_output_token_us: cost }), { nil: undefined }),
     load: fc.oneof(
       fc.record({ type: fc.constant('concurrency'), concurrency: fc.integer({ min: 1, max: 12 }) }),
-      fc.record({ type: fc.constant('poisson'), requests_per_second: fc.integer({ min: 1, max: 2000 }), seed: fc.integer({ min: 0, max: 99 }) }),
+      fc.record({
+        type: fc.constant('poisson'),
+        requests_per_second: fc.integer({ min: 1, max: 2000 }),
+        seed: fc.integer({ min: 0, max: 99 }),
+      }),
       fc.record({ type: fc.constant('constant_rate'), requests_per_second: fc.integer({ min: 1, max: 2000 }) }),
     ),
     sessions: fc.option(fc.record({ turns: fc.integer({ min: 1, max: 3 }), delay: cost }), { nil: undefined }),
@@ -82,9 +91,19 @@ const arbConfig = fc
       (load.response_overhead as { base_ms: number }).base_ms = 0.05;
     }
     const source = a.sessions
-      ? { type: 'synthetic-session', turns: a.sessions.turns, new_input_tokens_per_turn: a.input, output_tokens_per_turn: a.output, inter_turn_delay_ms: a.sessions.delay }
+      ? {
+          type: 'synthetic-session',
+          turns: a.sessions.turns,
+          new_input_tokens_per_turn: a.input,
+          output_tokens_per_turn: a.output,
+          inter_turn_delay_ms: a.sessions.delay,
+        }
       : { type: 'synthetic', input_tokens: a.input, output_tokens: a.output, random_range_ratio: a.ratio, seed: a.seed };
-    return { engine, traffic: { source, load, stop: a.stop }, report: { warmup_requests: 'requests' in a.stop ? Math.min(a.warmup, a.stop.requests - 1) : a.warmup } };
+    return {
+      engine,
+      traffic: { source, load, stop: a.stop },
+      report: { warmup_requests: 'requests' in a.stop ? Math.min(a.warmup, a.stop.requests - 1) : a.warmup },
+    };
   });
 
 function simulate(raw: unknown) {
@@ -143,7 +162,9 @@ describe('laws of the replay core', () => {
         // Conservation: valid + rejected + incomplete + warmup-or-empty = sent.
         const sent = records.length;
         const warmupOrEmpty = records.filter((r) => r.warmup || (r.status === 'completed' && r.output_tokens === 0)).length;
-        expect(summary.run.request_count + summary.run.error_request_count + summary.run.incomplete_request_count).toBe(sent - warmupOrEmpty);
+        expect(summary.run.request_count + summary.run.error_request_count + summary.run.incomplete_request_count).toBe(
+          sent - warmupOrEmpty,
+        );
       }),
       { numRuns: 300, seed: 20261201 },
     );
@@ -157,7 +178,11 @@ describe('laws of the replay core', () => {
     expect(() =>
       simulate({
         engine: { context_length: 10 },
-        traffic: { source: { type: 'synthetic', input_tokens: 100, output_tokens: 1 }, load: { type: 'concurrency', concurrency: 2 }, stop: { max_virtual_time_seconds: 1 } },
+        traffic: {
+          source: { type: 'synthetic', input_tokens: 100, output_tokens: 1 },
+          load: { type: 'concurrency', concurrency: 2 },
+          stop: { max_virtual_time_seconds: 1 },
+        },
       }),
     ).toThrow(/no progress in virtual time at 0 ms/);
   });
@@ -177,7 +202,11 @@ describe('laws of the replay core', () => {
   it('treats all-zero client-path costs exactly as leaving the blocks out', () => {
     fc.assert(
       fc.property(arbConfig, fc.integer({ min: 1, max: 4 }), (raw, workers) => {
-        const plain = structuredClone(raw) as { engine: Record<string, unknown>; traffic: { load: Record<string, unknown>; stop: unknown }; report: { warmup_requests: number } };
+        const plain = structuredClone(raw) as {
+          engine: Record<string, unknown>;
+          traffic: { load: Record<string, unknown>; stop: unknown };
+          report: { warmup_requests: number };
+        };
         // Without any client cost, a capped run of instant rejections would stall: stop by count.
         plain.traffic.stop = { requests: 30 };
         plain.report.warmup_requests = Math.min(plain.report.warmup_requests, 29);

@@ -100,9 +100,17 @@ describe('readMooncakeTrace errors name the file and line', () => {
 describe('parseMooncakeTrace row rules', () => {
   it.each<[string, string, string]>([
     ['a list', '[1, 2]', 'must be a JSON object, got a list'],
-    ['a missing timestamp', '{"input_length": 1, "output_length": 1, "hash_ids": [0]}', 'timestamp: is required (must be a finite non-negative number)'],
+    [
+      'a missing timestamp',
+      '{"input_length": 1, "output_length": 1, "hash_ids": [0]}',
+      'timestamp: is required (must be a finite non-negative number)',
+    ],
     ['a negative timestamp', row({ timestamp: -1 }), 'timestamp: must be a finite non-negative number, got -1'],
-    ['an infinite timestamp', row({}).replace('"timestamp":0', '"timestamp":1e999'), 'timestamp: must be a finite non-negative number, got Infinity'],
+    [
+      'an infinite timestamp',
+      row({}).replace('"timestamp":0', '"timestamp":1e999'),
+      'timestamp: must be a finite non-negative number, got Infinity',
+    ],
     ['an input_length of 0', row({ input_length: 0, hash_ids: [] }), 'input_length: must be a positive integer, got 0'],
     ['a fractional input_length', row({ input_length: 1.5 }), 'input_length: must be a positive integer, got 1.5'],
     ['a negative output_length', row({ output_length: -3 }), 'output_length: must be a non-negative integer, got -3'],
@@ -158,7 +166,10 @@ describe('parseMooncakeTrace row rules', () => {
 
   it('grows past its first allocation', () => {
     const lines: string[] = [];
-    for (let i = 0; i < 5000; i++) lines.push(row({ timestamp: i, input_length: 513 + i, hash_ids: Array.from({ length: Math.ceil((513 + i) / 512) }, (_, k) => i * 20 + k) }));
+    for (let i = 0; i < 5000; i++)
+      lines.push(
+        row({ timestamp: i, input_length: 513 + i, hash_ids: Array.from({ length: Math.ceil((513 + i) / 512) }, (_, k) => i * 20 + k) }),
+      );
     const trace = parseMooncakeTrace(lines.join('\n') + '\n');
     expect(trace.rows).toBe(5000);
     expect(trace.inputLength[4999]).toBe(5512);

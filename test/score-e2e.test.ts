@@ -109,7 +109,9 @@ describe('score a sweep against measured points', () => {
     expect(scores.metrics.output_token_throughput).toMatchObject({ points: 0, unscored: 10, mape: null });
     // 8 measured concurrencies x 2 lengths; the sweep stops at 64.
     expect(scores.unmatched.sim).toEqual([]);
-    expect(scores.unmatched.measured.map((point) => point.key.concurrency).sort((a, b) => Number(a) - Number(b))).toEqual([128, 128, 256, 256, 512, 512]);
+    expect(scores.unmatched.measured.map((point) => point.key.concurrency).sort((a, b) => Number(a) - Number(b))).toEqual([
+      128, 128, 256, 256, 512, 512,
+    ]);
     expect(scores.points).toHaveLength(30);
     for (const row of scores.points.filter((point) => point.metric !== 'output_token_throughput')) {
       expect(row.ape).toBeCloseTo((Math.abs((row.sim as number) - (row.measured as number)) / (row.measured as number)) * 100, 9);
@@ -127,9 +129,24 @@ describe('score a sweep against measured points', () => {
     expect(c4?.measured).toBeCloseTo(52.01477759692352, 9);
     expect(c4?.anchor).toBe(true);
 
-    const csvRows = parse(readFileSync(join(out, 'scores.csv'), 'utf8'), { columns: true }) as Array<Record<string, string>>;
+    const csvRows = parse<Record<string, string>>(readFileSync(join(out, 'scores.csv'), 'utf8'), { columns: true });
     expect(csvRows).toHaveLength(30);
-    expect(Object.keys(csvRows[0])).toEqual(['concurrency', 'isl', 'osl', 'metric', 'unit', 'sim', 'measured', 'error', 'ape', 'shape_ape', 'anchor', 'note', 'sim_source', 'measured_source']);
+    expect(Object.keys(csvRows[0])).toEqual([
+      'concurrency',
+      'isl',
+      'osl',
+      'metric',
+      'unit',
+      'sim',
+      'measured',
+      'error',
+      'ape',
+      'shape_ape',
+      'anchor',
+      'note',
+      'sim_source',
+      'measured_source',
+    ]);
     expect(csvRows.filter((row) => row.note === 'no measured value')).toHaveLength(10);
 
     const markdown = readFileSync(join(out, 'report.md'), 'utf8');
@@ -142,7 +159,11 @@ describe('score a sweep against measured points', () => {
     expect(html.startsWith('<!doctype html>')).toBe(true);
     // TTFT, ITL and throughput (simulated only) against load, APE per point.
     expect(html.match(/<svg /g)?.length).toBe(4);
-    expect([...html.matchAll(/data-metric="([^"]+)"/g)].map((match) => match[1])).toEqual(['time_to_first_token.avg', 'inter_token_latency.avg', 'output_token_throughput']);
+    expect([...html.matchAll(/data-metric="([^"]+)"/g)].map((match) => match[1])).toEqual([
+      'time_to_first_token.avg',
+      'inter_token_latency.avg',
+      'output_token_throughput',
+    ]);
     expect(html).not.toMatch(/<script|<link|<img|<iframe|@import|src=|url\(http/i);
     expect(html.replace(/xmlns(:xlink)?="http:\/\/www\.w3\.org\/[^"]*"/g, '')).not.toMatch(/https?:\/\//);
 
@@ -156,9 +177,15 @@ describe('score a sweep against measured points', () => {
     const base = { sim: linearSweep, measured: [SILICON], select: DEPLOYMENT, metrics: ['ttft'], print: () => {} };
     const first = await runScore({ ...base, out: join(work, 'limits-1') });
     const ttftMape = first.result.metrics['time_to_first_token.avg'].mape as number;
-    const tight = await runScore({ ...base, out: join(work, 'limits-2'), maxMape: [`time_to_first_token.avg=${(ttftMape / 2).toFixed(2)}`, 'itl=1000'] });
+    const tight = await runScore({
+      ...base,
+      out: join(work, 'limits-2'),
+      maxMape: [`time_to_first_token.avg=${(ttftMape / 2).toFixed(2)}`, 'itl=1000'],
+    });
     expect(tight.exitCode).toBe(1);
-    expect(tight.failures).toEqual([`time_to_first_token.avg: MAPE ${ttftMape.toFixed(2)} % is above the limit ${(ttftMape / 2).toFixed(2)} %`]);
+    expect(tight.failures).toEqual([
+      `time_to_first_token.avg: MAPE ${ttftMape.toFixed(2)} % is above the limit ${(ttftMape / 2).toFixed(2)} %`,
+    ]);
     // The limited metric (itl) was added to the scored metrics.
     expect(Object.keys(tight.result.metrics)).toEqual(['time_to_first_token.avg', 'inter_token_latency.avg']);
     const loose = await runScore({ ...base, out: join(work, 'limits-3'), maxMape: [`ttft=${Math.ceil(ttftMape + 1)}`] });
@@ -194,7 +221,9 @@ describe('score a sweep against measured points', () => {
 
   it('names what is wrong with the arguments', async () => {
     const base = { sim: linearSweep, measured: [SILICON], print: () => {}, out: join(work, 'bad') };
-    await expect(runScore({ ...base, select: ['nosuchcolumn=1'] })).rejects.toThrow(/--select nosuchcolumn=1: no measured CSV column and no point key/);
+    await expect(runScore({ ...base, select: ['nosuchcolumn=1'] })).rejects.toThrow(
+      /--select nosuchcolumn=1: no measured CSV column and no point key/,
+    );
     await expect(runScore({ ...base, select: [...DEPLOYMENT.filter((item) => !item.startsWith('backend_version'))] })).rejects.toThrow(
       /the same point \(concurrency=\d+, isl=1024, osl=1024\) as line \d+; select one deployment with --select COLUMN=VALUE \(columns that differ: id, silicon_data_source, backend_version\)/,
     );
@@ -230,11 +259,19 @@ traffic:
     const outcome = await runScore({ sim: simDir, measured: [MLX_RUNS], out, print: () => {} });
     const scores = outcome.result;
     expect(scores.match.keys).toEqual(['concurrency', 'isl', 'osl']);
-    for (const metric of ['time_to_first_token.avg', 'time_to_first_token.p50', 'time_to_first_token.p90', 'inter_token_latency.avg', 'output_token_throughput']) {
+    for (const metric of [
+      'time_to_first_token.avg',
+      'time_to_first_token.p50',
+      'time_to_first_token.p90',
+      'inter_token_latency.avg',
+      'output_token_throughput',
+    ]) {
       expect(scores.metrics[metric].points, metric).toBe(4);
     }
     expect(scores.unmatched).toEqual({ sim: [], measured: [] });
-    expect(scores.inputs.measured_notes[0]).toMatch(/concurrency1: AIPerf count-sum layout \(json\); concurrency from input_config, isl from input_config, osl from input_config/);
+    expect(scores.inputs.measured_notes[0]).toMatch(
+      /concurrency1: AIPerf count-sum layout \(json\); concurrency from input_config, isl from input_config, osl from input_config/,
+    );
     const measuredC8 = scores.points.find((row) => row.metric === 'time_to_first_token.avg' && row.key.concurrency === 8);
     expect(measuredC8?.measured).toBeCloseTo(3397.9357941836734, 9);
   });

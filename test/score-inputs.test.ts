@@ -34,7 +34,10 @@ describe('measured points from a table', () => {
     });
     expect(table.points.map((point) => point.key.concurrency as number).sort((a, b) => a - b)).toEqual([4, 8, 16, 32, 64, 128, 256, 512]);
     const c4 = table.points.find((point) => point.key.concurrency === 4);
-    expect(c4).toMatchObject({ key: { concurrency: 4, isl: 1024, osl: 1024 }, metrics: { 'time_to_first_token.avg': 52.01477759692352, 'inter_token_latency.avg': 7.887534757407803 } });
+    expect(c4).toMatchObject({
+      key: { concurrency: 4, isl: 1024, osl: 1024 },
+      metrics: { 'time_to_first_token.avg': 52.01477759692352, 'inter_token_latency.avg': 7.887534757407803 },
+    });
     expect(c4?.line).toBe(14);
     expect(table.skippedRows).toBe(4841 - 8);
   });
@@ -63,13 +66,19 @@ describe('measured points from a table', () => {
   it('names the file and line of a bad cell, a missing column and a duplicate point', () => {
     const text = 'concurrency,ttft_ms\n1,10\n2,fast\n';
     expect(errorOf(() => parseTabularPoints(text, 'm.csv')).message).toBe('m.csv:3: ttft_ms: expected a number, got "fast"');
-    expect(errorOf(() => parseTabularPoints('concurrency,ttft_ms\n1,10\n2\n', 'short.csv')).message).toBe('short.csv:3: the row has 1 cells; the header has 2');
-    expect(errorOf(() => parseTabularPoints(text, 'm.csv', { mapping: { nope: 'isl' } })).message).toMatch(/^m\.csv:1: no column "nope" to map to isl \(columns: concurrency, ttft_ms\)$/);
+    expect(errorOf(() => parseTabularPoints('concurrency,ttft_ms\n1,10\n2\n', 'short.csv')).message).toBe(
+      'short.csv:3: the row has 1 cells; the header has 2',
+    );
+    expect(errorOf(() => parseTabularPoints(text, 'm.csv', { mapping: { nope: 'isl' } })).message).toMatch(
+      /^m\.csv:1: no column "nope" to map to isl \(columns: concurrency, ttft_ms\)$/,
+    );
     expect(errorOf(() => parseTabularPoints('concurrency,ttft_ms\n1,10\n1,12\n', 'dup.csv')).message).toBe(
       'dup.csv:3: the same point (concurrency=1) as line 2; select one deployment with --select COLUMN=VALUE',
     );
     expect(errorOf(() => parseTabularPoints('a,b\n1,2\n', 'nokey.csv')).message).toMatch(/^nokey\.csv:1: no column maps to a load key/);
-    expect(errorOf(() => readTabularPoints(SILICON, { select: [{ column: 'gpu', value: 'h100' }] })).message).toMatch(/:1: no column "gpu" to select on/);
+    expect(errorOf(() => readTabularPoints(SILICON, { select: [{ column: 'gpu', value: 'h100' }] })).message).toMatch(
+      /:1: no column "gpu" to select on/,
+    );
   });
 
   it('keeps an empty metric cell as a missing measured value', () => {
@@ -78,12 +87,19 @@ describe('measured points from a table', () => {
   });
 
   it('reads AIPerf folders and tables side by side, saying how each was read', () => {
-    const measured = readMeasuredPoints(['test/fixtures/aiperf/mlx-qwen3-0.6b-m1', 'test/fixtures/aiperf/aiperf-example-gpt-oss-20b-c100', DYNOSIM], {
-      select: [{ column: 'source', value: 'hardware' }],
-    });
+    const measured = readMeasuredPoints(
+      ['test/fixtures/aiperf/mlx-qwen3-0.6b-m1', 'test/fixtures/aiperf/aiperf-example-gpt-oss-20b-c100', DYNOSIM],
+      {
+        select: [{ column: 'source', value: 'hardware' }],
+      },
+    );
     expect(measured.points).toHaveLength(4 + 1 + 5);
-    expect(measured.notes[4]).toMatch(/aiperf-example-gpt-oss-20b-c100: AIPerf records layout \(json\); concurrency from input_config, isl from metrics, osl from input_config/);
-    expect(measured.notes[5]).toMatch(/5 rows selected by source=hardware \(10 left out\); columns concurrency -> concurrency, ttft_ms -> time_to_first_token.avg, tpot_ms -> inter_token_latency.avg/);
+    expect(measured.notes[4]).toMatch(
+      /aiperf-example-gpt-oss-20b-c100: AIPerf records layout \(json\); concurrency from input_config, isl from metrics, osl from input_config/,
+    );
+    expect(measured.notes[5]).toMatch(
+      /5 rows selected by source=hardware \(10 left out\); columns concurrency -> concurrency, ttft_ms -> time_to_first_token.avg, tpot_ms -> inter_token_latency.avg/,
+    );
     expect(measured.points[0].metrics.time_to_first_token.p90).toBeCloseTo(524.9488331, 6);
   });
 });
@@ -97,15 +113,37 @@ describe('simulated points', () => {
   }
   const summary = (concurrency: number, ttft: number) => ({
     metrics: { time_to_first_token: { unit: 'ms', avg: ttft, p50: ttft, count: 4 }, token_gap: { unit: 'ms', avg: 2, count: 10 } },
-    run: { request_count: 4, error_request_count: 0, benchmark_duration_s: 1, request_throughput: 4, output_token_throughput: 40, input_token_throughput: 400, total_token_throughput: 440 },
-    config: { traffic: { source: { type: 'synthetic', input_tokens: 100, output_tokens: 10 }, load: { type: 'concurrency', concurrency } } },
+    run: {
+      request_count: 4,
+      error_request_count: 0,
+      benchmark_duration_s: 1,
+      request_throughput: 4,
+      output_token_throughput: 40,
+      input_token_throughput: 400,
+      total_token_throughput: 440,
+    },
+    config: {
+      traffic: { source: { type: 'synthetic', input_tokens: 100, output_tokens: 10 }, load: { type: 'concurrency', concurrency } },
+    },
   });
 
   it('takes keys from the effective config and the swept axes, and lists failed points', () => {
     const dir = sweepDir(
       [
-        JSON.stringify({ id: 'a', overrides: { 'traffic.load.concurrency': 1, 'engine.detokenization.workers': 2 }, status: 'ok', summary: summary(1, 10), error: null }),
-        JSON.stringify({ id: 'b', overrides: { 'traffic.load.concurrency': 2, 'engine.detokenization.workers': 2 }, status: 'failed', summary: null, error: 'worker crashed' }),
+        JSON.stringify({
+          id: 'a',
+          overrides: { 'traffic.load.concurrency': 1, 'engine.detokenization.workers': 2 },
+          status: 'ok',
+          summary: summary(1, 10),
+          error: null,
+        }),
+        JSON.stringify({
+          id: 'b',
+          overrides: { 'traffic.load.concurrency': 2, 'engine.detokenization.workers': 2 },
+          status: 'failed',
+          summary: null,
+          error: 'worker crashed',
+        }),
       ],
       { axes: ['traffic.load.concurrency', 'engine.detokenization.workers'] },
     );
@@ -131,7 +169,10 @@ describe('simulated points', () => {
     expect(side.points).toHaveLength(1);
     expect(side.points[0].metrics.time_to_first_token.avg).toBe(10);
     expect(side.skipped).toEqual([
-      { source: `${join(dir, 'points.jsonl')}:1 (old)`, reason: `not in ${join(dir, 'plan.json')} (a point of an earlier version of the sweep file)` },
+      {
+        source: `${join(dir, 'points.jsonl')}:1 (old)`,
+        reason: `not in ${join(dir, 'plan.json')} (a point of an earlier version of the sweep file)`,
+      },
     ]);
   });
 
@@ -139,7 +180,9 @@ describe('simulated points', () => {
     const dir = sweepDir([JSON.stringify({ id: 'a', overrides: {}, status: 'ok', summary: summary(1, 10) }), '{"id": "b", "overr']);
     expect(errorOf(() => readSimPoints(dir)).message).toMatch(/points\.jsonl:2: column \d+: the JSON ends early/);
     const bad = sweepDir([JSON.stringify({ id: 'a', overrides: {}, status: 'ok', summary: { metrics: {} } })]);
-    expect(errorOf(() => readSimPoints(bad)).message).toMatch(/points\.jsonl:1: summary: expected a replay summary with "metrics" and "run"/);
+    expect(errorOf(() => readSimPoints(bad)).message).toMatch(
+      /points\.jsonl:1: summary: expected a replay summary with "metrics" and "run"/,
+    );
   });
 
   it('reads a folder of replay results (summary.json files)', () => {

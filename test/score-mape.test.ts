@@ -137,7 +137,9 @@ describe('matching points', () => {
   });
 
   it('scores several simulated variants against one measured point and names the key that tells them apart', () => {
-    const sim = [1, 4].flatMap((workers) => [1, 2].map((c) => point(`s${workers}-${c}`, { concurrency: c, 'engine.detokenization.workers': workers }, c * workers)));
+    const sim = [1, 4].flatMap((workers) =>
+      [1, 2].map((c) => point(`s${workers}-${c}`, { concurrency: c, 'engine.detokenization.workers': workers }, c * workers)),
+    );
     const measured = [1, 2].map((c) => point(`m${c}`, { concurrency: c }, c));
     const paired = pairPoints(sim, measured);
     expect(paired.pairs).toHaveLength(4);
@@ -160,7 +162,11 @@ describe('matching points', () => {
   });
 
   it('selects points by key value, numbers compared as numbers', () => {
-    const points = [point('a', { concurrency: 1, isl: 1024 }, 1), point('b', { concurrency: 2, isl: 8192 }, 1), point('c', { concurrency: 2 }, 1)];
+    const points = [
+      point('a', { concurrency: 1, isl: 1024 }, 1),
+      point('b', { concurrency: 2, isl: 8192 }, 1),
+      point('c', { concurrency: 2 }, 1),
+    ];
     expect(selectPoints(points, [{ column: 'isl', value: '1024.0' }]).map((p) => p.source)).toEqual(['a', 'c']);
   });
 });

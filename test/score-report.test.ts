@@ -29,7 +29,14 @@ function sampleResult(): ScoreResult {
     groupBy: ['isl'],
     skippedSim: [{ key: {}, source: 'sweep/points.jsonl:9 (abc)', reason: 'status failed: boom <b>' }],
     baseline: { paired: pairPoints(before, measured), skipped: [] },
-    inputs: { sim: 'after', sim_label: 'after <new>', measured: ['runs/'], measured_notes: ['runs/: AIPerf'], baseline: 'before', baseline_label: 'before' },
+    inputs: {
+      sim: 'after',
+      sim_label: 'after <new>',
+      measured: ['runs/'],
+      measured_notes: ['runs/: AIPerf'],
+      baseline: 'before',
+      baseline_label: 'before',
+    },
   });
 }
 
@@ -43,7 +50,9 @@ describe('score report files', () => {
     const text = formatTerminalTable(result, limits);
     const lines = text.split('\n');
     expect(lines[0]).toBe('servesim score: after <new> against 6 measured points, matched on concurrency, isl');
-    expect(lines[1]).toMatch(/^metric\s+unit\s+points\s+MAPE % before\s+MAPE % after <new>\s+change\s+shape % before\s+shape % after <new>$/);
+    expect(lines[1]).toMatch(
+      /^metric\s+unit\s+points\s+MAPE % before\s+MAPE % after <new>\s+change\s+shape % before\s+shape % after <new>$/,
+    );
     const ttft = result.metrics['time_to_first_token.avg'];
     expect(text).toContain(`${(ttft.baseline_mape as number).toFixed(2)}`);
     expect(text).toMatch(/time_to_first_token\.avg\s+ms\s+6\s+[\d.]+\s+[\d.]+\s+-[\d.]+/);
@@ -84,7 +93,10 @@ describe('score report files', () => {
       return;
     }
     const screenshot = join(dir, 'report.png');
-    const run = spawnSync(process.execPath, ['scripts/check-report-html.mjs', join(dir, 'report.html'), screenshot], { encoding: 'utf8', timeout: 120_000 });
+    const run = spawnSync(process.execPath, ['scripts/check-report-html.mjs', join(dir, 'report.html'), screenshot], {
+      encoding: 'utf8',
+      timeout: 120_000,
+    });
     expect(run.stderr).toBe('');
     expect(run.status).toBe(0);
     expect(run.stdout).toContain('ok, 5 charts rendered without network');

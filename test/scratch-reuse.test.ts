@@ -11,10 +11,18 @@ function summaryOf(raw: unknown): string {
 
 const big = {
   engine: { detokenization: { workers: 3, base_ms: 0.5, per_output_us: 7 } },
-  traffic: { source: { type: 'synthetic', input_tokens: 300, output_tokens: 90, random_range_ratio: 0.3, seed: 4 }, load: { type: 'concurrency', concurrency: 40 }, stop: { requests: 900 } },
+  traffic: {
+    source: { type: 'synthetic', input_tokens: 300, output_tokens: 90, random_range_ratio: 0.3, seed: 4 },
+    load: { type: 'concurrency', concurrency: 40 },
+    stop: { requests: 900 },
+  },
 };
 const small = {
-  traffic: { source: { type: 'synthetic', input_tokens: 50, output_tokens: 20 }, load: { type: 'poisson', requests_per_second: 30 }, stop: { requests: 40 } },
+  traffic: {
+    source: { type: 'synthetic', input_tokens: 50, output_tokens: 20 },
+    load: { type: 'poisson', requests_per_second: 30 },
+    stop: { requests: 40 },
+  },
 };
 
 describe('scratch buffers reused between replays', () => {

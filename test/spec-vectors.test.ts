@@ -41,7 +41,11 @@ describe('spec §4 test vectors', () => {
 
   it('concurrency 2, three requests ISL 100 OSL 2: R1, R2 tokens at 12, 14; R3 sent at 14, tokens at 26, 28', () => {
     const { records } = runCore(closed(100, 2, 2, 3));
-    expect(records.map((r) => r.token_ms)).toEqual([[12, 14], [12, 14], [26, 28]]);
+    expect(records.map((r) => r.token_ms)).toEqual([
+      [12, 14],
+      [12, 14],
+      [26, 28],
+    ]);
     expect(records[2].sent_ms).toBe(14);
     expect(records[2].time_to_first_token).toBe(12);
   });

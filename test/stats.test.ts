@@ -44,14 +44,20 @@ describe('statistics match numpy', () => {
 
   it('gives order statistics equal to a full sort for any values, with many repeats', () => {
     fc.assert(
-      fc.property(fc.array(fc.oneof(fc.integer({ min: 0, max: 5 }), fc.double({ min: -1e6, max: 1e6, noNaN: true })), { minLength: 1, maxLength: 3000 }), (values) => {
-        const sorted = Float64Array.from(values).sort();
-        const s = summarize(values);
-        const expected = [1, 5, 10, 25, 50, 75, 90, 95, 99].map((q) => percentileSorted(sorted, q));
-        expect([s.p1, s.p5, s.p10, s.p25, s.p50, s.p75, s.p90, s.p95, s.p99]).toEqual(expected);
-        expect(s.min).toBe(sorted[0]);
-        expect(s.max).toBe(sorted[sorted.length - 1]);
-      }),
+      fc.property(
+        fc.array(fc.oneof(fc.integer({ min: 0, max: 5 }), fc.double({ min: -1e6, max: 1e6, noNaN: true })), {
+          minLength: 1,
+          maxLength: 3000,
+        }),
+        (values) => {
+          const sorted = Float64Array.from(values).sort();
+          const s = summarize(values);
+          const expected = [1, 5, 10, 25, 50, 75, 90, 95, 99].map((q) => percentileSorted(sorted, q));
+          expect([s.p1, s.p5, s.p10, s.p25, s.p50, s.p75, s.p90, s.p95, s.p99]).toEqual(expected);
+          expect(s.min).toBe(sorted[0]);
+          expect(s.max).toBe(sorted[sorted.length - 1]);
+        },
+      ),
       { numRuns: 300, seed: 3 },
     );
   });
@@ -60,15 +66,24 @@ describe('statistics match numpy', () => {
     fc.assert(
       fc.property(
         fc.oneof(
-          fc.array(fc.oneof(fc.constantFrom(0, -0, 1e-300, -1e-300, 6.83, 6.83, 1e300, -5), fc.double({ noNaN: true })), { minLength: 1, maxLength: 5000 }),
+          fc.array(fc.oneof(fc.constantFrom(0, -0, 1e-300, -1e-300, 6.83, 6.83, 1e300, -5), fc.double({ noNaN: true })), {
+            minLength: 1,
+            maxLength: 5000,
+          }),
           fc.array(fc.constantFrom(0, -0), { minLength: 1, maxLength: 600 }),
           fc.array(fc.constantFrom(2.5, 2.5000000000000004), { minLength: 1, maxLength: 600 }),
           // One value bit for bit (the selection returns it without looking further).
           fc.array(fc.constant(12.25), { minLength: 300, maxLength: 2000 }),
           // Values sharing their top digits (the selection starts at the first digit that differs),
           // of either sign.
-          fc.array(fc.integer({ min: 0, max: 4096 }).map((k) => 12.0625 + k * 2 ** -40), { minLength: 300, maxLength: 3000 }),
-          fc.array(fc.integer({ min: 0, max: 100000 }).map((k) => -3.5 - k * 1e-9), { minLength: 300, maxLength: 3000 }),
+          fc.array(
+            fc.integer({ min: 0, max: 4096 }).map((k) => 12.0625 + k * 2 ** -40),
+            { minLength: 300, maxLength: 3000 },
+          ),
+          fc.array(
+            fc.integer({ min: 0, max: 100000 }).map((k) => -3.5 - k * 1e-9),
+            { minLength: 300, maxLength: 3000 },
+          ),
         ),
         fc.array(fc.nat(), { minLength: 1, maxLength: 20 }),
         (values, picks) => {

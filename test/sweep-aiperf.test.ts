@@ -11,7 +11,7 @@ beforeAll(requireBuild);
 const dir = useTempDirs();
 
 describe('sweep --aiperf', () => {
-  it('writes one AIPerf folder per point, named as AIPerf names it, with the point\'s numbers', async () => {
+  it("writes one AIPerf folder per point, named as AIPerf names it, with the point's numbers", async () => {
     const d = dir();
     const sweep = writeSweep(d, 'grid:\n  traffic.load.concurrency: [1, 4]\n');
     const out = join(d, 'out');

@@ -24,8 +24,8 @@ function cli(args: string[]): Run {
   });
   let stdout = '';
   let stderr = '';
-  child.stdout!.on('data', (b: Buffer) => (stdout += b.toString()));
-  child.stderr!.on('data', (b: Buffer) => (stderr += b.toString()));
+  child.stdout.on('data', (b: Buffer) => (stdout += b.toString()));
+  child.stderr.on('data', (b: Buffer) => (stderr += b.toString()));
   const done = new Promise<{ code: number | null; signal: NodeJS.Signals | null; stdout: string; stderr: string }>((res) =>
     child.on('exit', (code, signal) => res({ code, signal, stdout, stderr })),
   );

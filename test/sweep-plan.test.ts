@@ -25,13 +25,19 @@ function sweepError(raw: unknown): SweepError {
 
 describe('sweep file', () => {
   it('expands a log2 range into the powers of two from min to max', () => {
-    const sweep = parseSweepFile({ base: 'b.yaml', grid: { 'traffic.load.concurrency': { range: { min: 1, max: 256, scale: 'log2' } } } }, 's.yaml');
+    const sweep = parseSweepFile(
+      { base: 'b.yaml', grid: { 'traffic.load.concurrency': { range: { min: 1, max: 256, scale: 'log2' } } } },
+      's.yaml',
+    );
     expect(sweep.grid[0].values).toEqual([1, 2, 4, 8, 16, 32, 64, 128, 256]);
     expect(sweep.grid[0].scale).toBe('log2');
   });
 
   it('expands a step range without floating-point drift', () => {
-    const sweep = parseSweepFile({ base: 'b.yaml', grid: { 'traffic.load.requests_per_second': { range: { min: 0.1, max: 0.5, step: 0.1 } } } }, 's.yaml');
+    const sweep = parseSweepFile(
+      { base: 'b.yaml', grid: { 'traffic.load.requests_per_second': { range: { min: 0.1, max: 0.5, step: 0.1 } } } },
+      's.yaml',
+    );
     expect(sweep.grid[0].values).toEqual([0.1, 0.2, 0.3, 0.4, 0.5]);
   });
 
@@ -74,8 +80,14 @@ describe('plan', () => {
       parseSweepFile({ base: 'b', grid: { 'a.g1': [1, 2], 'a.g2': ['x', 'y'] }, zip: { 'a.z1': [10, 20], 'a.z2': [30, 40] } }, 's'),
     );
     expect(overrides.map((o) => [o['a.g1'], o['a.g2'], o['a.z1'], o['a.z2']])).toEqual([
-      [1, 'x', 10, 30], [1, 'x', 20, 40], [1, 'y', 10, 30], [1, 'y', 20, 40],
-      [2, 'x', 10, 30], [2, 'x', 20, 40], [2, 'y', 10, 30], [2, 'y', 20, 40],
+      [1, 'x', 10, 30],
+      [1, 'x', 20, 40],
+      [1, 'y', 10, 30],
+      [1, 'y', 20, 40],
+      [2, 'x', 10, 30],
+      [2, 'x', 20, 40],
+      [2, 'y', 10, 30],
+      [2, 'y', 20, 40],
     ]);
   });
 
@@ -91,9 +103,14 @@ repeats: 3
     expect(p.points).toHaveLength(2 * 2 * 3);
     expect(p.axes).toEqual(['traffic.load.concurrency', 'traffic.source.input_tokens', 'traffic.source.output_tokens', 'repeat']);
     expect(p.points.map((pt) => pt.index)).toEqual([...Array(12).keys()]);
-    expect(p.points.slice(0, 3).map((pt) => pt.overrides)).toEqual([0, 1, 2].map((repeat) => ({
-      'traffic.load.concurrency': 1, 'traffic.source.input_tokens': 32, 'traffic.source.output_tokens': 4, repeat,
-    })));
+    expect(p.points.slice(0, 3).map((pt) => pt.overrides)).toEqual(
+      [0, 1, 2].map((repeat) => ({
+        'traffic.load.concurrency': 1,
+        'traffic.source.input_tokens': 32,
+        'traffic.source.output_tokens': 4,
+        repeat,
+      })),
+    );
     expect(p.points.slice(0, 3).map((pt) => (pt.config.traffic.source as { seed: number }).seed)).toEqual([3, 4, 5]);
     expect(new Set(p.points.map((pt) => pt.id)).size).toBe(12);
   });
@@ -125,7 +142,14 @@ set:
   engine.model: m
   traffic.stop: {requests: 10}
 `,
-      { traffic: { stop: { requests: 99 }, load: { concurrency: 9, type: 'concurrency' }, source: { seed: 3, output_tokens: 8, input_tokens: 64, random_range_ratio: 0.5, type: 'synthetic' } }, engine: { workers: { aggregated: { timing: { decode_ms: 2, prefill_ms: 10, type: 'fixed' } } }, model: 'x' } },
+      {
+        traffic: {
+          stop: { requests: 99 },
+          load: { concurrency: 9, type: 'concurrency' },
+          source: { seed: 3, output_tokens: 8, input_tokens: 64, random_range_ratio: 0.5, type: 'synthetic' },
+        },
+        engine: { workers: { aggregated: { timing: { decode_ms: 2, prefill_ms: 10, type: 'fixed' } } }, model: 'x' },
+      },
     );
     for (const pt of a.points) expect(pt.id).toMatch(/^[0-9a-f]{12}$/);
     const byOverrides = (p: Plan) => new Map(p.points.map((pt) => [canonicalJson(pt.overrides), pt.id]));
@@ -137,7 +161,17 @@ set:
     const alone = plan('set:\n  traffic.load.concurrency: 4\n');
     const inGrid = plan('grid:\n  traffic.load.concurrency: [1, 2, 4]\n');
     expect(inGrid.points[2].id).toBe(alone.points[0].id);
-    expect(alone.points[0].id).toBe(pointId(validate({ ...(tinyRaw() as object), traffic: { ...(tinyRaw() as { traffic: object }).traffic, load: { type: 'concurrency', concurrency: 4 } } }, 'x')));
+    expect(alone.points[0].id).toBe(
+      pointId(
+        validate(
+          {
+            ...(tinyRaw() as object),
+            traffic: { ...(tinyRaw() as { traffic: object }).traffic, load: { type: 'concurrency', concurrency: 4 } },
+          },
+          'x',
+        ),
+      ),
+    );
   });
 
   it('validates every point before anything runs and reports each invalid one with its overrides and field', () => {
@@ -160,7 +194,9 @@ grid:
     const workers = err!.invalid.find((p) => p.index === 3)!;
     expect(workers.field).toBe('engine.detokenization.workers');
     expect(err!.message).toMatch(/^test-sweep\.yaml: 5 of 6 points are invalid; nothing was run\./);
-    expect(err!.message).toContain('point 3 (traffic.load.concurrency=2, engine.detokenization.workers=0): engine.detokenization.workers: must be a positive integer');
+    expect(err!.message).toContain(
+      'point 3 (traffic.load.concurrency=2, engine.detokenization.workers=0): engine.detokenization.workers: must be a positive integer',
+    );
   });
 
   it('reports an override that cannot be applied (a key inside a number)', () => {

@@ -4,14 +4,7 @@ import { describe, expect, it } from 'vitest';
 import type { ReplaySummary } from '../src/core/report-types.js';
 import { chartSpec, renderChart } from '../src/sweep/chart.js';
 import { createProgress, formatDuration } from '../src/sweep/progress.js';
-import {
-  appendPoint,
-  compactPoints,
-  formatPointLine,
-  readPoints,
-  splitWallTime,
-  type PointRecord,
-} from '../src/sweep/results.js';
+import { appendPoint, compactPoints, formatPointLine, readPoints, splitWallTime, type PointRecord } from '../src/sweep/results.js';
 import { summaryColumns, summaryCsv } from '../src/sweep/summary-csv.js';
 import type { PlanOutline } from '../src/sweep/plan.js';
 import { read, useTempDirs } from './fixtures/sweep/helpers.js';
@@ -74,7 +67,13 @@ describe('points.jsonl', () => {
   });
 
   it('keeps the simulator wall-time fields out of the recorded summary', () => {
-    const summary = { metrics: {}, run: {}, ttft_stages: {}, config: {}, simulator: { wall_time_ms: 3.2, us_per_output_token: 1.1, output_tokens: 80, passes: 9 } };
+    const summary = {
+      metrics: {},
+      run: {},
+      ttft_stages: {},
+      config: {},
+      simulator: { wall_time_ms: 3.2, us_per_output_token: 1.1, output_tokens: 80, passes: 9 },
+    };
     const split = splitWallTime(summary as unknown as ReplaySummary);
     expect(split.summary.simulator).toEqual({ output_tokens: 80, passes: 9 });
     expect(split.wall).toEqual({ wall_time_ms: 3.2, us_per_output_token: 1.1 });
@@ -84,7 +83,13 @@ describe('points.jsonl', () => {
 describe('summary.csv', () => {
   it('has a row per point in plan order, pending where there is no result, whatever the record order', () => {
     const byId = new Map([
-      ['cccccccccccc', { ...record('cccccccccccc'), summary: { metrics: { time_to_first_token: { avg: 12.5, count: 3 } }, run: { request_count: 3 } } as never }],
+      [
+        'cccccccccccc',
+        {
+          ...record('cccccccccccc'),
+          summary: { metrics: { time_to_first_token: { avg: 12.5, count: 3 } }, run: { request_count: 3 } } as never,
+        },
+      ],
       ['aaaaaaaaaaaa', record('aaaaaaaaaaaa', 'timeout')],
     ]);
     const text = summaryCsv(outline, [...outline.points].reverse(), byId);
@@ -156,7 +161,11 @@ describe('sweep.svg', () => {
     axes: ['traffic.load.concurrency', 'engine.detokenization.workers'],
     log2Axes: ['traffic.load.concurrency'],
     points: [1, 2, 4].flatMap((c, i) =>
-      [1, 4].map((w, j) => ({ index: i * 2 + j, id: `id-${c}-${w}`, overrides: { 'traffic.load.concurrency': c, 'engine.detokenization.workers': w } })),
+      [1, 4].map((w, j) => ({
+        index: i * 2 + j,
+        id: `id-${c}-${w}`,
+        overrides: { 'traffic.load.concurrency': c, 'engine.detokenization.workers': w },
+      })),
     ),
   };
   const byId = new Map(
@@ -168,7 +177,11 @@ describe('sweep.svg', () => {
         status: p.index === 5 ? ('failed' as const) : ('ok' as const),
         error: null,
         summary: {
-          metrics: { time_to_first_token: { avg: 10 + p.index, p90: 20 + p.index }, inter_token_latency: { avg: 2 }, request_latency: { avg: 50 } },
+          metrics: {
+            time_to_first_token: { avg: 10 + p.index, p90: 20 + p.index },
+            inter_token_latency: { avg: 2 },
+            request_latency: { avg: 50 },
+          },
           run: { output_token_throughput: 100 * (p.index + 1) },
         } as never,
       },

@@ -73,7 +73,12 @@ describe('sweep run', () => {
         stop: { requests: 200 },
       },
     };
-    const sweep = writeSweep(d, 'grid:\n  traffic.load.concurrency: [1, 2, 8, 64]\n  engine.detokenization.workers: [1, 3]\n', 'sweep.yaml', base);
+    const sweep = writeSweep(
+      d,
+      'grid:\n  traffic.load.concurrency: [1, 2, 8, 64]\n  engine.detokenization.workers: [1, 3]\n',
+      'sweep.yaml',
+      base,
+    );
     const primed = await runSweep({ ...quiet, sweepFile: sweep, outDir: join(d, 'primed'), poolThreads: 2 });
     const plain = await runSweep({ ...quiet, sweepFile: sweep, outDir: join(d, 'plain'), poolThreads: 1, prime: false });
     expect(primed.ok).toBe(8);
@@ -174,9 +179,14 @@ describe('sweep run', () => {
     await expect(runSweep({ ...quiet, sweepFile: sweep, outDir: out })).rejects.toBeInstanceOf(PlanError);
     expect(existsSync(out)).toBe(false);
     let stderr = '';
-    const code = await runSweepCommand({ file: sweep, out }, { stdout: { write: () => true } as never, stderr: { write: (s: string) => (stderr += s) } as never });
+    const code = await runSweepCommand(
+      { file: sweep, out },
+      { stdout: { write: () => true } as never, stderr: { write: (s: string) => (stderr += s) } as never },
+    );
     expect(code).toBe(2);
-    expect(stderr).toMatch(/1 of 2 points is invalid; nothing was run\.\n {2}point 1 \(traffic\.load\.concurrency=0\): traffic\.load\.concurrency: /);
+    expect(stderr).toMatch(
+      /1 of 2 points is invalid; nothing was run\.\n {2}point 1 \(traffic\.load\.concurrency=0\): traffic\.load\.concurrency: /,
+    );
   });
 
   it('refuses an output directory another live sweep holds, and takes over a dead one', async () => {
@@ -200,7 +210,13 @@ describe('shards and merge', () => {
     expect(whole.ok).toBe(8);
     const shardIds: string[][] = [];
     for (let i = 0; i < 3; i++) {
-      const r = await runSweep({ ...quiet, sweepFile: sweep, outDir: join(d, `shard-${i}`), shard: { index: i, count: 3 }, poolThreads: 1 });
+      const r = await runSweep({
+        ...quiet,
+        sweepFile: sweep,
+        outDir: join(d, `shard-${i}`),
+        shard: { index: i, count: 3 },
+        poolThreads: 1,
+      });
       expect(r.slice).toBe(i < 2 ? 3 : 2);
       shardIds.push(ids(join(d, `shard-${i}`, 'points.jsonl')));
       expect(read(join(d, `shard-${i}`, 'plan.json'))).toBe(read(join(d, 'whole', 'plan.json')));

@@ -27,8 +27,13 @@ describe('shards', () => {
 
   it('reads the shard of a Slurm job array, with its MIN and STEP', () => {
     expect(shardFromEnv({ SLURM_ARRAY_TASK_ID: '2', SLURM_ARRAY_TASK_COUNT: '4' })).toEqual({ index: 2, count: 4 });
-    expect(shardFromEnv({ SLURM_ARRAY_TASK_ID: '5', SLURM_ARRAY_TASK_MIN: '1', SLURM_ARRAY_TASK_COUNT: '8' })).toEqual({ index: 4, count: 8 });
-    expect(shardFromEnv({ SLURM_ARRAY_TASK_ID: '6', SLURM_ARRAY_TASK_MIN: '0', SLURM_ARRAY_TASK_STEP: '2', SLURM_ARRAY_TASK_COUNT: '4' })).toEqual({ index: 3, count: 4 });
+    expect(shardFromEnv({ SLURM_ARRAY_TASK_ID: '5', SLURM_ARRAY_TASK_MIN: '1', SLURM_ARRAY_TASK_COUNT: '8' })).toEqual({
+      index: 4,
+      count: 8,
+    });
+    expect(
+      shardFromEnv({ SLURM_ARRAY_TASK_ID: '6', SLURM_ARRAY_TASK_MIN: '0', SLURM_ARRAY_TASK_STEP: '2', SLURM_ARRAY_TASK_COUNT: '4' }),
+    ).toEqual({ index: 3, count: 4 });
     expect(() => shardFromEnv({ SLURM_ARRAY_TASK_ID: '2' })).toThrow(/SLURM_ARRAY_TASK_COUNT is not/);
     expect(() => shardFromEnv({ SLURM_ARRAY_TASK_ID: '4', SLURM_ARRAY_TASK_COUNT: '4' })).toThrow(/out of range/);
   });

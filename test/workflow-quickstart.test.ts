@@ -23,7 +23,9 @@ describe('servesim quickstart', () => {
     const fit = JSON.parse(readFileSync(join(out, 'fit', 'fit.json'), 'utf8'));
     expect(fit.holdout.points).toHaveLength(2);
     const scores = JSON.parse(readFileSync(join(out, 'report', 'scores.json'), 'utf8'));
-    expect(scores.points.map((p: { key: { concurrency: number } }) => p.key.concurrency).sort((a: number, b: number) => a - b)).toEqual([32, 32, 64, 64]);
+    expect(scores.points.map((p: { key: { concurrency: number } }) => p.key.concurrency).sort((a: number, b: number) => a - b)).toEqual([
+      32, 32, 64, 64,
+    ]);
     // The sweep replays the fitted config at the held-out loads, so its headline is the fit's held-out error.
     const holdout = fit.holdout.metrics as Record<string, { mape: number }>;
     expect(r.stdout).toContain(
@@ -32,7 +34,9 @@ describe('servesim quickstart', () => {
 
     // Again in the same folder, whose sweep log now also holds a point of an earlier fit at c=32.
     const log = join(out, 'sweep', 'points.jsonl');
-    const line32 = readFileSync(log, 'utf8').split('\n').find((l) => l.includes('"traffic.load.concurrency":32')) as string;
+    const line32 = readFileSync(log, 'utf8')
+      .split('\n')
+      .find((l) => l.includes('"traffic.load.concurrency":32')) as string;
     const stale = line32.replace(/"id":"[0-9a-f]+"/, '"id":"000000000000"').replace(/"avg":\d+\.?\d*/g, '"avg":1');
     writeFileSync(log, `${readFileSync(log, 'utf8')}${stale}\n`);
     const again = spawnSync(process.execPath, [CLI, 'quickstart', '--threads', '2'], { cwd, encoding: 'utf8' });

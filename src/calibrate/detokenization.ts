@@ -54,7 +54,8 @@ export function readDetokenizationJobs(table: Table, mapping: Record<string, str
       firstOutputs: first ? numberCell(table, row, first) : NaN,
       finalOutputs: final ? numberCell(table, row, final) : NaN,
     };
-    if (job.receivedMs < job.passEndMs) throw new InputError(table.file, row.line, `received_ms ${job.receivedMs} is before pass_end_ms ${job.passEndMs}`);
+    if (job.receivedMs < job.passEndMs)
+      throw new InputError(table.file, row.line, `received_ms ${job.receivedMs} is before pass_end_ms ${job.passEndMs}`);
     if (job.outputs < 1) throw new InputError(table.file, row.line, `outputs: a job has at least one output, got ${job.outputs}`);
     return job;
   });
@@ -71,7 +72,11 @@ export function serviceTimes(jobs: readonly DetokenizationJob[]): Detokenization
     const start = Math.max(job.passEndMs, previous);
     const serviceMs = job.receivedMs - start;
     if (serviceMs < 0) {
-      throw new InputError(job.file, job.line, `received_ms ${job.receivedMs} is before the previous job of server ${job.server} was received (${previous}): jobs of one server are served in order`);
+      throw new InputError(
+        job.file,
+        job.line,
+        `received_ms ${job.receivedMs} is before the previous job of server ${job.server} was received (${previous}): jobs of one server are served in order`,
+      );
     }
     lastReceived.set(job.server, job.receivedMs);
     out.push({ index, service: { ...job, serviceMs } });
@@ -91,7 +96,9 @@ export function detokenizationSpec(model: DetokenizationModel): LinearModelSpec 
 
 export function fitDetokenization(jobs: readonly DetokenizationJob[], model: DetokenizationModel, options: FitOptions = {}): LinearFit {
   if (model === 'four-term' && jobs.some((job) => Number.isNaN(job.firstOutputs) || Number.isNaN(job.finalOutputs))) {
-    throw new Error('the four-term model needs first_outputs and final_outputs columns (outputs of the job that are a request\'s first / final output)');
+    throw new Error(
+      "the four-term model needs first_outputs and final_outputs columns (outputs of the job that are a request's first / final output)",
+    );
   }
   const rows: FitRow[] = serviceTimes(jobs).map((job) => ({
     x: model === 'four-term' ? [job.outputs, job.firstOutputs, job.finalOutputs] : [job.outputs],

@@ -35,7 +35,9 @@ async function finish(report: FitReport, featureNames: readonly string[], out: s
   return { report, text: formatFitText(report, out ?? null), files };
 }
 
-export async function runDetokenizationFit(options: DirectFitCommon & { input: string; model: DetokenizationModel }): Promise<DirectFitOutcome> {
+export async function runDetokenizationFit(
+  options: DirectFitCommon & { input: string; model: DetokenizationModel },
+): Promise<DirectFitOutcome> {
   const table = readTable(options.input);
   const jobs = readDetokenizationJobs(table, options.mapping);
   const servers = new Set(jobs.map((job) => job.server)).size;
@@ -51,12 +53,21 @@ export async function runDetokenizationFit(options: DirectFitCommon & { input: s
     model: options.model,
     inputs: [options.input],
     fit,
-    snippet: { 'engine.detokenization': { workers: servers, base_ms: valueOf(twoTerm, 'base_ms'), per_output_us: valueOf(twoTerm, 'per_output_us') } },
+    snippet: {
+      'engine.detokenization': { workers: servers, base_ms: valueOf(twoTerm, 'base_ms'), per_output_us: valueOf(twoTerm, 'per_output_us') },
+    },
     extra: {
       servers,
       jobs: jobs.length,
       ...(options.model === 'four-term'
-        ? { two_term: { base_ms: valueOf(twoTerm, 'base_ms'), per_output_us: valueOf(twoTerm, 'per_output_us'), rmse: round6(twoTerm.rmse), mae: round6(twoTerm.mae) } }
+        ? {
+            two_term: {
+              base_ms: valueOf(twoTerm, 'base_ms'),
+              per_output_us: valueOf(twoTerm, 'per_output_us'),
+              rmse: round6(twoTerm.rmse),
+              mae: round6(twoTerm.mae),
+            },
+          }
         : {}),
     },
   };
@@ -67,7 +78,7 @@ export async function runDetokenizationFit(options: DirectFitCommon & { input: s
 export async function runResponseOverheadFit(options: DirectFitCommon & { aiperf?: string; input?: string }): Promise<DirectFitOutcome> {
   if ((options.aiperf === undefined) === (options.input === undefined)) throw new Error('give either --aiperf RUN_DIR or --input GAPS.csv');
   let gaps;
-  let extra: Record<string, unknown> = {};
+  let extra: Record<string, unknown>;
   let inputs: string[];
   if (options.aiperf !== undefined) {
     const read = readAiperfGaps(options.aiperf);
@@ -86,7 +97,9 @@ export async function runResponseOverheadFit(options: DirectFitCommon & { aiperf
     model: 'base + per output token',
     inputs,
     fit,
-    snippet: { 'traffic.load.response_overhead': { base_ms: valueOf(fit, 'base_ms'), per_output_token_us: valueOf(fit, 'per_output_token_us') } },
+    snippet: {
+      'traffic.load.response_overhead': { base_ms: valueOf(fit, 'base_ms'), per_output_token_us: valueOf(fit, 'per_output_token_us') },
+    },
     extra,
   };
   return finish(report, ['output_tokens'], options.out);
@@ -96,7 +109,8 @@ export async function runPassTimeFit(
   options: DirectFitCommon & { input: string; layout: PassLayout; select?: ReadonlyArray<{ column: string; value: string }> },
 ): Promise<DirectFitOutcome> {
   const table = selectRows(readTable(options.input), options.select ?? []);
-  if (table.rows.length === 0) throw new Error(`no rows in ${options.input}${(options.select ?? []).length > 0 ? ' with the selection given' : ''}`);
+  if (table.rows.length === 0)
+    throw new Error(`no rows in ${options.input}${(options.select ?? []).length > 0 ? ' with the selection given' : ''}`);
   const passes = readPasses(table, options.layout, options.mapping);
   const fit = fitPassTime(passes, { holdout: options.holdout });
   const timing: Record<string, unknown> = { type: 'linear' };

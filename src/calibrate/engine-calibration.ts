@@ -76,7 +76,8 @@ export interface EngineCalibrationInput {
  */
 export function decodeExponentOf(base: RunConfig): { value: number; source: string } {
   const timing = base.engine.workers.aggregated.timing;
-  if (timing.type === 'linear' && timing.decode_request_exponent < 1) return { value: timing.decode_request_exponent, source: 'base config' };
+  if (timing.type === 'linear' && timing.decode_request_exponent < 1)
+    return { value: timing.decode_request_exponent, source: 'base config' };
   return { value: defaultDecodeExponent(base.engine.model), source: `model family default (${base.engine.model})` };
 }
 
@@ -98,7 +99,8 @@ export function prefillOverlapOf(base: RunConfig): { value: number; source: stri
  * docs/calibration.md, "Point weights".
  */
 export function loadRankWeights(train: readonly ScorePoint[]): number[] {
-  const load = (p: ScorePoint) => (typeof p.key.concurrency === 'number' ? p.key.concurrency : typeof p.key.request_rate === 'number' ? p.key.request_rate : NaN);
+  const load = (p: ScorePoint) =>
+    typeof p.key.concurrency === 'number' ? p.key.concurrency : typeof p.key.request_rate === 'number' ? p.key.request_rate : NaN;
   const loads = train.map(load);
   if (loads.some((x) => !Number.isFinite(x))) return train.map(() => 1);
   const ranks = loads.map((x) => {
@@ -150,15 +152,34 @@ function describe(key: PointKey): string {
     .join(',');
 }
 
-export async function simulatePoints(pool: PointPool, base: RunConfig, baseDir: string, keys: readonly PointKey[], constants: EngineConstants, load: SimLoadOptions): Promise<ScorePoint[]> {
-  const outcomes = await Promise.all(keys.map((key) => pool.run({ id: describe(key), config: pointConfig(base, key, constants, load), baseDir })));
+export async function simulatePoints(
+  pool: PointPool,
+  base: RunConfig,
+  baseDir: string,
+  keys: readonly PointKey[],
+  constants: EngineConstants,
+  load: SimLoadOptions,
+): Promise<ScorePoint[]> {
+  const outcomes = await Promise.all(
+    keys.map((key) => pool.run({ id: describe(key), config: pointConfig(base, key, constants, load), baseDir })),
+  );
   return outcomes.map((outcome, index) => {
-    if (outcome.status !== 'ok') throw new Error(`simulating ${describe(keys[index])} failed: ${'error' in outcome ? outcome.error : outcome.status}`);
-    return { source: `fitted model (${describe(keys[index])})`, key: { ...keys[index] }, metrics: metricsOfSummary(outcome.result.summary) };
+    if (outcome.status !== 'ok')
+      throw new Error(`simulating ${describe(keys[index])} failed: ${'error' in outcome ? outcome.error : outcome.status}`);
+    return {
+      source: `fitted model (${describe(keys[index])})`,
+      key: { ...keys[index] },
+      metrics: metricsOfSummary(outcome.result.summary),
+    };
   });
 }
 
-function scoreOf(simulated: readonly ScorePoint[], measured: readonly ScorePoint[], metrics: readonly MetricName[], label: string): ScoreResult {
+function scoreOf(
+  simulated: readonly ScorePoint[],
+  measured: readonly ScorePoint[],
+  metrics: readonly MetricName[],
+  label: string,
+): ScoreResult {
   const keyNames = new Set(measured.flatMap((p) => Object.keys(p.key)));
   const sim = simulated.filter((p) => measured.some((m) => [...keyNames].every((k) => String(m.key[k]) === String(p.key[k]))));
   return buildScore({
@@ -166,7 +187,12 @@ function scoreOf(simulated: readonly ScorePoint[], measured: readonly ScorePoint
     metrics,
     groupBy: [],
     skippedSim: [],
-    inputs: { sim: 'fitted model', sim_label: label, measured: [...new Set(measured.map((p) => p.source.replace(/:\d+$/, '')))], measured_notes: [] },
+    inputs: {
+      sim: 'fitted model',
+      sim_label: label,
+      measured: [...new Set(measured.map((p) => p.source.replace(/:\d+$/, '')))],
+      measured_notes: [],
+    },
   });
 }
 
@@ -220,7 +246,22 @@ export async function calibrateEngine(input: EngineCalibrationInput): Promise<En
     const trainScore = scoreOf(simulated, train, input.metrics, 'fitted model');
     const holdoutMape: Record<string, number | null> = {};
     for (const metric of input.metrics) holdoutMape[metric.id] = holdout.length > 0 ? (score.metrics[metric.id]?.mape ?? null) : null;
-    return { best, decodeExponent: exponent, prefillOverlap: overlap, pointWeights, prefillPrior: tasks[0].prefillPrior ?? null, metricWeights: tasks[0].metricWeights ?? {}, fits, train, holdout, simulated, score, trainScore, holdoutMape, wallMs: performance.now() - started };
+    return {
+      best,
+      decodeExponent: exponent,
+      prefillOverlap: overlap,
+      pointWeights,
+      prefillPrior: tasks[0].prefillPrior ?? null,
+      metricWeights: tasks[0].metricWeights ?? {},
+      fits,
+      train,
+      holdout,
+      simulated,
+      score,
+      trainScore,
+      holdoutMape,
+      wallMs: performance.now() - started,
+    };
   } finally {
     if (input.fitPool === undefined) await fitPool.destroy();
     if (input.pointPool === undefined) await pointPool.destroy();

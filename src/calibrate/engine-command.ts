@@ -14,13 +14,13 @@ import { loadRunConfig, readYamlFile } from '../config/load.js';
 import { parseMappingArguments } from '../io/read-tabular.js';
 import { parseMetricList, type MetricName } from '../score/metric-names.js';
 import { selectPoints } from '../score/pair.js';
-import { formatKey, metricValue, type PointKey, type ScorePoint } from '../score/points.js';
+import { formatKey, metricValue, type ScorePoint } from '../score/points.js';
 import { readMeasuredPoints, shortPath } from '../score/score-inputs.js';
 import { writeScoreReport } from '../score/score-report.js';
 import { CalibrateUsageError, parseSelectionArgs } from './arguments.js';
 import { calibrateEngine, type EngineCalibration } from './engine-calibration.js';
 import { round6, snippetYaml } from './fit-output.js';
-import { resolveSimLoad, withConstants, type EngineConstants, type SimLoadOptions } from './sim-load.js';
+import { childObject, resolveSimLoad, withConstants, type EngineConstants, type RawObject, type SimLoadOptions } from './sim-load.js';
 import { selectTraining } from './train-select.js';
 
 export const DEFAULT_ENGINE_METRICS = ['time_to_first_token.avg', 'inter_token_latency.avg'] as const;
@@ -58,7 +58,10 @@ const MODEL_CHOICES = {
 type ModelChoice = keyof typeof MODEL_CHOICES;
 
 /** The constants as the run config spells them, with units. */
-export function coefficientsJson(constants: EngineConstants, free: readonly string[]): Record<string, { value: number; unit: string; status: string }> {
+export function coefficientsJson(
+  constants: EngineConstants,
+  free: readonly string[],
+): Record<string, { value: number; unit: string; status: string }> {
   const units: Record<keyof EngineConstants, [string, string]> = {
     base_ms: ['ms', 'engine.workers.aggregated.timing.base_ms'],
     prefill_token_us: ['us', 'engine.workers.aggregated.timing.prefill_token_us'],
@@ -86,11 +89,20 @@ export function coefficientsJson(constants: EngineConstants, free: readonly stri
   return out;
 }
 
-export function engineFitJson(calibration: EngineCalibration, metrics: readonly MetricName[], load: SimLoadOptions, fitClient: boolean, refineIterations = 0): Record<string, unknown> {
+export function engineFitJson(
+  calibration: EngineCalibration,
+  metrics: readonly MetricName[],
+  load: SimLoadOptions,
+  fitClient: boolean,
+  refineIterations = 0,
+): Record<string, unknown> {
   const { best } = calibration;
   const holdoutMetrics: Record<string, { mape: number | null; points: number }> = {};
   for (const metric of metrics) {
-    holdoutMetrics[metric.id] = { mape: calibration.holdoutMape[metric.id] === null ? null : round6(calibration.holdoutMape[metric.id] as number), points: calibration.score.metrics[metric.id]?.points ?? 0 };
+    holdoutMetrics[metric.id] = {
+      mape: calibration.holdoutMape[metric.id] === null ? null : round6(calibration.holdoutMape[metric.id] as number),
+      points: calibration.score.metrics[metric.id]?.points ?? 0,
+    };
   }
   const trainMetrics: Record<string, { mape: number | null }> = {};
   for (const metric of metrics) trainMetrics[metric.id] = { mape: calibration.trainScore.metrics[metric.id]?.mape ?? null };
@@ -103,13 +115,28 @@ export function engineFitJson(calibration: EngineCalibration, metrics: readonly 
     method: {
       optimizer: 'Levenberg-Marquardt (ml-levenberg-marquardt) over log-coefficients, relative residuals',
       refine_iterations: refineIterations,
-      starts: calibration.fits.map((fit) => ({ prefill_share: fit.prefillShare, train_mape: round6(fit.trainMape), loss: round6(fit.loss), iterations: fit.iterations, replays: fit.replays })),
+      starts: calibration.fits.map((fit) => ({
+        prefill_share: fit.prefillShare,
+        train_mape: round6(fit.trainMape),
+        loss: round6(fit.loss),
+        iterations: fit.iterations,
+        replays: fit.replays,
+      })),
       fit_client_delay: fitClient,
       decode_request_exponent: calibration.decodeExponent,
       prefill_overlap: calibration.prefillOverlap,
-      prefill_prior: calibration.prefillPrior === null ? null : { ...calibration.prefillPrior, residual: 'weight x ln((prefill_token_us / base_ms) / ratio), applied with a fitted client delay' },
+      prefill_prior:
+        calibration.prefillPrior === null
+          ? null
+          : {
+              ...calibration.prefillPrior,
+              residual: 'weight x ln((prefill_token_us / base_ms) / ratio), applied with a fitted client delay',
+            },
       metric_weights: calibration.metricWeights,
-      point_weights: { scheme: calibration.pointWeights.scheme, weights: calibration.train.map((p, i) => ({ key: p.key, weight: round6(calibration.pointWeights.weights[i]) })) },
+      point_weights: {
+        scheme: calibration.pointWeights.scheme,
+        weights: calibration.train.map((p, i) => ({ key: p.key, weight: round6(calibration.pointWeights.weights[i]) })),
+      },
       simulated_load: {
         start: 'all slots at t = 0',
         requests_per_slot: load.requestsPerSlot,
@@ -129,12 +156,16 @@ function pointsCsv(calibration: EngineCalibration, metrics: readonly MetricName[
   const measuredByKey = new Map([...calibration.train, ...calibration.holdout].map((p) => [formatKey(p.key), p]));
   const rows = calibration.simulated.map((sim) => {
     const measured = measuredByKey.get(formatKey(sim.key)) as ScorePoint;
-    const cells: Array<string | number> = keyNames.map((k) => (sim.key[k] ?? '') as string | number);
+    const cells: Array<string | number> = keyNames.map((k) => sim.key[k] ?? '');
     cells.push(trainKeys.has(formatKey(sim.key)) ? 'train' : 'held out');
     for (const metric of metrics) {
       const m = metricValue(measured, metric);
       const s = metricValue(sim, metric);
-      cells.push(m ?? '', s === undefined ? '' : round6(s), m !== undefined && s !== undefined && m !== 0 ? round6((Math.abs(s - m) / m) * 100) : '');
+      cells.push(
+        m ?? '',
+        s === undefined ? '' : round6(s),
+        m !== undefined && s !== undefined && m !== 0 ? round6((Math.abs(s - m) / m) * 100) : '',
+      );
     }
     return cells;
   });
@@ -145,10 +176,17 @@ function fmt(value: number | null | undefined, digits = 4): string {
   return value === null || value === undefined || !Number.isFinite(value) ? '-' : Number(value.toPrecision(digits)).toString();
 }
 
-export function formatEngineText(calibration: EngineCalibration, metrics: readonly MetricName[], fitJson: Record<string, unknown>, outDir: string | null): string {
+export function formatEngineText(
+  calibration: EngineCalibration,
+  metrics: readonly MetricName[],
+  fitJson: Record<string, unknown>,
+  outDir: string | null,
+): string {
   const lines: string[] = [];
   const { best } = calibration;
-  lines.push(`engine fit: ${calibration.train.length} training points, ${calibration.holdout.length} held out; ${best.replays} replays, ${fmt(calibration.wallMs / 1000, 3)} s`);
+  lines.push(
+    `engine fit: ${calibration.train.length} training points, ${calibration.holdout.length} held out; ${best.replays} replays, ${fmt(calibration.wallMs / 1000, 3)} s`,
+  );
   lines.push('');
   const coefficients = fitJson.coefficients as Record<string, { value: number; unit: string; status: string }>;
   for (const [name, c] of Object.entries(coefficients)) {
@@ -176,21 +214,29 @@ export function formatEngineText(calibration: EngineCalibration, metrics: readon
   for (const row of rows) lines.push(`  ${row.map((cell, i) => (i === 0 ? cell.padEnd(widths[i]) : cell.padStart(widths[i]))).join('  ')}`);
   lines.push('');
   for (const metric of metrics) {
-    lines.push(`  held-out MAPE ${metric.id}: ${fmt(calibration.holdoutMape[metric.id], 3)} %   (training: ${fmt(calibration.trainScore.metrics[metric.id]?.mape, 3)} %)`);
+    lines.push(
+      `  held-out MAPE ${metric.id}: ${fmt(calibration.holdoutMape[metric.id], 3)} %   (training: ${fmt(calibration.trainScore.metrics[metric.id]?.mape, 3)} %)`,
+    );
   }
-  if (outDir !== null) lines.push('', `wrote ${join(outDir, 'fit.json')}, fitted-config.yaml, snippet.yaml, points.csv and ${join(outDir, 'score', 'report.html')}`);
+  if (outDir !== null)
+    lines.push(
+      '',
+      `wrote ${join(outDir, 'fit.json')}, fitted-config.yaml, snippet.yaml, points.csv and ${join(outDir, 'score', 'report.html')}`,
+    );
   return `${lines.join('\n')}\n`;
 }
 
 /** The base config file's own object with the fitted constants (keeps its comments out, its keys in). */
 export function fittedConfigYaml(configPath: string, constants: EngineConstants, header: string, load: SimLoadOptions): string {
-  const raw = readYamlFile(configPath, configPath) as Record<string, any>;
+  const raw = readYamlFile(configPath, configPath) as RawObject;
   const fitted = withConstants(raw, constants);
   // The simulated load the constants were fitted under, so that replays of this config
   // reproduce it (a first-wave warmup depends on the concurrency: set it per point).
-  fitted.traffic ??= {};
-  if ((fitted.traffic.source?.type ?? 'synthetic') === 'synthetic') fitted.traffic.source = { ...(fitted.traffic.source ?? {}), random_range_ratio: load.rangeRatio, seed: load.seed };
-  if ((fitted.traffic.load?.type ?? 'concurrency') === 'concurrency') fitted.traffic.stop = { requests_per_load_unit: load.requestsPerSlot };
+  const traffic = childObject(fitted, 'traffic');
+  const source = childObject(traffic, 'source');
+  if ((source.type ?? 'synthetic') === 'synthetic') traffic.source = { ...source, random_range_ratio: load.rangeRatio, seed: load.seed };
+  const loadType = (traffic.load as RawObject | undefined)?.type ?? 'concurrency';
+  if (loadType === 'concurrency') traffic.stop = { requests_per_load_unit: load.requestsPerSlot };
   return `${header
     .split('\n')
     .map((l) => `# ${l}`)
@@ -198,9 +244,18 @@ export function fittedConfigYaml(configPath: string, constants: EngineConstants,
 }
 
 export function engineSnippet(constants: EngineConstants): Record<string, unknown> {
-  const fitted = withConstants({}, { ...constants, ...Object.fromEntries(Object.entries(constants).map(([k, v]) => [k, round6(v)])) } as EngineConstants);
-  const snippet: Record<string, unknown> = { 'engine.workers.aggregated.timing': fitted.engine.workers.aggregated.timing };
-  if (fitted.engine.tokenization) snippet['engine.tokenization'] = fitted.engine.tokenization;
+  const fitted = withConstants(
+    {},
+    {
+      ...constants,
+      ...Object.fromEntries(Object.entries(constants).map(([k, v]) => [k, round6(v as number)])),
+    },
+  );
+  const engine = childObject(fitted, 'engine');
+  const snippet: Record<string, unknown> = {
+    'engine.workers.aggregated.timing': childObject(childObject(engine, 'workers'), 'aggregated').timing,
+  };
+  if (engine.tokenization !== undefined) snippet['engine.tokenization'] = engine.tokenization;
   return snippet;
 }
 
@@ -218,12 +273,16 @@ export async function runEngineCalibration(options: EngineCommandOptions): Promi
   const selections = parseSelectionArgs(options.select);
   const measuredSide = readMeasuredPoints(options.measured, { mapping, select: selections });
   const measured = selectPoints(measuredSide.points, selections);
-  if (measured.length === 0) throw new CalibrateUsageError(`no measured point in ${options.measured.join(', ')}${selections.length > 0 ? ' with the selection given' : ''}`);
+  if (measured.length === 0)
+    throw new CalibrateUsageError(
+      `no measured point in ${options.measured.join(', ')}${selections.length > 0 ? ' with the selection given' : ''}`,
+    );
   const trainIndices = selectTraining(
     measured.map((p) => p.key),
     options.train,
   );
-  if (trainIndices.length === 0) throw new CalibrateUsageError(`--train ${options.train}: selects none of the ${measured.length} measured points`);
+  if (trainIndices.length === 0)
+    throw new CalibrateUsageError(`--train ${options.train}: selects none of the ${measured.length} measured points`);
   const load = resolveSimLoad(options.simLoad);
   const calibration = await calibrateEngine({
     base: loaded.config,
@@ -238,9 +297,14 @@ export async function runEngineCalibration(options: EngineCommandOptions): Promi
     ...(options.uniformPointWeights ? { pointWeights: null } : {}),
   });
   const fitJson = engineFitJson(calibration, metrics, load, options.fitClient, options.refineIterations ?? 0);
-  fitJson.inputs = { config: shortPath(options.config), measured: options.measured.map(shortPath), select: options.select ?? [], notes: measuredSide.notes };
+  fitJson.inputs = {
+    config: shortPath(options.config),
+    measured: options.measured.map(shortPath),
+    select: options.select ?? [],
+    notes: measuredSide.notes,
+  };
   mkdirSync(options.out, { recursive: true });
-  const header = `fitted by servesim calibrate engine on ${calibration.train.map((p) => formatKey(p.key as PointKey)).join('; ')}\nfrom ${options.measured.join(', ')}`;
+  const header = `fitted by servesim calibrate engine on ${calibration.train.map((p) => formatKey(p.key)).join('; ')}\nfrom ${options.measured.join(', ')}`;
   const files: Array<[string, string]> = [
     ['fit.json', `${JSON.stringify(fitJson, null, 2)}\n`],
     ['fitted-config.yaml', fittedConfigYaml(options.config, calibration.best.constants, header, load)],

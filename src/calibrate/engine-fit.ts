@@ -106,7 +106,9 @@ export function freeConstants(train: readonly TrainingPoint[], fitClient: boolea
 }
 
 /** A start from the measured values: a line through ITL against per-rank batch, and TTFT's rest. */
-export function startConstants(task: Pick<EngineFitTask, 'base' | 'train' | 'load' | 'fitClient' | 'prefillShare' | 'decodeExponent' | 'prefillOverlap'>): EngineConstants {
+export function startConstants(
+  task: Pick<EngineFitTask, 'base' | 'train' | 'load' | 'fitClient' | 'prefillShare' | 'decodeExponent' | 'prefillOverlap'>,
+): EngineConstants {
   const exponent = task.decodeExponent ?? 1;
   const parallelism = task.base.engine.workers.aggregated.parallelism;
   const ranks = parallelism.attention_data * parallelism.replicas;
@@ -156,7 +158,12 @@ export function startConstants(task: Pick<EngineFitTask, 'base' | 'train' | 'loa
 }
 
 /** Simulated metric values of one point with given constants. */
-export function simulatePoint(task: Pick<EngineFitTask, 'base' | 'baseDir' | 'load'>, key: PointKey, constants: EngineConstants, metrics: readonly MetricName[]): Record<string, number> {
+export function simulatePoint(
+  task: Pick<EngineFitTask, 'base' | 'baseDir' | 'load'>,
+  key: PointKey,
+  constants: EngineConstants,
+  metrics: readonly MetricName[],
+): Record<string, number> {
   const { summary } = replay(pointConfig(task.base, key, constants, task.load), { baseDir: task.baseDir });
   const point = { source: '', key, metrics: metricsOfSummary(summary) };
   const out: Record<string, number> = {};
@@ -172,11 +179,13 @@ export function fitEngine(task: EngineFitTask): EngineFitResult {
   // Coefficients that start at 0 start from a small share of the slope they split with.
   if (exponent >= 1 && free.includes('decode_request_us')) start.decode_request_us = start.decode_kv_token_ns * 1e-3 * 100;
   if (exponent < 1 && free.includes('decode_kv_token_ns')) start.decode_kv_token_ns = (start.decode_request_us * 1e3) / 100 / 2000;
-  if (free.includes('prefill_pair_ns')) start.prefill_pair_ns = start.prefill_token_us * 1e3 / 2000;
-  const prior = task.prefillPrior && task.fitClient && free.includes('prefill_token_us') && free.includes('base_ms') ? task.prefillPrior : undefined;
+  if (free.includes('prefill_pair_ns')) start.prefill_pair_ns = (start.prefill_token_us * 1e3) / 2000;
+  const prior =
+    task.prefillPrior && task.fitClient && free.includes('prefill_token_us') && free.includes('base_ms') ? task.prefillPrior : undefined;
   const residualIndex: Array<{ point: number; metric: MetricName }> = [];
   task.train.forEach((point, index) => {
-    for (const metric of task.metrics) if (Number.isFinite(point.measured[metric.id]) && point.measured[metric.id] > 0) residualIndex.push({ point: index, metric });
+    for (const metric of task.metrics)
+      if (Number.isFinite(point.measured[metric.id]) && point.measured[metric.id] > 0) residualIndex.push({ point: index, metric });
   });
   if (residualIndex.length === 0) throw new Error('no measured value to fit on in the training points');
   let replays = 0;
@@ -205,7 +214,10 @@ export function fitEngine(task: EngineFitTask): EngineFitResult {
   };
   const x0 = free.map((name) => Math.log(Math.max(start[name], 1e-9)));
   const n = residualIndex.length + (prior ? 1 : 0);
-  const weights = [...residualIndex.map(({ point, metric }) => (task.metricWeights?.[metric.id] ?? 1) * (task.pointWeights?.[point] ?? 1)), ...(prior ? [1] : [])];
+  const weights = [
+    ...residualIndex.map(({ point, metric }) => (task.metricWeights?.[metric.id] ?? 1) * (task.pointWeights?.[point] ?? 1)),
+    ...(prior ? [1] : []),
+  ];
   const weighted = (r: readonly number[]): number[] => r.map((v, i) => 1 + weights[i] * (v - 1));
   // The library wants at least 2 data points; a single residual is repeated (same minimum).
   const count = Math.max(2, n);
@@ -234,7 +246,8 @@ export function fitEngine(task: EngineFitTask): EngineFitResult {
   let result = search(x0, 0.1, task.maxIterations ?? 25);
   for (const step of task.refineIterations ? [0.03, 0.01] : []) {
     const refined = search(result.parameterValues, step, task.refineIterations as number);
-    if (lossOf(refined.parameterValues) < lossOf(result.parameterValues)) result = { ...refined, iterations: result.iterations + refined.iterations };
+    if (lossOf(refined.parameterValues) < lossOf(result.parameterValues))
+      result = { ...refined, iterations: result.iterations + refined.iterations };
   }
   const constants = constantsOf(result.parameterValues);
   const final = ratios(result.parameterValues);

@@ -35,16 +35,29 @@ export function fitJson(report: FitReport): Record<string, unknown> {
     target: report.target,
     model: report.model,
     inputs: report.inputs,
-    coefficients: Object.fromEntries(Object.entries(fit.coefficients).map(([name, c]) => [name, { value: round6(c.value), unit: c.unit, status: c.status }])),
+    coefficients: Object.fromEntries(
+      Object.entries(fit.coefficients).map(([name, c]) => [name, { value: round6(c.value), unit: c.unit, status: c.status }]),
+    ),
     y: fit.y,
     n: fit.n,
     rmse: round6(fit.rmse),
     mae: round6(fit.mae),
     r2: fit.r2 === null ? null : round6(fit.r2),
     holdout: fit.holdout
-      ? { fraction: fit.holdout.fraction, n: fit.holdout.n, rmse: round6(fit.holdout.rmse), mae: round6(fit.holdout.mae), mape: fit.holdout.mape === null ? null : round6(fit.holdout.mape) }
+      ? {
+          fraction: fit.holdout.fraction,
+          n: fit.holdout.n,
+          rmse: round6(fit.holdout.rmse),
+          mae: round6(fit.holdout.mae),
+          mape: fit.holdout.mape === null ? null : round6(fit.holdout.mape),
+        }
       : null,
-    residuals_by_bucket: fit.residuals_by_bucket.map((b) => ({ ...b, mean_residual: round6(b.mean_residual), rmse: round6(b.rmse), mae: round6(b.mae) })),
+    residuals_by_bucket: fit.residuals_by_bucket.map((b) => ({
+      ...b,
+      mean_residual: round6(b.mean_residual),
+      rmse: round6(b.rmse),
+      mae: round6(b.mae),
+    })),
     notes: fit.notes,
     ...(report.extra ?? {}),
   };
@@ -67,12 +80,25 @@ export function snippetYaml(snippet: Record<string, unknown>, header: string): s
 
 export function residualsCsv(fit: LinearFit, featureNames: readonly string[]): string {
   const header = ['source', 'bucket', ...featureNames, `measured_${fit.y.name}`, `fitted_${fit.y.name}`, 'residual', 'held_out'];
-  const rows = fit.rows.map((row) => [row.source, row.bucket, ...row.x, round6(row.measured), round6(row.fitted), round6(row.fitted - row.measured), row.heldOut]);
+  const rows = fit.rows.map((row) => [
+    row.source,
+    row.bucket,
+    ...row.x,
+    round6(row.measured),
+    round6(row.fitted),
+    round6(row.fitted - row.measured),
+    row.heldOut,
+  ]);
   return stringifyCsv([header, ...rows]);
 }
 
 export async function fitChartSvg(fit: LinearFit, title: string): Promise<string> {
-  const values = fit.rows.map((row) => ({ measured: row.measured, fitted: row.fitted, set: row.heldOut ? 'held out' : 'fitted on', bucket: row.bucket }));
+  const values = fit.rows.map((row) => ({
+    measured: row.measured,
+    fitted: row.fitted,
+    set: row.heldOut ? 'held out' : 'fitted on',
+    bucket: row.bucket,
+  }));
   const max = Math.max(...values.map((v) => Math.max(v.measured, v.fitted)), 0);
   const spec: TopLevelSpec = {
     $schema: 'https://vega.github.io/schema/vega-lite/v6.json',
@@ -112,7 +138,9 @@ export function formatFitText(report: FitReport, outDir: string | null): string 
   lines.push('');
   const width = Math.max(...Object.keys(fit.coefficients).map((name) => name.length));
   for (const [name, c] of Object.entries(fit.coefficients)) {
-    lines.push(`  ${name.padEnd(width)}  ${fmt(c.value, 5).padStart(10)} ${c.unit.padEnd(3)}${c.status === 'fitted' ? '' : `  (${c.status})`}`);
+    lines.push(
+      `  ${name.padEnd(width)}  ${fmt(c.value, 5).padStart(10)} ${c.unit.padEnd(3)}${c.status === 'fitted' ? '' : `  (${c.status})`}`,
+    );
   }
   lines.push('');
   lines.push(`  n ${fit.n}   RMSE ${fmt(fit.rmse)} ${fit.y.unit}   MAE ${fmt(fit.mae)} ${fit.y.unit}   R^2 ${fmt(fit.r2)}`);
@@ -126,7 +154,9 @@ export function formatFitText(report: FitReport, outDir: string | null): string 
     lines.push('  residuals by input bucket (fitted - measured):');
     const bw = Math.max(...fit.residuals_by_bucket.map((b) => b.bucket.length));
     for (const b of fit.residuals_by_bucket) {
-      lines.push(`    ${b.bucket.padEnd(bw)}  n ${String(b.n).padStart(5)}  mean ${fmt(b.mean_residual).padStart(9)}  RMSE ${fmt(b.rmse).padStart(9)} ${fit.y.unit}`);
+      lines.push(
+        `    ${b.bucket.padEnd(bw)}  n ${String(b.n).padStart(5)}  mean ${fmt(b.mean_residual).padStart(9)}  RMSE ${fmt(b.rmse).padStart(9)} ${fit.y.unit}`,
+      );
     }
   }
   for (const note of fit.notes) lines.push(`  note: ${note}`);
@@ -140,7 +170,10 @@ export async function writeFitReport(outDir: string, report: FitReport, featureN
   mkdirSync(outDir, { recursive: true });
   const files = {
     'fit.json': `${JSON.stringify(fitJson(report), null, 2)}\n`,
-    'snippet.yaml': snippetYaml(report.snippet, `${report.target} fit (${report.model}) from ${report.inputs.join(', ')}; paste into a run config`),
+    'snippet.yaml': snippetYaml(
+      report.snippet,
+      `${report.target} fit (${report.model}) from ${report.inputs.join(', ')}; paste into a run config`,
+    ),
     'residuals.csv': residualsCsv(report.fit, featureNames),
     'fit.svg': await fitChartSvg(report.fit, `${report.target}: measured against fitted`),
   };

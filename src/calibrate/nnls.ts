@@ -27,14 +27,23 @@ export interface NnlsResult {
   interceptDropped: boolean;
 }
 
-function solve(x: readonly (readonly number[])[], y: readonly number[], active: number[], intercept: boolean): { coef: number[]; b0: number } {
+function solve(
+  x: readonly (readonly number[])[],
+  y: readonly number[],
+  active: number[],
+  intercept: boolean,
+): { coef: number[]; b0: number } {
   const n = y.length;
   if (active.length === 0) {
     const b0 = intercept && n > 0 ? y.reduce((s, v) => s + v, 0) / n : 0;
     return { coef: [], b0 };
   }
   const rows = x.map((row) => active.map((index) => row[index]));
-  const model = new MultivariateLinearRegression(rows, y.map((v) => [v]), { intercept, statistics: false });
+  const model = new MultivariateLinearRegression(
+    rows,
+    y.map((v) => [v]),
+    { intercept, statistics: false },
+  );
   const coef = active.map((_, k) => model.weights[k][0]);
   const b0 = intercept ? model.weights[active.length][0] : 0;
   return { coef, b0 };

@@ -23,7 +23,13 @@ export interface MeasuredPass {
   kind: 'prefill' | 'decode' | 'mixed';
 }
 
-const PASS_ROLES = { duration_ms: 'duration_ms', prefill_tokens: 'prefillTokens', prefill_pairs: 'prefillPairs', decode_requests: 'decodeRequests', decode_kv_tokens: 'decodeKvTokens' } as const;
+const PASS_ROLES = {
+  duration_ms: 'duration_ms',
+  prefill_tokens: 'prefillTokens',
+  prefill_pairs: 'prefillPairs',
+  decode_requests: 'decodeRequests',
+  decode_kv_tokens: 'decodeKvTokens',
+} as const;
 
 /** Splitwise `perf_model.csv` column names are the defaults of the prefill-decode layout. */
 export const PREFILL_DECODE_DEFAULTS: Readonly<Record<string, string>> = {
@@ -48,7 +54,7 @@ export function readPasses(table: Table, layout: PassLayout, mapping: Record<str
       else if (mapping[role] !== undefined || role === 'duration_ms') requireColumn(table, name, role);
     }
     return table.rows.map((row) => {
-      const value = (role: keyof typeof PASS_ROLES) => (columns[role] ? numberCell(table, row, columns[role] as string) : 0);
+      const value = (role: keyof typeof PASS_ROLES) => (columns[role] ? numberCell(table, row, columns[role]) : 0);
       const features: PassFeatures = {
         prefillTokens: value('prefill_tokens'),
         prefillPairs: value('prefill_pairs'),
@@ -91,7 +97,12 @@ function bucketOf(pass: MeasuredPass): string {
 }
 
 export function fitPassTime(passes: readonly MeasuredPass[], options: FitOptions = {}): LinearFit {
-  const rows: FitRow[] = passes.map((pass) => ({ x: featureVector(pass.features), y: pass.durationMs, bucket: bucketOf(pass), source: pass.source }));
+  const rows: FitRow[] = passes.map((pass) => ({
+    x: featureVector(pass.features),
+    y: pass.durationMs,
+    bucket: bucketOf(pass),
+    source: pass.source,
+  }));
   // Prefill rows have no decode features and decode rows no prefill ones, so every feature
   // varies between rows; only a feature that is 0 everywhere is left out.
   return fitLinearModel({ ...PASS_TIME_SPEC, minRelativeSpread: 0 }, rows, options);

@@ -31,7 +31,11 @@ export function readTable(file: string): Table {
 export function parseTable(text: string, file: string): Table {
   let records: Array<{ record: string[]; info: { lines: number } }>;
   try {
-    records = parse(text.replace(/^\uFEFF/, ''), { relax_column_count: true, skip_empty_lines: true, info: true }) as unknown as typeof records;
+    records = parse(text.replace(/^\uFEFF/, ''), {
+      relax_column_count: true,
+      skip_empty_lines: true,
+      info: true,
+    }) as unknown as typeof records;
   } catch (error) {
     const message = error instanceof Error ? error.message : String(error);
     throw new InputError(file, Number(/line (\d+)/i.exec(message)?.[1] ?? 0), `not a valid CSV file (${message})`);
@@ -40,7 +44,8 @@ export function parseTable(text: string, file: string): Table {
   const columns = records[0].record.map((cell) => cell.trim());
   const rows: TableRow[] = [];
   for (const { record, info } of records.slice(1)) {
-    if (record.length !== columns.length) throw new InputError(file, info.lines, `the row has ${record.length} cells; the header has ${columns.length}`);
+    if (record.length !== columns.length)
+      throw new InputError(file, info.lines, `the row has ${record.length} cells; the header has ${columns.length}`);
     const cells: Record<string, string> = {};
     columns.forEach((column, index) => (cells[column] = record[index].trim()));
     rows.push({ line: info.lines, cells });
@@ -51,7 +56,11 @@ export function parseTable(text: string, file: string): Table {
 /** The column a role reads: the mapped name, else the default name; an error lists the columns. */
 export function requireColumn(table: Table, name: string, role: string): string {
   if (!table.columns.includes(name)) {
-    throw new InputError(table.file, 1, `no column "${name}" for ${role} (columns: ${table.columns.join(', ')}); name it with --map ${role}=COLUMN`);
+    throw new InputError(
+      table.file,
+      1,
+      `no column "${name}" for ${role} (columns: ${table.columns.join(', ')}); name it with --map ${role}=COLUMN`,
+    );
   }
   return name;
 }
@@ -72,6 +81,7 @@ export function selectRows(table: Table, selections: ReadonlyArray<{ column: str
       throw new InputError(table.file, 1, `no column "${selection.column}" to select on (columns: ${table.columns.join(', ')})`);
     }
   }
-  const matches = (cell: string, wanted: string) => cell === wanted || (cell !== '' && wanted !== '' && Number(cell) === Number(wanted) && Number.isFinite(Number(cell)));
+  const matches = (cell: string, wanted: string) =>
+    cell === wanted || (cell !== '' && wanted !== '' && Number(cell) === Number(wanted) && Number.isFinite(Number(cell)));
   return { ...table, rows: table.rows.filter((row) => selections.every((s) => matches(row.cells[s.column], s.value))) };
 }

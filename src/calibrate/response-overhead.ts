@@ -46,7 +46,10 @@ function nsToMs(ns: bigint): number {
  * with 5 workers a worker carries requests of several slots), so the request sent next after an
  * end is that end's successor; at equal times an end comes before a start.
  */
-export function gapsOfRecords(records: readonly AiperfRequestRecord[], file: string): { gaps: ResponseGap[]; skipped: Record<string, number> } {
+export function gapsOfRecords(
+  records: readonly AiperfRequestRecord[],
+  file: string,
+): { gaps: ResponseGap[]; skipped: Record<string, number> } {
   const skipped: Record<string, number> = {};
   const skip = (reason: string) => (skipped[reason] = (skipped[reason] ?? 0) + 1);
   const events: Array<{ ns: bigint; kind: 0 | 1; record: AiperfRequestRecord }> = [];
@@ -127,6 +130,11 @@ export const RESPONSE_OVERHEAD_SPEC: LinearModelSpec = {
 };
 
 export function fitResponseOverhead(gaps: readonly ResponseGap[], options: FitOptions = {}): LinearFit {
-  const rows: FitRow[] = gaps.map((gap) => ({ x: [gap.outputTokens], y: gap.gapMs, bucket: log2Bucket('output tokens', gap.outputTokens), source: gap.source }));
+  const rows: FitRow[] = gaps.map((gap) => ({
+    x: [gap.outputTokens],
+    y: gap.gapMs,
+    bucket: log2Bucket('output tokens', gap.outputTokens),
+    source: gap.source,
+  }));
   return fitLinearModel(RESPONSE_OVERHEAD_SPEC, rows, options);
 }

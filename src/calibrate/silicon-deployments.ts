@@ -32,8 +32,23 @@ export interface SiliconDeployment {
   points: ScorePoint[];
 }
 
-const GROUP_COLUMNS = ['backend', 'backend_version', 'model_path', 'system', 'precision', 'mode', 'isl', 'osl', 'gemm_quant_mode', 'moe_quant_mode', 'tp_size', 'pp_size', 'attention_dp_size', 'moe_tp_size', 'moe_ep_size'] as const;
-
+const GROUP_COLUMNS = [
+  'backend',
+  'backend_version',
+  'model_path',
+  'system',
+  'precision',
+  'mode',
+  'isl',
+  'osl',
+  'gemm_quant_mode',
+  'moe_quant_mode',
+  'tp_size',
+  'pp_size',
+  'attention_dp_size',
+  'moe_tp_size',
+  'moe_ep_size',
+] as const;
 
 /** A drop of ITL larger than this share from one concurrency to the next marks a mixed series. */
 export const MIXED_SERIES_ITL_DROP = 0.15;
@@ -57,7 +72,13 @@ export function readSiliconDeployments(file: string, minPoints = 5): SiliconDepl
     if (row.cells.mode !== 'agg') continue;
     const key = [...GROUP_COLUMNS.map((c) => row.cells[c]), seriesOf(row.cells.silicon_data_source ?? '')].join('|');
     const list = groups.get(key) ?? [];
-    list.push({ c: Number(row.cells.batch_size), ttft: Number(row.cells.silicon_ttft_ms), itl: Number(row.cells.silicon_tpot_ms), line: row.line, cells: row.cells });
+    list.push({
+      c: Number(row.cells.batch_size),
+      ttft: Number(row.cells.silicon_ttft_ms),
+      itl: Number(row.cells.silicon_tpot_ms),
+      line: row.line,
+      cells: row.cells,
+    });
     groups.set(key, list);
   }
   const out: SiliconDeployment[] = [];
@@ -103,7 +124,10 @@ export function readSiliconDeployments(file: string, minPoints = 5): SiliconDepl
 }
 
 /** A base run config for a deployment: its parallelism, vLLM-like scheduler defaults, unlimited KV. */
-export function deploymentBaseConfig(d: Pick<SiliconDeployment, 'model' | 'system' | 'tp' | 'attentionDp' | 'isl' | 'osl'>, scheduler: { maxBatchedTokens?: number } = {}): RunConfig {
+export function deploymentBaseConfig(
+  d: Pick<SiliconDeployment, 'model' | 'system' | 'tp' | 'attentionDp' | 'isl' | 'osl'>,
+  scheduler: { maxBatchedTokens?: number } = {},
+): RunConfig {
   return parseRunConfig(
     {
       engine: {
@@ -138,7 +162,10 @@ export const SATURATION_TTFT_JUMP = 1.5;
  */
 export function saturatedConcurrencies(points: readonly ScorePoint[]): number[] {
   const rows = points
-    .map((p) => ({ c: Number(p.key.concurrency), ttft: Number((p.metrics.time_to_first_token as Record<string, number> | undefined)?.avg) }))
+    .map((p) => ({
+      c: Number(p.key.concurrency),
+      ttft: Number((p.metrics.time_to_first_token as Record<string, number> | undefined)?.avg),
+    }))
     .filter((r) => Number.isFinite(r.c) && r.ttft > 0)
     .sort((a, b) => a.c - b.c);
   const from = rows.findIndex((r, i) => i > 0 && r.ttft / rows[i - 1].ttft > SATURATION_TTFT_JUMP * (r.c / rows[i - 1].c));

@@ -13,7 +13,7 @@
  * A point with `request_rate` instead of `concurrency` is simulated as a Poisson arrival process.
  */
 import { parseRunConfig } from '../config/load.js';
-import type { RunConfig } from '../config/types.js';
+import type { LinearTimingConfig, RunConfig } from '../config/types.js';
 import type { PointKey } from '../score/points.js';
 
 export interface SimLoadOptions {
@@ -56,51 +56,113 @@ export interface EngineConstants {
  */
 export const CLIENT_DELAY_SERVERS = 65536;
 
-/** Applies fitted constants to a config object (not validated here). */
-export function withConstants(raw: Record<string, any>, constants: EngineConstants): Record<string, any> {
-  const out = structuredClone(raw);
-  out.engine ??= {};
-  out.engine.workers ??= {};
-  out.engine.workers.aggregated ??= {};
-  out.engine.workers.aggregated.timing = {
+/** A config object as read from YAML, before validation. */
+export type RawObject = Record<string, unknown>;
+
+/** `parent[key]` when it is a mapping; otherwise a new empty mapping put there. */
+export function childObject(parent: RawObject, key: string): RawObject {
+  const value = parent[key];
+  if (typeof value === 'object' && value !== null && !Array.isArray(value)) return value as RawObject;
+  const created: RawObject = {};
+  parent[key] = created;
+  return created;
+}
+
+/** The `linear` timing block of fitted constants (fixed choices left out at their defaults). */
+export function linearTimingOf(constants: EngineConstants): LinearTimingConfig {
+  return {
     type: 'linear',
     base_ms: constants.base_ms,
     prefill_token_us: constants.prefill_token_us,
     prefill_pair_ns: constants.prefill_pair_ns,
     decode_request_us: constants.decode_request_us,
     decode_kv_token_ns: constants.decode_kv_token_ns,
-    ...(constants.decode_request_exponent !== undefined && constants.decode_request_exponent !== 1 ? { decode_request_exponent: constants.decode_request_exponent } : {}),
-    ...(constants.prefill_overlap !== undefined && constants.prefill_overlap !== 0 ? { prefill_overlap: constants.prefill_overlap } : {}),
+    decode_request_exponent: constants.decode_request_exponent ?? 1,
+    prefill_overlap: constants.prefill_overlap ?? 0,
   };
+}
+
+/** The timing block as written to files: exponent and overlap only when they differ from their defaults. */
+function writtenTiming(constants: EngineConstants): RawObject {
+  const { decode_request_exponent, prefill_overlap, ...rest } = linearTimingOf(constants);
+  return {
+    ...rest,
+    ...(decode_request_exponent !== 1 ? { decode_request_exponent } : {}),
+    ...(prefill_overlap !== 0 ? { prefill_overlap } : {}),
+  };
+}
+
+/** Applies fitted constants to a config object (not validated here). */
+export function withConstants(raw: RawObject, constants: EngineConstants): RawObject {
+  const out = structuredClone(raw);
+  const engine = childObject(out, 'engine');
+  childObject(childObject(engine, 'workers'), 'aggregated').timing = writtenTiming(constants);
   if (constants.client_delay_ms > 0) {
-    out.engine.tokenization = { workers: CLIENT_DELAY_SERVERS, base_ms: constants.client_delay_ms, per_input_us: out.engine.tokenization?.per_input_us ?? 0 };
+    const tokenization = childObject(engine, 'tokenization');
+    engine.tokenization = {
+      workers: CLIENT_DELAY_SERVERS,
+      base_ms: constants.client_delay_ms,
+      per_input_us: typeof tokenization.per_input_us === 'number' ? tokenization.per_input_us : 0,
+    };
   }
   return out;
 }
 
 /** The run config that simulates one measured point with given constants. */
 export function pointConfig(base: RunConfig, key: PointKey, constants: EngineConstants, load: SimLoadOptions): RunConfig {
-  const raw = withConstants(structuredClone(base) as unknown as Record<string, any>, constants);
-  const source = raw.traffic.source;
+  const config = structuredClone(base);
+  const role = config.engine.workers.aggregated;
+  role.timing = linearTimingOf(constants);
+  if (constants.client_delay_ms > 0) {
+    config.engine.tokenization = {
+      workers: CLIENT_DELAY_SERVERS,
+      base_ms: constants.client_delay_ms,
+      per_input_us: config.engine.tokenization?.per_input_us ?? 0,
+    };
+  }
+  const source = config.traffic.source;
   const isl = typeof key.isl === 'number' ? key.isl : source.type === 'synthetic' ? source.input_tokens : undefined;
   const osl = typeof key.osl === 'number' ? key.osl : source.type === 'synthetic' ? source.output_tokens : undefined;
-  if (isl === undefined || osl === undefined) throw new Error(`point ${JSON.stringify(key)}: no isl/osl, and the base config's source is not synthetic`);
-  raw.traffic.source = { type: 'synthetic', input_tokens: isl, output_tokens: osl, random_range_ratio: load.rangeRatio, seed: load.seed };
+  if (isl === undefined || osl === undefined)
+    throw new Error(`point ${JSON.stringify(key)}: no isl/osl, and the base config's source is not synthetic`);
+  config.traffic.source = {
+    type: 'synthetic',
+    input_tokens: isl,
+    output_tokens: osl,
+    random_range_ratio: load.rangeRatio,
+    seed: load.seed,
+  };
+  const overhead = config.traffic.load.response_overhead;
   let unit: number;
   if (typeof key.concurrency === 'number') {
     unit = key.concurrency;
-    raw.traffic.load = { type: 'concurrency', concurrency: key.concurrency, ...(raw.traffic.load?.response_overhead ? { response_overhead: raw.traffic.load.response_overhead } : {}) };
-    const scheduler = (raw.engine.workers.aggregated.scheduler ??= {});
+    config.traffic.load = {
+      type: 'concurrency',
+      concurrency: key.concurrency,
+      ramp_up_ms: 0,
+      ...(overhead ? { response_overhead: overhead } : {}),
+    };
     // A benchmark at concurrency C on an engine that admits fewer sequences would queue on the
     // engine; the silicon rows do not say the limit, so admit at least C.
-    scheduler.max_sequences = Math.max(scheduler.max_sequences ?? 256, Math.ceil(key.concurrency / ((raw.engine.workers.aggregated.parallelism?.attention_data ?? 1) * (raw.engine.workers.aggregated.parallelism?.replicas ?? 1))));
+    role.scheduler.max_sequences = Math.max(
+      role.scheduler.max_sequences,
+      Math.ceil(key.concurrency / (role.parallelism.attention_data * role.parallelism.replicas)),
+    );
   } else if (typeof key.request_rate === 'number') {
     unit = key.request_rate;
-    raw.traffic.load = { type: 'poisson', requests_per_second: key.request_rate, seed: load.seed, ...(raw.traffic.load?.response_overhead ? { response_overhead: raw.traffic.load.response_overhead } : {}) };
+    config.traffic.load = {
+      type: 'poisson',
+      requests_per_second: key.request_rate,
+      seed: load.seed,
+      ...(overhead ? { response_overhead: overhead } : {}),
+    };
   } else {
     throw new Error(`point ${JSON.stringify(key)}: needs a concurrency or request_rate key`);
   }
-  raw.traffic.stop = { requests: Math.max(1, Math.round(load.requestsPerSlot * unit)) };
-  raw.report = { ...(raw.report ?? {}), warmup_requests: load.warmup === 'first-wave' && typeof key.concurrency === 'number' ? key.concurrency : 0 };
-  return parseRunConfig(raw, 'calibrate engine (simulated point)');
+  config.traffic.stop = { requests: Math.max(1, Math.round(load.requestsPerSlot * unit)) };
+  config.report = {
+    ...config.report,
+    warmup_requests: load.warmup === 'first-wave' && typeof key.concurrency === 'number' ? key.concurrency : 0,
+  };
+  return parseRunConfig(config, 'calibrate engine (simulated point)');
 }

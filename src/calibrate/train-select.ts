@@ -46,18 +46,29 @@ export function selectTraining(keys: readonly PointKey[], expr: string): number[
     const n = Number(extreme[2]);
     if (n < 1) throw new CalibrateUsageError(`--train ${expr}: N must be at least 1`);
     const list = extreme[1] === 'lowest' ? ordered : [...ordered].reverse();
-    return list.slice(0, n).map((entry) => entry.index).sort((a, b) => a - b);
+    return list
+      .slice(0, n)
+      .map((entry) => entry.index)
+      .sort((a, b) => a - b);
   }
   if (text === 'all') return keys.map((_, index) => index);
   const conditions = text.split(/\s+and\s+|\s*&&\s*/).map((part) => {
     const match = CONDITION.exec(part);
-    if (!match) throw new CalibrateUsageError(`--train ${expr}: expected lowest:N, highest:N, all, or KEY<=VALUE / KEY=V1|V2 conditions joined by "and"`);
+    if (!match)
+      throw new CalibrateUsageError(
+        `--train ${expr}: expected lowest:N, highest:N, all, or KEY<=VALUE / KEY=V1|V2 conditions joined by "and"`,
+      );
     return { name: match[1], op: match[2], value: match[3] };
   });
   for (const condition of conditions) {
     if (!keys.some((key) => condition.name in key)) {
-      throw new CalibrateUsageError(`--train ${expr}: no measured point has a key ${condition.name} (keys: ${[...new Set(keys.flatMap((key) => Object.keys(key)))].join(', ')})`);
+      throw new CalibrateUsageError(
+        `--train ${expr}: no measured point has a key ${condition.name} (keys: ${[...new Set(keys.flatMap((key) => Object.keys(key)))].join(', ')})`,
+      );
     }
   }
-  return keys.map((key, index) => ({ key, index })).filter(({ key }) => conditions.every((c) => c.name in key && test(key[c.name], c.op, c.value))).map(({ index }) => index);
+  return keys
+    .map((key, index) => ({ key, index }))
+    .filter(({ key }) => conditions.every((c) => c.name in key && test(key[c.name], c.op, c.value)))
+    .map(({ index }) => index);
 }

@@ -49,7 +49,10 @@ export function formatSummaryTable(summary: ReplaySummary): string {
     ['Benchmark Duration (sec)', fmt(run.benchmark_duration_s)],
     ['Worker Time (sec)', fmt(run.worker_seconds)],
     ['GPU Hours', run.gpu_hours.toPrecision(4)],
-    ['TTFT stages (ms): tokenization / queue / prefill / detokenization', [s.mean_tokenization_ms, s.mean_queue_ms, s.mean_prefill_ms, s.mean_detokenization_ms].map(fmt).join(' / ')],
+    [
+      'TTFT stages (ms): tokenization / queue / prefill / detokenization',
+      [s.mean_tokenization_ms, s.mean_queue_ms, s.mean_prefill_ms, s.mean_detokenization_ms].map(fmt).join(' / '),
+    ],
   ];
   const sim = summary.simulator;
   const speed = `simulated ${sim.output_tokens.toLocaleString('en-US')} output tokens in ${fmt(sim.wall_time_ms)} ms (${sim.us_per_output_token.toFixed(3)} us per token), ${sim.passes.toLocaleString('en-US')} passes, ${sim.preemptions.toLocaleString('en-US')} preemptions`;

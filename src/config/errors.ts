@@ -48,8 +48,7 @@ export class ConfigError extends Error {
   constructor(issues: readonly ConfigIssue[]);
   constructor(file: string, path: string, reason: string, setBy?: string);
   constructor(fileOrIssues: string | readonly ConfigIssue[], path = '', reason = '', setBy?: string) {
-    const issues =
-      typeof fileOrIssues === 'string' ? [makeConfigIssue(fileOrIssues, path, reason, setBy)] : fileOrIssues;
+    const issues = typeof fileOrIssues === 'string' ? [makeConfigIssue(fileOrIssues, path, reason, setBy)] : fileOrIssues;
     if (issues.length === 0) throw new TypeError('ConfigError needs at least one issue');
     const first = issues[0];
     super(first.message);

@@ -23,8 +23,7 @@ export function kvBlocksPerRank(role: WorkerRoleConfig): number | null {
     case 'fixed':
       return capacity.blocks;
     case 'memory': {
-      const freeGib =
-        role.parallelism.tensor * capacity.gpu_memory_gib * capacity.memory_fraction - capacity.weights_gib;
+      const freeGib = role.parallelism.tensor * capacity.gpu_memory_gib * capacity.memory_fraction - capacity.weights_gib;
       return Math.floor((freeGib * BYTES_PER_GIB) / (capacity.kv_bytes_per_token * role.kv_cache.block_size));
     }
   }

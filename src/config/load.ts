@@ -94,9 +94,7 @@ function validate(raw: unknown, file: string, sets: readonly SetAssignment[]): R
   if (found.length === 0 && config !== undefined) return config;
 
   found.sort((a, b) => comparePaths(a.path, b.path) || (a.reason < b.reason ? -1 : a.reason > b.reason ? 1 : 0));
-  const issues: ConfigIssue[] = found.map(({ path, reason }) =>
-    makeConfigIssue(file, path.join('.'), reason, findSetter(path, sets)),
-  );
+  const issues: ConfigIssue[] = found.map(({ path, reason }) => makeConfigIssue(file, path.join('.'), reason, findSetter(path, sets)));
   throw new ConfigError(issues);
 }
 

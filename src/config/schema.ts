@@ -15,8 +15,7 @@ type RawIssue = z.core.$ZodRawIssue;
 
 /** An error text for a field: `<rule>, got <value>`, or `is required (<rule>)` when absent. */
 function says(rule: string, whenMissing = 'is required') {
-  return (issue: RawIssue): string =>
-    issue.input === undefined ? `${whenMissing} (${rule})` : `${rule}, got ${formatValue(issue.input)}`;
+  return (issue: RawIssue): string => (issue.input === undefined ? `${whenMissing} (${rule})` : `${rule}, got ${formatValue(issue.input)}`);
 }
 
 const POSITIVE_INT = 'must be a positive integer';
@@ -29,11 +28,18 @@ const positiveInt = () => z.int({ error: says(POSITIVE_INT) }).min(1, { error: s
 const nonNegativeInt = () => z.int({ error: says(NON_NEGATIVE_INT) }).min(0, { error: says(NON_NEGATIVE_INT) });
 /** Finite and >= 0. zod numbers already reject NaN and +-Infinity (YAML `.nan`, `.inf`). */
 const cost = () => z.number({ error: says(COST) }).min(0, { error: says(COST) });
-const positive = (whenMissing?: string) =>
-  z.number({ error: says(POSITIVE, whenMissing) }).gt(0, { error: says(POSITIVE, whenMissing) });
+const positive = (whenMissing?: string) => z.number({ error: says(POSITIVE, whenMissing) }).gt(0, { error: says(POSITIVE, whenMissing) });
 const UNIT = 'must be a number in [0, 1]';
-const unitInterval = () => z.number({ error: says(UNIT) }).min(0, { error: says(UNIT) }).max(1, { error: says(UNIT) });
-const fraction = () => z.number({ error: says(FRACTION) }).gt(0, { error: says(FRACTION) }).max(1, { error: says(FRACTION) });
+const unitInterval = () =>
+  z
+    .number({ error: says(UNIT) })
+    .min(0, { error: says(UNIT) })
+    .max(1, { error: says(UNIT) });
+const fraction = () =>
+  z
+    .number({ error: says(FRACTION) })
+    .gt(0, { error: says(FRACTION) })
+    .max(1, { error: says(FRACTION) });
 const label = () => z.string({ error: says('must be a string') });
 const flag = () => z.boolean({ error: says('must be true or false') });
 const exactly = <T extends string>(value: T) => z.literal(value, { error: says(`must be ${value}`) });
@@ -47,7 +53,7 @@ function strict<S extends z.core.$ZodLooseShape>(shape: S) {
   return z.strictObject(shape, {
     error: (issue: RawIssue) => {
       if (issue.code !== 'unrecognized_keys') return says('must be a mapping')(issue);
-      const input = issue.input as Record<string, unknown> | undefined;
+      const input = issue.input;
       if (!('type' in shape)) return `unknown key (allowed: ${allowed})`;
       const type = input !== undefined && 'type' in input ? String(input.type) : undefined;
       return type === undefined
@@ -254,9 +260,7 @@ const loadSchema = byType(
 
 const stopSchema = strict({
   requests: positiveInt().optional().describe('Total requests sent (for a trace, its first N rows).'),
-  requests_per_load_unit: positive()
-    .optional()
-    .describe('Requests = round(this x concurrency, or x requests_per_second), at least 1.'),
+  requests_per_load_unit: positive().optional().describe('Requests = round(this x concurrency, or x requests_per_second), at least 1.'),
   max_virtual_time_seconds: positive().optional().describe('Nothing after this virtual time is recorded.'),
 })
   .meta({ minProperties: 1, maxProperties: 1 })

@@ -70,11 +70,7 @@ export function applySet(raw: object, assignment: string | SetAssignment): Recor
       node = next;
     } else {
       const at = parsed.segments.slice(0, i + 1).join('.');
-      throw new ConfigError(
-        SET_LABEL,
-        at,
-        `is ${formatValue(next)}, not a mapping, so ${parsed.text} cannot set a key inside it`,
-      );
+      throw new ConfigError(SET_LABEL, at, `is ${formatValue(next)}, not a mapping, so ${parsed.text} cannot set a key inside it`);
     }
   }
   node[parsed.segments[parsed.segments.length - 1]] = parsed.value;

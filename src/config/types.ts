@@ -131,10 +131,7 @@ export type LoadConfig =
   | { type: 'constant_rate'; requests_per_second: number; response_overhead?: ResponseOverheadConfig }
   | { type: 'trace_timestamps'; speedup: number; response_overhead?: ResponseOverheadConfig };
 
-export type StopConfig =
-  | { requests: number }
-  | { requests_per_load_unit: number }
-  | { max_virtual_time_seconds: number };
+export type StopConfig = { requests: number } | { requests_per_load_unit: number } | { max_virtual_time_seconds: number };
 
 export interface TrafficConfig {
   source: SourceConfig;

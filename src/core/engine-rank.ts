@@ -7,7 +7,7 @@
  * metrics: the simulation does.
  */
 import { IntDeque } from './int-deque.js';
-import { RequestTable, Status } from './request-table.js';
+import { type RequestTable, Status } from './request-table.js';
 import type { PassView } from './timing.js';
 
 export interface RankLimits {

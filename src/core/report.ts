@@ -119,7 +119,26 @@ function collectRequestMetrics(t: SimulationResult['table'], n: number): Request
 
 export function buildSummary(run: ResolvedRun, result: SimulationResult): CoreSummary {
   const m = collectRequestMetrics(result.table, result.requestCount);
-  const { ttft, ttst, latency, itl, perUser, e2e, isl, osl, errors, incomplete, firstSentMs, lastReceivedMs, inputTokens, outputTokens, tokenizationSum, queueSum, prefillSum, detokSum } = m;
+  const {
+    ttft,
+    ttst,
+    latency,
+    itl,
+    perUser,
+    e2e,
+    isl,
+    osl,
+    errors,
+    incomplete,
+    firstSentMs,
+    lastReceivedMs,
+    inputTokens,
+    outputTokens,
+    tokenizationSum,
+    queueSum,
+    prefillSum,
+    detokSum,
+  } = m;
   const valid = ttft.length;
   const metrics: CoreSummary['metrics'] = {};
   const add = (tag: MetricTag, values: Values) => {

@@ -111,10 +111,7 @@ export class Simulation {
     const table = this.table;
     // Without a time cap every request that receives tokens completes, so every gap counts.
     // The buffer is sized from the run's token count when it is known: no doubling and copying.
-    this.gaps = new TokenGapPool(
-      Number.isFinite(run.capMs) ? (id) => table.status[id] === Status.Completed : null,
-      expectedGaps(run),
-    );
+    this.gaps = new TokenGapPool(Number.isFinite(run.capMs) ? (id) => table.status[id] === Status.Completed : null, expectedGaps(run));
 
     this.tokFreeMs = new Float64Array(run.tokenization ? run.tokenization.serversPerWorker * workers : 0);
     this.detokFreeMs = new Float64Array(run.detokenization ? run.detokenization.serversPerWorker * workers : 0);
@@ -290,9 +287,7 @@ export class Simulation {
     // Open-loop arrival: start a unit and schedule the next arrival (first at 0).
     this.startUnit(-1);
     const more =
-      this.cfg.source.kind === 'trace'
-        ? this.traceCursor < (this.traceStarts as Int32Array).length
-        : this.created < this.cfg.maxRequests;
+      this.cfg.source.kind === 'trace' ? this.traceCursor < (this.traceStarts as Int32Array).length : this.created < this.cfg.maxRequests;
     if (!more) return;
     const rate = (load as { ratePerSecond: number }).ratePerSecond;
     const gapMs = load.kind === 'poisson' ? (-Math.log(1 - uniformFloat64(this.arrivalRng as Rng)) * 1000) / rate : 1000 / rate;
@@ -373,7 +368,10 @@ export class Simulation {
     const id = this.createRequest();
     const turn = t.turnIndex[prev] + 1;
     // The prompt carries the whole conversation so far (spec §5; no prefix cache).
-    t.prompt[id] = sessionTurnPromptTokens({ new_input_tokens_per_turn: source.newInputTokens, output_tokens_per_turn: source.outputTokens }, turn + 1);
+    t.prompt[id] = sessionTurnPromptTokens(
+      { new_input_tokens_per_turn: source.newInputTokens, output_tokens_per_turn: source.outputTokens },
+      turn + 1,
+    );
     t.outputLen[id] = source.outputTokens;
     t.sessionId[id] = t.sessionId[prev];
     t.turnIndex[id] = turn;
@@ -452,7 +450,9 @@ export class Simulation {
       let held = 0;
       for (let i = 0; i < rank.runningCount; i++) held += this.table.blocksHeld[rank.running[i]];
       if (rank.freeBlocks < 0 || held + rank.freeBlocks !== total) {
-        throw new Error(`INV-kv: rank ${worker * ranksPerWorker + k} holds ${held} blocks with ${rank.freeBlocks} free of ${total} at ${this.nowMs} ms`);
+        throw new Error(
+          `INV-kv: rank ${worker * ranksPerWorker + k} holds ${held} blocks with ${rank.freeBlocks} free of ${total} at ${this.nowMs} ms`,
+        );
       }
     }
   }

@@ -39,7 +39,22 @@ export function percentileSorted(sorted: ArrayLike<number>, q: number): number {
   return sorted[lo] + (h - lo) * (sorted[hi] - sorted[lo]);
 }
 
-const EMPTY: Stats = { avg: NaN, min: NaN, max: NaN, p1: NaN, p5: NaN, p10: NaN, p25: NaN, p50: NaN, p75: NaN, p90: NaN, p95: NaN, p99: NaN, std: NaN, count: 0 };
+const EMPTY: Stats = {
+  avg: NaN,
+  min: NaN,
+  max: NaN,
+  p1: NaN,
+  p5: NaN,
+  p10: NaN,
+  p25: NaN,
+  p50: NaN,
+  p75: NaN,
+  p90: NaN,
+  p95: NaN,
+  p99: NaN,
+  std: NaN,
+  count: 0,
+};
 
 /** Statistics of the values; `count` 0 gives NaN everywhere else. Does not modify the input. */
 export function summarize(values: ArrayLike<number>): Stats {
@@ -147,7 +162,8 @@ function orderStatisticsWithin(a: Float64Array, ranks: readonly number[], min: n
   if (min === 0) min = -0;
   if (max === 0) max = 0;
   const level = firstDifferingLevel(min, max);
-  if (level === 6) out.fill(min); // every value is the same number, bit for bit
+  if (level === 6)
+    out.fill(min); // every value is the same number, bit for bit
   else selectLevel(a, ranks, 0, ranks.length, 0, level, out);
   return out;
 }
@@ -260,7 +276,14 @@ function groupBuckets(
 }
 
 /** ranks[rFirst .. rEnd) (each minus `offset`) of a few values, by sorting a copy. */
-function selectBySorting(values: Float64Array, ranks: readonly number[], rFirst: number, rEnd: number, offset: number, out: number[]): void {
+function selectBySorting(
+  values: Float64Array,
+  ranks: readonly number[],
+  rFirst: number,
+  rEnd: number,
+  offset: number,
+  out: number[],
+): void {
   const sorted = values.slice();
   sorted.sort();
   for (let r = rFirst; r < rEnd; r++) out[r] = sorted[ranks[r] - offset];

@@ -65,7 +65,10 @@ export function createPassTime(config: TimingConfig): PassTimeFn {
         // Roofline overlap: the prefill work (compute) and the rest of the pass (weights and
         // KV reads) overlap by `overlap` of the smaller of the two.
         return (v) => {
-          const rest = baseMs + decodeRequestMs * (exponent === 1 ? v.decodeRequests : v.decodeRequests ** exponent) + decodeKvTokenMs * v.decodeKvTokens;
+          const rest =
+            baseMs +
+            decodeRequestMs * (exponent === 1 ? v.decodeRequests : v.decodeRequests ** exponent) +
+            decodeKvTokenMs * v.decodeKvTokens;
           const prefill = prefillTokenMs * v.prefillTokens + prefillPairMs * v.prefillPairs;
           return rest + prefill - overlap * (rest < prefill ? rest : prefill);
         };

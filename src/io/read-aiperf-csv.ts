@@ -11,7 +11,14 @@ import { parse } from 'csv-parse/sync';
 import { AiperfInputError } from './read-aiperf-errors.js';
 import { parseNumberText } from './read-aiperf-json.js';
 import { getMetricInfo, tagFromHeaderCell } from './read-aiperf-tags.js';
-import { AIPERF_STATS, type AiperfLayout, type AiperfMetric, type AiperfStat, type AiperfSummary, type AiperfTelemetryRow } from './read-aiperf-types.js';
+import {
+  AIPERF_STATS,
+  type AiperfLayout,
+  type AiperfMetric,
+  type AiperfStat,
+  type AiperfSummary,
+  type AiperfTelemetryRow,
+} from './read-aiperf-types.js';
 
 interface CsvLine {
   cells: string[];
@@ -66,7 +73,8 @@ export function parseAiperfCsv(text: string, file: string): AiperfSummary {
     return blanks;
   };
   skipBlank();
-  if (index >= lines.length) throw new AiperfInputError(file, { line: 1 }, 'the file is empty; expected the statistics section "Metric,avg,min,max,..."');
+  if (index >= lines.length)
+    throw new AiperfInputError(file, { line: 1 }, 'the file is empty; expected the statistics section "Metric,avg,min,max,..."');
   const header = lines[index];
   const headerCells = header.cells.map((cell) => cell.trim());
   if (headerCells[0] !== 'Metric' || headerCells.length < 2 || headerCells[1] === 'Value') {
@@ -79,7 +87,11 @@ export function parseAiperfCsv(text: string, file: string): AiperfSummary {
   const statColumns = headerCells.slice(1).map((cell) => cell.toLowerCase());
   for (const [offset, column] of statColumns.entries()) {
     if (!STAT_SET.has(column)) {
-      throw new AiperfInputError(file, { line: header.line }, `unknown statistic column "${headerCells[offset + 1]}" (known: ${AIPERF_STATS.join(', ')})`);
+      throw new AiperfInputError(
+        file,
+        { line: header.line },
+        `unknown statistic column "${headerCells[offset + 1]}" (known: ${AIPERF_STATS.join(', ')})`,
+      );
     }
   }
   const layout = layoutFromStatHeader(statColumns, file);
@@ -94,11 +106,19 @@ export function parseAiperfCsv(text: string, file: string): AiperfSummary {
   const lastLine = index > 0 ? lines[index - 1].line : 1;
   skipBlank();
   if (index >= lines.length) {
-    throw new AiperfInputError(file, { line: lastLine }, 'the file ends without the single-value section "Metric,Value" (missing section?)');
+    throw new AiperfInputError(
+      file,
+      { line: lastLine },
+      'the file ends without the single-value section "Metric,Value" (missing section?)',
+    );
   }
   const valueHeader = lines[index];
   if (valueHeader.cells.length < 2 || valueHeader.cells[0].trim() !== 'Metric' || valueHeader.cells[1].trim() !== 'Value') {
-    throw new AiperfInputError(file, { line: valueHeader.line }, `expected the single-value section header "Metric,Value", got "${valueHeader.cells.join(',')}"`);
+    throw new AiperfInputError(
+      file,
+      { line: valueHeader.line },
+      `expected the single-value section header "Metric,Value", got "${valueHeader.cells.join(',')}"`,
+    );
   }
   index++;
   while (index < lines.length && lines[index].cells.length > 0) {
@@ -138,7 +158,11 @@ function parseStatRow(row: CsvLine, statColumns: string[], kind: AiperfMetric['k
   const first = row.cells[0]?.trim() ?? '';
   if (first === '') throw new AiperfInputError(file, { line: row.line }, 'a metric row has no header in its first cell');
   if (row.cells.length !== statColumns.length + 1) {
-    throw new AiperfInputError(file, { line: row.line }, `"${first}" has ${row.cells.length} cells; the section header has ${statColumns.length + 1}`);
+    throw new AiperfInputError(
+      file,
+      { line: row.line },
+      `"${first}" has ${row.cells.length} cells; the section header has ${statColumns.length + 1}`,
+    );
   }
   const parsed = tagFromHeaderCell(first);
   const info = getMetricInfo(parsed.tag);
@@ -167,13 +191,18 @@ function parseTelemetrySection(lines: CsvLine[], header: CsvLine, start: number,
   const lower = columns.map((cell) => cell.toLowerCase());
   const columnOf = (name: string): number => lower.indexOf(name);
   for (const required of ['endpoint', 'gpu_index', 'metric']) {
-    if (columnOf(required) < 0) throw new AiperfInputError(file, { line: header.line }, `the GPU telemetry section has no "${required}" column`);
+    if (columnOf(required) < 0)
+      throw new AiperfInputError(file, { line: header.line }, `the GPU telemetry section has no "${required}" column`);
   }
   const rows: AiperfTelemetryRow[] = [];
   for (let index = start; index < lines.length && lines[index].cells.length > 0; index++) {
     const row = lines[index];
     if (row.cells.length !== columns.length) {
-      throw new AiperfInputError(file, { line: row.line }, `a GPU telemetry row has ${row.cells.length} cells; its header has ${columns.length}`);
+      throw new AiperfInputError(
+        file,
+        { line: row.line },
+        `a GPU telemetry row has ${row.cells.length} cells; its header has ${columns.length}`,
+      );
     }
     const cell = (name: string): string => (columnOf(name) >= 0 ? row.cells[columnOf(name)].trim() : '');
     const parsed = tagFromHeaderCell(cell('metric'));

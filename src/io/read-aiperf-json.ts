@@ -29,7 +29,22 @@ const NON_METRIC_KEYS = new Set([
 ]);
 
 /** Stats an error-adjusted row of this layout has; the missing ones were infinite. */
-const ADJUSTED_STATS: readonly AiperfStat[] = ['avg', 'min', 'max', 'sum', 'p1', 'p5', 'p10', 'p25', 'p50', 'p75', 'p90', 'p95', 'p99', 'std'];
+const ADJUSTED_STATS: readonly AiperfStat[] = [
+  'avg',
+  'min',
+  'max',
+  'sum',
+  'p1',
+  'p5',
+  'p10',
+  'p25',
+  'p50',
+  'p75',
+  'p90',
+  'p95',
+  'p99',
+  'std',
+];
 
 function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
@@ -63,7 +78,11 @@ export function parseAiperfJson(text: string, file: string): AiperfSummary {
     if (!hasRecords && NON_METRIC_KEYS.has(rawKey)) continue;
     if (!isObject(block)) {
       if (hasRecords) {
-        throw new AiperfInputError(file, { key: keyPrefix + rawKey }, `expected a metric block {unit, avg, ...}, got ${describeValue(block)}`);
+        throw new AiperfInputError(
+          file,
+          { key: keyPrefix + rawKey },
+          `expected a metric block {unit, avg, ...}, got ${describeValue(block)}`,
+        );
       }
       continue; // an unknown scalar at the top level of a newer layout
     }
@@ -120,7 +139,8 @@ function parseMetricBlock(rawTag: string, block: Record<string, unknown>, keyPat
   const info = getMetricInfo(tag);
   let unit = info?.unit ?? '';
   if (block.unit !== undefined && block.unit !== null) {
-    if (typeof block.unit !== 'string') throw new AiperfInputError(file, { key: `${keyPath}.unit` }, `expected a unit string, got ${describeValue(block.unit)}`);
+    if (typeof block.unit !== 'string')
+      throw new AiperfInputError(file, { key: `${keyPath}.unit` }, `expected a unit string, got ${describeValue(block.unit)}`);
     unit = block.unit;
   }
   const stats: Partial<Record<AiperfStat, number>> = {};
@@ -143,7 +163,8 @@ function parseMetricBlock(rawTag: string, block: Record<string, unknown>, keyPat
   const hasSpread = Object.keys(stats).some((stat) => stat !== 'avg' && stat !== 'count');
   const kind: AiperfMetric['kind'] = info ? (info.kind === 'single' ? 'single' : 'distribution') : hasSpread ? 'distribution' : 'single';
   if (kind === 'single') {
-    if (stats.avg === undefined) throw new AiperfInputError(file, { key: `${keyPath}.avg` }, 'a single-value metric needs its value in "avg"');
+    if (stats.avg === undefined)
+      throw new AiperfInputError(file, { key: `${keyPath}.avg` }, 'a single-value metric needs its value in "avg"');
     return { tag, unit, kind, stats: { avg: stats.avg } };
   }
   return { tag, unit, kind, stats };
@@ -163,10 +184,12 @@ function parseErrorSummary(value: unknown, file: string): AiperfSummary['errorSu
   if (value === undefined || value === null) return [];
   if (!Array.isArray(value)) throw new AiperfInputError(file, { key: 'error_summary' }, `expected a list, got ${describeValue(value)}`);
   return value.map((entry, index) => {
-    if (!isObject(entry)) throw new AiperfInputError(file, { key: `error_summary.${index}` }, `expected an object, got ${describeValue(entry)}`);
+    if (!isObject(entry))
+      throw new AiperfInputError(file, { key: `error_summary.${index}` }, `expected an object, got ${describeValue(entry)}`);
     const details = isObject(entry.error_details) ? entry.error_details : {};
     const count = entry.count;
-    if (typeof count !== 'number') throw new AiperfInputError(file, { key: `error_summary.${index}.count` }, `expected a number, got ${describeValue(count)}`);
+    if (typeof count !== 'number')
+      throw new AiperfInputError(file, { key: `error_summary.${index}.count` }, `expected a number, got ${describeValue(count)}`);
     return {
       type: typeof details.type === 'string' ? details.type : undefined,
       code: typeof details.code === 'number' ? details.code : undefined,

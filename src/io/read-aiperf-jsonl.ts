@@ -83,9 +83,11 @@ function parseRecordLine(lineText: string, line: number, file: string): AiperfRe
   const parsed = parseJsonText(lineText, file, line);
   if (!isObject(parsed)) throw new AiperfInputError(file, { line }, `expected a JSON object per line, got ${describeValue(parsed)}`);
   const metadata = parsed.metadata;
-  if (!isObject(metadata)) throw new AiperfInputError(file, { line, key: 'metadata' }, `expected an object, got ${describeValue(metadata)}`);
+  if (!isObject(metadata))
+    throw new AiperfInputError(file, { line, key: 'metadata' }, `expected an object, got ${describeValue(metadata)}`);
   const metricsBlock = parsed.metrics ?? {};
-  if (!isObject(metricsBlock)) throw new AiperfInputError(file, { line, key: 'metrics' }, `expected an object, got ${describeValue(metricsBlock)}`);
+  if (!isObject(metricsBlock))
+    throw new AiperfInputError(file, { line, key: 'metrics' }, `expected an object, got ${describeValue(metricsBlock)}`);
   const exact = captureTimestamps(lineText);
   const metrics: Record<string, number | number[]> = {};
   for (const [rawTag, entry] of Object.entries(metricsBlock)) {
@@ -95,9 +97,13 @@ function parseRecordLine(lineText: string, line: number, file: string): AiperfRe
     if (typeof value === 'number') {
       metrics[canonicalTag(rawTag)] = value;
     } else if (Array.isArray(value) && value.every((item) => typeof item === 'number')) {
-      metrics[canonicalTag(rawTag)] = value as number[];
+      metrics[canonicalTag(rawTag)] = value;
     } else {
-      throw new AiperfInputError(file, { line, key: `metrics.${rawTag}.value` }, `expected a number or a list of numbers, got ${describeValue(value)}`);
+      throw new AiperfInputError(
+        file,
+        { line, key: `metrics.${rawTag}.value` },
+        `expected a number or a list of numbers, got ${describeValue(value)}`,
+      );
     }
   }
   const requestStartNs =
@@ -132,7 +138,8 @@ function optionalText(value: unknown): string | undefined {
 
 function parseRecordError(value: unknown, line: number, file: string): AiperfRequestError | null {
   if (value === undefined || value === null) return null;
-  if (!isObject(value)) throw new AiperfInputError(file, { line, key: 'error' }, `expected an error object or null, got ${describeValue(value)}`);
+  if (!isObject(value))
+    throw new AiperfInputError(file, { line, key: 'error' }, `expected an error object or null, got ${describeValue(value)}`);
   return {
     code: typeof value.code === 'number' ? value.code : undefined,
     type: typeof value.type === 'string' ? value.type : undefined,

@@ -32,7 +32,8 @@ export function loadFromInputConfig(config: unknown): LoadValues {
   const found: LoadValues = {};
   // Newest (AIPerf 0.8+): phases[] and datasets[].
   if (Array.isArray(config.phases)) {
-    const profiling = config.phases.find((phase) => isObject(phase) && (phase.name === 'profiling' || phase.kind === 'profiling')) ?? config.phases[0];
+    const phases = config.phases as unknown[];
+    const profiling = phases.find((phase) => isObject(phase) && (phase.name === 'profiling' || phase.kind === 'profiling')) ?? phases[0];
     if (isObject(profiling)) {
       found.concurrency = positiveNumber(profiling.concurrency);
       found.requestRate = positiveNumber(profiling.request_rate ?? profiling.rate);
@@ -40,7 +41,8 @@ export function loadFromInputConfig(config: unknown): LoadValues {
     }
   }
   if (Array.isArray(config.datasets)) {
-    const dataset = config.datasets.find((entry) => isObject(entry) && entry.name === 'main') ?? config.datasets[0];
+    const datasets = config.datasets as unknown[];
+    const dataset = datasets.find((entry) => isObject(entry) && entry.name === 'main') ?? datasets[0];
     if (isObject(dataset) && isObject(dataset.prompts)) {
       found.isl = meanOf(dataset.prompts.isl);
       found.osl = meanOf(dataset.prompts.osl);

@@ -68,7 +68,9 @@ const DERIVED_FROM_COLUMNS: ReadonlyArray<readonly [string, (record: AiperfReque
   [
     'effective_latency',
     (record) =>
-      record.creditIssuedNs !== undefined && record.requestEndNs !== undefined ? Number(record.requestEndNs - record.creditIssuedNs) / 1e6 : undefined,
+      record.creditIssuedNs !== undefined && record.requestEndNs !== undefined
+        ? Number(record.requestEndNs - record.creditIssuedNs) / 1e6
+        : undefined,
   ],
 ];
 
@@ -111,7 +113,8 @@ export function summarizeAiperfRecords(records: readonly AiperfRequestRecord[]):
     metrics[tag] = { tag, unit: unitOf(tag), kind: 'distribution', stats: distributionStats(list) };
   }
   const errorIsl = failed.map((record) => record.metrics.error_isl).filter((value): value is number => typeof value === 'number');
-  if (errorIsl.length > 0) metrics.error_isl = { tag: 'error_isl', unit: 'tokens', kind: 'distribution', stats: distributionStats(errorIsl) };
+  if (errorIsl.length > 0)
+    metrics.error_isl = { tag: 'error_isl', unit: 'tokens', kind: 'distribution', stats: distributionStats(errorIsl) };
   const single = (tag: string, value: number): void => {
     metrics[tag] = { tag, unit: unitOf(tag), kind: 'single', stats: { avg: value } };
   };
@@ -120,7 +123,11 @@ export function summarizeAiperfRecords(records: readonly AiperfRequestRecord[]):
     single('error_request_count', failed.length);
     single('completed_request_count', valid.length + failed.length);
     single('request_error_rate', (100 * failed.length) / (valid.length + failed.length));
-    if (errorIsl.length > 0) single('total_error_isl', errorIsl.reduce((a, b) => a + b, 0));
+    if (errorIsl.length > 0)
+      single(
+        'total_error_isl',
+        errorIsl.reduce((a, b) => a + b, 0),
+      );
   }
   const total = (tag: string): number | undefined => (metrics[tag] ? metrics[tag].stats.sum : undefined);
   const totalIsl = total('input_sequence_length');
@@ -132,8 +139,7 @@ export function summarizeAiperfRecords(records: readonly AiperfRequestRecord[]):
   for (const record of valid) {
     if (record.requestStartNs === undefined) continue;
     const latencyMs = record.metrics.request_latency;
-    const endNs =
-      typeof latencyMs === 'number' ? record.requestStartNs + BigInt(Math.round(latencyMs * 1e6)) : record.requestEndNs;
+    const endNs = typeof latencyMs === 'number' ? record.requestStartNs + BigInt(Math.round(latencyMs * 1e6)) : record.requestEndNs;
     if (endNs === undefined) continue;
     if (firstStartNs === undefined || record.requestStartNs < firstStartNs) firstStartNs = record.requestStartNs;
     if (lastEndNs === undefined || endNs > lastEndNs) lastEndNs = endNs;
@@ -151,7 +157,12 @@ export function summarizeAiperfRecords(records: readonly AiperfRequestRecord[]):
       const list = values.get(tag);
       if (!list) continue;
       const perRequest = valid.map((record) => record.metrics[tag]).filter((value): value is number => typeof value === 'number');
-      metrics[`adj_${tag}`] = { tag: `adj_${tag}`, unit: unitOf(tag), kind: 'distribution', stats: adjustedStats(perRequest, failed.length) };
+      metrics[`adj_${tag}`] = {
+        tag: `adj_${tag}`,
+        unit: unitOf(tag),
+        kind: 'distribution',
+        stats: adjustedStats(perRequest, failed.length),
+      };
     }
   }
   return metrics;

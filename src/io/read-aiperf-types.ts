@@ -5,7 +5,23 @@
  * because they are infinite are `Infinity`.
  */
 
-export const AIPERF_STATS = ['avg', 'min', 'max', 'sum', 'p1', 'p5', 'p10', 'p25', 'p50', 'p75', 'p90', 'p95', 'p99', 'std', 'count'] as const;
+export const AIPERF_STATS = [
+  'avg',
+  'min',
+  'max',
+  'sum',
+  'p1',
+  'p5',
+  'p10',
+  'p25',
+  'p50',
+  'p75',
+  'p90',
+  'p95',
+  'p99',
+  'std',
+  'count',
+] as const;
 export type AiperfStat = (typeof AIPERF_STATS)[number];
 
 /**

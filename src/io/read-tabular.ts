@@ -78,7 +78,8 @@ export function parseMappingArguments(items: readonly string[]): Record<string, 
   const mapping: Record<string, string> = {};
   for (const item of items) {
     const equals = item.indexOf('=');
-    if (equals <= 0 || equals === item.length - 1) throw new Error(`--map ${item}: expected COLUMN=TARGET, e.g. batch_size=concurrency or silicon_ttft_ms=time_to_first_token.avg`);
+    if (equals <= 0 || equals === item.length - 1)
+      throw new Error(`--map ${item}: expected COLUMN=TARGET, e.g. batch_size=concurrency or silicon_ttft_ms=time_to_first_token.avg`);
     mapping[item.slice(0, equals).trim()] = item.slice(equals + 1).trim();
   }
   return mapping;
@@ -95,7 +96,7 @@ function cellMatches(cell: string, wanted: string): boolean {
 export function readTabularColumns(file: string): string[] {
   const text = readFileSync(file, 'utf8').replace(/^\uFEFF/, '');
   const firstLine = text.slice(0, text.search(/\r?\n|$/));
-  const [header] = parse(firstLine, { relax_column_count: true }) as string[][];
+  const [header]: string[][] = parse(firstLine, { relax_column_count: true });
   return (header ?? []).map((cell) => cell.trim());
 }
 
@@ -125,25 +126,43 @@ export function parseTabularPoints(text: string, file: string, options: ReadTabu
   }
   for (const [column, target] of Object.entries(options.mapping ?? {})) {
     if (!columnIndex.has(column)) {
-      throw new AiperfInputError(file, { line: header.info.lines }, `no column "${column}" to map to ${target} (columns: ${columns.join(', ')})`);
+      throw new AiperfInputError(
+        file,
+        { line: header.info.lines },
+        `no column "${column}" to map to ${target} (columns: ${columns.join(', ')})`,
+      );
     }
     // An explicit target replaces a default one of the same column or of the same target.
     for (const [other, otherTarget] of Object.entries(mapping)) if (otherTarget === target && other !== column) delete mapping[other];
     mapping[column] = target;
   }
-  const select = (options.select ?? []).filter((selection) => options.unknownSelectColumns !== 'ignore' || columnIndex.has(selection.column));
+  const select = (options.select ?? []).filter(
+    (selection) => options.unknownSelectColumns !== 'ignore' || columnIndex.has(selection.column),
+  );
   for (const selection of select) {
     if (!columnIndex.has(selection.column)) {
-      throw new AiperfInputError(file, { line: header.info.lines }, `no column "${selection.column}" to select on (columns: ${columns.join(', ')})`);
+      throw new AiperfInputError(
+        file,
+        { line: header.info.lines },
+        `no column "${selection.column}" to select on (columns: ${columns.join(', ')})`,
+      );
     }
   }
   const keyColumns = Object.entries(mapping).filter(([, target]) => !isMetricTarget(target));
   const metricColumns = Object.entries(mapping).filter(([, target]) => isMetricTarget(target));
   if (keyColumns.length === 0) {
-    throw new AiperfInputError(file, { line: header.info.lines }, `no column maps to a load key (concurrency, request_rate, isl, osl); map one with --map COLUMN=concurrency`);
+    throw new AiperfInputError(
+      file,
+      { line: header.info.lines },
+      `no column maps to a load key (concurrency, request_rate, isl, osl); map one with --map COLUMN=concurrency`,
+    );
   }
   if (metricColumns.length === 0) {
-    throw new AiperfInputError(file, { line: header.info.lines }, 'no column maps to a metric; map one with --map COLUMN=time_to_first_token.avg');
+    throw new AiperfInputError(
+      file,
+      { line: header.info.lines },
+      'no column maps to a metric; map one with --map COLUMN=time_to_first_token.avg',
+    );
   }
   const points: TabularPoint[] = [];
   let skippedRows = 0;

@@ -38,7 +38,23 @@ export const REJECTION_ERROR = {
 } as const;
 
 const CSV_STATS: readonly AiperfStat[] = ['avg', 'min', 'max', 'sum', 'p1', 'p5', 'p10', 'p25', 'p50', 'p75', 'p90', 'p95', 'p99', 'std'];
-const JSON_STATS: readonly AiperfStat[] = ['avg', 'p1', 'p5', 'p10', 'p25', 'p50', 'p75', 'p90', 'p95', 'p99', 'min', 'max', 'std', 'count', 'sum'];
+const JSON_STATS: readonly AiperfStat[] = [
+  'avg',
+  'p1',
+  'p5',
+  'p10',
+  'p25',
+  'p50',
+  'p75',
+  'p90',
+  'p95',
+  'p99',
+  'min',
+  'max',
+  'std',
+  'count',
+  'sum',
+];
 
 /** Record metrics in the order AIPerf 0.12 registers them (the JSON's key order). */
 const JSON_ORDER = [
@@ -209,7 +225,11 @@ function metricsFromRequests(requests: ExportedRequest[]): Record<string, Export
     const errorIsl = failed.map((request) => request.record.input_tokens);
     metrics.error_isl = { tag: 'error_isl', unit: 'tokens', kind: 'distribution', stats: distributionStats(errorIsl) };
     single(metrics, 'error_request_count', failed.length);
-    single(metrics, 'total_error_isl', errorIsl.reduce((a, b) => a + b, 0));
+    single(
+      metrics,
+      'total_error_isl',
+      errorIsl.reduce((a, b) => a + b, 0),
+    );
     single(metrics, 'completed_request_count', valid.length + failed.length);
     single(metrics, 'request_error_rate', (100 * failed.length) / (valid.length + failed.length));
   }
@@ -229,7 +249,12 @@ function metricsFromRequests(requests: ExportedRequest[]): Record<string, Export
     for (const tag of ADJUSTED_TAGS) {
       const perRequest = valid.map((request) => request.metrics[tag]).filter((value): value is number => typeof value === 'number');
       if (perRequest.length === 0) continue;
-      metrics[`adj_${tag}`] = { tag: `adj_${tag}`, unit: unitOf(tag), kind: 'distribution', stats: adjustedStats(perRequest, failed.length) };
+      metrics[`adj_${tag}`] = {
+        tag: `adj_${tag}`,
+        unit: unitOf(tag),
+        kind: 'distribution',
+        stats: adjustedStats(perRequest, failed.length),
+      };
     }
   }
   return metrics;
@@ -305,7 +330,12 @@ function inputConfigOf(config: RunConfig): Record<string, unknown> {
   const phase: Record<string, unknown> = { name: 'profiling', kind: 'profiling' };
   if (load.type === 'concurrency') Object.assign(phase, { type: 'concurrency', concurrency: load.concurrency });
   else if (load.type === 'trace_timestamps') Object.assign(phase, { type: 'fixed_schedule' });
-  else Object.assign(phase, { type: 'request_rate', request_rate: load.requests_per_second, arrival: load.type === 'poisson' ? 'poisson' : 'constant' });
+  else
+    Object.assign(phase, {
+      type: 'request_rate',
+      request_rate: load.requests_per_second,
+      arrival: load.type === 'poisson' ? 'poisson' : 'constant',
+    });
   const requests = requestsOfRun(config);
   if (requests !== undefined) phase.requests = requests;
   const dataset: Record<string, unknown> = { name: 'main', type: lengths.datasetType };
@@ -481,7 +511,9 @@ export function buildAiperfExport(summary: ReplaySummary, records: readonly Requ
     lastMs = requests.reduce((last, request) => Math.max(last, request.record.response_received_ms ?? request.endMs), 0);
     const slots = config.traffic.load.type === 'concurrency' ? assignSlots(records) : undefined;
     const ordered = [...requests].sort(
-      (a, b) => (a.record.response_received_ms ?? a.endMs) - (b.record.response_received_ms ?? b.endMs) || a.record.request_id - b.record.request_id,
+      (a, b) =>
+        (a.record.response_received_ms ?? a.endMs) - (b.record.response_received_ms ?? b.endMs) ||
+        a.record.request_id - b.record.request_id,
     );
     jsonlText = ordered.map((request) => `${jsonlLine(request, slots?.get(request.record.request_id))}\n`).join('');
   } else {

@@ -82,7 +82,9 @@ export function metricChartSpec(result: ScoreResult, metric: string): Spec | nul
     $schema: 'https://vega.github.io/schema/vega-lite/v6.json',
     title: {
       text: metric,
-      subtitle: hasMeasured ? `${unit ? `${unit}; ` : ''}${simLabel} and measured against ${loadKey ?? 'point'}` : 'no measured values: simulated only',
+      subtitle: hasMeasured
+        ? `${unit ? `${unit}; ` : ''}${simLabel} and measured against ${loadKey ?? 'point'}`
+        : 'no measured values: simulated only',
     },
     width: 340,
     height: 240,
@@ -96,20 +98,26 @@ export function metricChartSpec(result: ScoreResult, metric: string): Spec | nul
       detail: { field: 'curve', type: 'nominal' },
     },
     config: { font: 'sans-serif', view: { stroke: '#ccc' } },
-  } as Spec;
+  };
 }
 
 /** Vega-lite spec of APE per point, grouped by point, one bar per metric. */
 export function apeChartSpec(result: ScoreResult, which: 'sim' | 'baseline' = 'sim'): Spec | null {
   const loadKey = result.match.load_key;
   const values = result.points
-    .map((row) => ({ label: pointLabel(row.key, loadKey), metric: row.metric, ape: which === 'sim' ? row.ape : (row.baseline_ape ?? null), load: loadKey ? row.key[loadKey] : 0 }))
+    .map((row) => ({
+      label: pointLabel(row.key, loadKey),
+      metric: row.metric,
+      ape: which === 'sim' ? row.ape : (row.baseline_ape ?? null),
+      load: loadKey ? row.key[loadKey] : 0,
+    }))
     .filter((value) => value.ape !== null);
   if (values.length === 0) return null;
   const order = [...new Map(values.map((value) => [value.label, value.load])).entries()]
     .sort((a, b) => (typeof a[1] === 'number' && typeof b[1] === 'number' ? a[1] - b[1] : 0))
     .map(([label]) => label);
-  const title = which === 'sim' ? `APE per point (${result.inputs.sim_label})` : `APE per point (${result.inputs.baseline_label ?? 'baseline'})`;
+  const title =
+    which === 'sim' ? `APE per point (${result.inputs.sim_label})` : `APE per point (${result.inputs.baseline_label ?? 'baseline'})`;
   return {
     $schema: 'https://vega.github.io/schema/vega-lite/v6.json',
     title: { text: title, subtitle: '|sim - measured| / measured, %' },
@@ -124,7 +132,7 @@ export function apeChartSpec(result: ScoreResult, which: 'sim' | 'baseline' = 's
       color: { field: 'metric', type: 'nominal', title: 'metric', sort: Object.keys(result.metrics), legend: { labelLimit: 260 } },
     },
     config: { font: 'sans-serif', view: { stroke: '#ccc' } },
-  } as Spec;
+  };
 }
 
 export interface ScoreCharts {

@@ -67,7 +67,12 @@ export function compareKeys(a: PointKey, b: PointKey, names: readonly string[]):
 }
 
 /** One row per pair and metric, metrics in the order given, points ordered by key names. */
-export function scorePairs(pairs: readonly PointPair[], metrics: readonly MetricName[], keyNames: readonly string[], loadKey: string | undefined): ScoreRow[] {
+export function scorePairs(
+  pairs: readonly PointPair[],
+  metrics: readonly MetricName[],
+  keyNames: readonly string[],
+  loadKey: string | undefined,
+): ScoreRow[] {
   const curveNames = keyNames.filter((name) => name !== loadKey);
   const order = loadKey === undefined ? [...keyNames] : [...curveNames, loadKey];
   const sorted = [...pairs].sort((a, b) => compareKeys(a.sim.key, b.sim.key, order));

@@ -58,7 +58,9 @@ function selectionMatches(value: KeyValue, wanted: string): boolean {
 
 /** Keeps the points whose keys equal the selections that name one of their keys. */
 export function selectPoints(points: readonly ScorePoint[], selections: readonly ColumnSelection[]): ScorePoint[] {
-  return points.filter((point) => selections.every((selection) => !(selection.column in point.key) || selectionMatches(point.key[selection.column], selection.value)));
+  return points.filter((point) =>
+    selections.every((selection) => !(selection.column in point.key) || selectionMatches(point.key[selection.column], selection.value)),
+  );
 }
 
 /** Keys of the simulated points that take more than one value among them. */

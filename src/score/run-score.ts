@@ -60,7 +60,10 @@ export class ScoreUsageError extends Error {
 }
 
 function splitList(items: readonly string[] | undefined): string[] {
-  return (items ?? []).flatMap((item) => item.split(',')).map((item) => item.trim()).filter((item) => item !== '');
+  return (items ?? [])
+    .flatMap((item) => item.split(','))
+    .map((item) => item.trim())
+    .filter((item) => item !== '');
 }
 
 export function parseSelections(items: readonly string[] | undefined): ColumnSelection[] {
@@ -148,12 +151,16 @@ export async function runScore(options: ScoreOptions): Promise<ScoreOutcome> {
   }
   const simPoints = selectPoints(sim.points, selections);
   const measuredPoints = selectPoints(measured.points, selections);
-  if (measuredPoints.length === 0) throw new ScoreUsageError(`no measured point in ${options.measured.join(', ')}${selections.length > 0 ? ' with the selection given' : ''}`);
+  if (measuredPoints.length === 0)
+    throw new ScoreUsageError(
+      `no measured point in ${options.measured.join(', ')}${selections.length > 0 ? ' with the selection given' : ''}`,
+    );
   const paired = pair(simPoints, measuredPoints);
   const baselinePaired = baseline ? pair(selectPoints(baseline.points, selections), measuredPoints) : undefined;
   const knownKeys = new Set([...paired.matchKeys, ...paired.variantKeys, ...simPoints.flatMap((point) => Object.keys(point.key))]);
   for (const name of groupBy) {
-    if (!knownKeys.has(name)) throw new ScoreUsageError(`--group-by ${name}: not a key of the simulated points (keys: ${[...knownKeys].join(', ')})`);
+    if (!knownKeys.has(name))
+      throw new ScoreUsageError(`--group-by ${name}: not a key of the simulated points (keys: ${[...knownKeys].join(', ')})`);
   }
 
   const result = buildScore({
@@ -168,7 +175,11 @@ export async function runScore(options: ScoreOptions): Promise<ScoreOutcome> {
       measured: options.measured.map(shortPath),
       measured_notes: measured.notes,
       ...(options.baseline !== undefined
-        ? { baseline: shortPath(options.baseline), baseline_label: options.baselineLabel ?? (labelOf(options.baseline) === labelOf(options.sim) ? 'baseline' : labelOf(options.baseline)) }
+        ? {
+            baseline: shortPath(options.baseline),
+            baseline_label:
+              options.baselineLabel ?? (labelOf(options.baseline) === labelOf(options.sim) ? 'baseline' : labelOf(options.baseline)),
+          }
         : {}),
     },
   });

@@ -50,7 +50,14 @@ function readJsonFile(file: string): unknown {
   return parseJsonText(readFileSync(file, 'utf8'), file);
 }
 
-function simPointFromSummary(summary: unknown, overrides: Record<string, unknown>, axes: readonly string[], source: string, file: string, line?: number): ScorePoint {
+function simPointFromSummary(
+  summary: unknown,
+  overrides: Record<string, unknown>,
+  axes: readonly string[],
+  source: string,
+  file: string,
+  line?: number,
+): ScorePoint {
   if (!isObject(summary) || !isObject(summary.metrics) || !isObject(summary.run)) {
     throw new AiperfInputError(file, { line, key: 'summary' }, 'expected a replay summary with "metrics" and "run"');
   }
@@ -130,14 +137,23 @@ export function readSimPoints(path: string): SimSide {
   if (!existsSync(path)) throw new AiperfInputError(path, undefined, 'no such file or folder');
   if (statSync(path).isDirectory() && existsSync(join(path, 'points.jsonl'))) return readSweepPoints(path);
   if (statSync(path).isFile() && basename(path) === 'points.jsonl') return readSweepPoints(join(path, '..'));
-  const summaries = statSync(path).isFile() && path.endsWith('.json') && basename(path) === 'summary.json' ? [path] : statSync(path).isDirectory() ? findSummaryFiles(path) : [];
+  const summaries =
+    statSync(path).isFile() && path.endsWith('.json') && basename(path) === 'summary.json'
+      ? [path]
+      : statSync(path).isDirectory()
+        ? findSummaryFiles(path)
+        : [];
   if (summaries.length > 0) {
     const points = summaries.map((file) => simPointFromSummary(readJsonFile(file), {}, [], file, file));
     return { kind: 'replay results', path, points, skipped: [], axes: [] };
   }
   const runs = findAiperfRunDirs(path);
   if (runs.length === 0) {
-    throw new AiperfInputError(path, undefined, 'no simulated points here: expected a sweep folder (points.jsonl), replay results (summary.json) or AIPerf artifact folders');
+    throw new AiperfInputError(
+      path,
+      undefined,
+      'no simulated points here: expected a sweep folder (points.jsonl), replay results (summary.json) or AIPerf artifact folders',
+    );
   }
   return { kind: 'aiperf runs', path, points: runs.map((dir) => pointOfAiperfRun(readAiperfRun(dir))), skipped: [], axes: [] };
 }
@@ -184,7 +200,8 @@ function pointsOfTable(table: TabularRead): ScorePoint[] {
 export function tabularColumnsOf(paths: readonly string[]): string[] {
   const columns: string[] = [];
   for (const path of paths) {
-    if (existsSync(path) && statSync(path).isFile() && path.endsWith('.csv') && !isAiperfSummaryCsv(path)) columns.push(...readTabularColumns(path));
+    if (existsSync(path) && statSync(path).isFile() && path.endsWith('.csv') && !isAiperfSummaryCsv(path))
+      columns.push(...readTabularColumns(path));
   }
   return columns;
 }

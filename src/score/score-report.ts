@@ -57,7 +57,11 @@ function describeUnmatched(points: readonly UnmatchedPoint[], limit = 8): string
   return shown.join('; ') + (points.length > limit ? `; and ${points.length - limit} more` : '');
 }
 
-function summaryColumns(result: ScoreResult): { header: string[]; right: boolean[]; row: (metric: string, summary: MetricSummary) => string[] } {
+function summaryColumns(result: ScoreResult): {
+  header: string[];
+  right: boolean[];
+  row: (metric: string, summary: MetricSummary) => string[];
+} {
   const hasBaseline = result.inputs.baseline !== undefined;
   const simLabel = result.inputs.sim_label;
   const baselineLabel = result.inputs.baseline_label ?? 'baseline';
@@ -65,11 +69,27 @@ function summaryColumns(result: ScoreResult): { header: string[]; right: boolean
     return {
       header: ['metric', 'unit', 'points', 'MAPE %', 'shape %', 'max APE %'],
       right: [false, false, true, true, true, true],
-      row: (metric, summary) => [metric, summary.unit, String(summary.points), fixed(summary.mape), fixed(summary.shape_error), fixed(summary.max_ape)],
+      row: (metric, summary) => [
+        metric,
+        summary.unit,
+        String(summary.points),
+        fixed(summary.mape),
+        fixed(summary.shape_error),
+        fixed(summary.max_ape),
+      ],
     };
   }
   return {
-    header: ['metric', 'unit', 'points', `MAPE % ${baselineLabel}`, `MAPE % ${simLabel}`, 'change', `shape % ${baselineLabel}`, `shape % ${simLabel}`],
+    header: [
+      'metric',
+      'unit',
+      'points',
+      `MAPE % ${baselineLabel}`,
+      `MAPE % ${simLabel}`,
+      'change',
+      `shape % ${baselineLabel}`,
+      `shape % ${simLabel}`,
+    ],
     right: [false, false, true, true, true, true, true, true],
     row: (metric, summary) => [
       metric,
@@ -96,10 +116,18 @@ export function formatTerminalTable(result: ScoreResult, limits: readonly LimitC
     `servesim score: ${result.inputs.sim_label} against ${scored} measured point${scored === 1 ? '' : 's'}, matched on ${result.match.keys.join(', ') || 'nothing'}`,
   );
   if (result.match.variant_keys.length > 0) {
-    lines.push(`note: simulated points also differ in ${result.match.variant_keys.join(', ')}, which the measured side lacks; MAPEs mix them (use --group-by)`);
+    lines.push(
+      `note: simulated points also differ in ${result.match.variant_keys.join(', ')}, which the measured side lacks; MAPEs mix them (use --group-by)`,
+    );
   }
   const columns = summaryColumns(result);
-  lines.push(table(columns.header, Object.entries(result.metrics).map(([metric, summary]) => columns.row(metric, summary)), columns.right));
+  lines.push(
+    table(
+      columns.header,
+      Object.entries(result.metrics).map(([metric, summary]) => columns.row(metric, summary)),
+      columns.right,
+    ),
+  );
   const groupBy = result.match.group_by;
   if (groupBy.length > 0) {
     const hasBaseline = result.inputs.baseline !== undefined;
@@ -107,15 +135,30 @@ export function formatTerminalTable(result: ScoreResult, limits: readonly LimitC
     const rows: string[][] = [];
     for (const [metric, summary] of Object.entries(result.metrics)) {
       for (const group of summary.groups ?? []) {
-        rows.push([metric, groupLabel(group.key), String(group.points), fixed(group.mape), fixed(group.shape_error), ...(hasBaseline ? [fixed(group.baseline_mape)] : [])]);
+        rows.push([
+          metric,
+          groupLabel(group.key),
+          String(group.points),
+          fixed(group.mape),
+          fixed(group.shape_error),
+          ...(hasBaseline ? [fixed(group.baseline_mape)] : []),
+        ]);
       }
     }
     lines.push('');
     lines.push(`by ${groupBy.join(', ')}:`);
-    lines.push(table(header, rows, header.map((_, column) => column >= 2)));
+    lines.push(
+      table(
+        header,
+        rows,
+        header.map((_, column) => column >= 2),
+      ),
+    );
   }
-  if (result.unmatched.sim.length > 0) lines.push(`unmatched simulated points (${result.unmatched.sim.length}): ${describeUnmatched(result.unmatched.sim)}`);
-  if (result.unmatched.measured.length > 0) lines.push(`unmatched measured points (${result.unmatched.measured.length}): ${describeUnmatched(result.unmatched.measured)}`);
+  if (result.unmatched.sim.length > 0)
+    lines.push(`unmatched simulated points (${result.unmatched.sim.length}): ${describeUnmatched(result.unmatched.sim)}`);
+  if (result.unmatched.measured.length > 0)
+    lines.push(`unmatched measured points (${result.unmatched.measured.length}): ${describeUnmatched(result.unmatched.measured)}`);
   if (result.unmatched.baseline && result.unmatched.baseline.length > 0) {
     lines.push(`unmatched baseline points (${result.unmatched.baseline.length}): ${describeUnmatched(result.unmatched.baseline)}`);
   }
@@ -186,7 +229,16 @@ function markdownTable(header: string[], rows: string[][], right: boolean[]): st
 function pointTableRows(result: ScoreResult, metric: string): { header: string[]; rows: string[][]; right: boolean[] } {
   const keyNames = keyNamesOf(result);
   const hasBaseline = result.inputs.baseline !== undefined;
-  const header = [...keyNames, 'sim', 'measured', 'error', 'APE %', 'shape APE %', ...(hasBaseline ? ['baseline', 'baseline APE %'] : []), 'note'];
+  const header = [
+    ...keyNames,
+    'sim',
+    'measured',
+    'error',
+    'APE %',
+    'shape APE %',
+    ...(hasBaseline ? ['baseline', 'baseline APE %'] : []),
+    'note',
+  ];
   const rows = result.points
     .filter((row) => row.metric === metric)
     .map((row) => [
@@ -220,12 +272,19 @@ export function formatMarkdownReport(result: ScoreResult, limits: readonly Limit
   out.push(`- measured: ${result.inputs.measured.map((path) => `\`${path}\``).join(', ')}`);
   for (const note of result.inputs.measured_notes) out.push(`  - ${note}`);
   out.push(`- matched on: ${result.match.keys.join(', ')}${result.match.load_key ? ` (load axis: ${result.match.load_key})` : ''}`);
-  if (result.match.variant_keys.length > 0) out.push(`- simulated points also differ in: ${result.match.variant_keys.join(', ')} (the measured side lacks these keys)`);
+  if (result.match.variant_keys.length > 0)
+    out.push(`- simulated points also differ in: ${result.match.variant_keys.join(', ')} (the measured side lacks these keys)`);
   out.push('');
   out.push('## MAPE per metric');
   out.push('');
   const columns = summaryColumns(result);
-  out.push(markdownTable(columns.header, Object.entries(result.metrics).map(([metric, summary]) => columns.row(metric, summary)), columns.right));
+  out.push(
+    markdownTable(
+      columns.header,
+      Object.entries(result.metrics).map(([metric, summary]) => columns.row(metric, summary)),
+      columns.right,
+    ),
+  );
   if (limits.length > 0) {
     out.push('');
     for (const limit of limits) out.push(`- ${limit.passed ? 'ok' : '**FAIL**'}: ${limit.message}`);
@@ -237,9 +296,22 @@ export function formatMarkdownReport(result: ScoreResult, limits: readonly Limit
     const hasBaseline = result.inputs.baseline !== undefined;
     const header = ['metric', result.match.group_by.join(', '), 'points', 'MAPE %', 'shape %', ...(hasBaseline ? ['baseline MAPE %'] : [])];
     const rows = Object.entries(result.metrics).flatMap(([metric, summary]) =>
-      (summary.groups ?? []).map((group) => [metric, groupLabel(group.key), String(group.points), fixed(group.mape), fixed(group.shape_error), ...(hasBaseline ? [fixed(group.baseline_mape)] : [])]),
+      (summary.groups ?? []).map((group) => [
+        metric,
+        groupLabel(group.key),
+        String(group.points),
+        fixed(group.mape),
+        fixed(group.shape_error),
+        ...(hasBaseline ? [fixed(group.baseline_mape)] : []),
+      ]),
     );
-    out.push(markdownTable(header, rows, header.map((_, column) => column >= 2)));
+    out.push(
+      markdownTable(
+        header,
+        rows,
+        header.map((_, column) => column >= 2),
+      ),
+    );
   }
   for (const metric of Object.keys(result.metrics)) {
     out.push('');
@@ -251,10 +323,16 @@ export function formatMarkdownReport(result: ScoreResult, limits: readonly Limit
   out.push('');
   out.push('## Unmatched');
   out.push('');
-  out.push(`- simulated (${result.unmatched.sim.length}): ${result.unmatched.sim.length > 0 ? describeUnmatched(result.unmatched.sim, 50) : 'none'}`);
-  out.push(`- measured (${result.unmatched.measured.length}): ${result.unmatched.measured.length > 0 ? describeUnmatched(result.unmatched.measured, 50) : 'none'}`);
+  out.push(
+    `- simulated (${result.unmatched.sim.length}): ${result.unmatched.sim.length > 0 ? describeUnmatched(result.unmatched.sim, 50) : 'none'}`,
+  );
+  out.push(
+    `- measured (${result.unmatched.measured.length}): ${result.unmatched.measured.length > 0 ? describeUnmatched(result.unmatched.measured, 50) : 'none'}`,
+  );
   if (result.unmatched.baseline) {
-    out.push(`- baseline (${result.unmatched.baseline.length}): ${result.unmatched.baseline.length > 0 ? describeUnmatched(result.unmatched.baseline, 50) : 'none'}`);
+    out.push(
+      `- baseline (${result.unmatched.baseline.length}): ${result.unmatched.baseline.length > 0 ? describeUnmatched(result.unmatched.baseline, 50) : 'none'}`,
+    );
   }
   out.push('');
   out.push('## How to read this');
@@ -269,7 +347,8 @@ function escapeHtml(text: string): string {
 }
 
 function htmlTable(header: string[], rows: string[][], right: boolean[]): string {
-  const cell = (tag: string, text: string, column: number): string => `<${tag}${right[column] ? ' class="num"' : ''}>${escapeHtml(text)}</${tag}>`;
+  const cell = (tag: string, text: string, column: number): string =>
+    `<${tag}${right[column] ? ' class="num"' : ''}>${escapeHtml(text)}</${tag}>`;
   return [
     '<table>',
     `<thead><tr>${header.map((text, column) => cell('th', text, column)).join('')}</tr></thead>`,
@@ -307,19 +386,30 @@ export function formatHtmlReport(result: ScoreResult, charts: ScoreCharts, limit
   out.push(`<h1>${escapeHtml(`Score of ${result.inputs.sim_label}`)}</h1>`);
   out.push('<ul class="inputs">');
   out.push(`<li>simulated: <code>${escapeHtml(result.inputs.sim)}</code></li>`);
-  if (result.inputs.baseline) out.push(`<li>baseline: <code>${escapeHtml(result.inputs.baseline)}</code> (${escapeHtml(result.inputs.baseline_label ?? '')})</li>`);
+  if (result.inputs.baseline)
+    out.push(`<li>baseline: <code>${escapeHtml(result.inputs.baseline)}</code> (${escapeHtml(result.inputs.baseline_label ?? '')})</li>`);
   out.push(`<li>measured: ${result.inputs.measured.map((path) => `<code>${escapeHtml(path)}</code>`).join(', ')}<ul>`);
   for (const note of result.inputs.measured_notes) out.push(`<li>${escapeHtml(note)}</li>`);
   out.push('</ul></li>');
-  out.push(`<li>matched on: ${escapeHtml(result.match.keys.join(', '))}${result.match.load_key ? ` (load axis: ${escapeHtml(result.match.load_key)})` : ''}</li>`);
-  if (result.match.variant_keys.length > 0) out.push(`<li>simulated points also differ in: ${escapeHtml(result.match.variant_keys.join(', '))}</li>`);
+  out.push(
+    `<li>matched on: ${escapeHtml(result.match.keys.join(', '))}${result.match.load_key ? ` (load axis: ${escapeHtml(result.match.load_key)})` : ''}</li>`,
+  );
+  if (result.match.variant_keys.length > 0)
+    out.push(`<li>simulated points also differ in: ${escapeHtml(result.match.variant_keys.join(', '))}</li>`);
   out.push('</ul>');
   out.push('<h2>MAPE per metric</h2>');
   const columns = summaryColumns(result);
-  out.push(htmlTable(columns.header, Object.entries(result.metrics).map(([metric, summary]) => columns.row(metric, summary)), columns.right));
+  out.push(
+    htmlTable(
+      columns.header,
+      Object.entries(result.metrics).map(([metric, summary]) => columns.row(metric, summary)),
+      columns.right,
+    ),
+  );
   if (limits.length > 0) {
     out.push('<ul>');
-    for (const limit of limits) out.push(`<li class="${limit.passed ? 'ok' : 'fail'}">${limit.passed ? 'ok' : 'FAIL'}: ${escapeHtml(limit.message)}</li>`);
+    for (const limit of limits)
+      out.push(`<li class="${limit.passed ? 'ok' : 'fail'}">${limit.passed ? 'ok' : 'FAIL'}: ${escapeHtml(limit.message)}</li>`);
     out.push('</ul>');
   }
   if (result.match.group_by.length > 0) {
@@ -327,13 +417,27 @@ export function formatHtmlReport(result: ScoreResult, charts: ScoreCharts, limit
     const hasBaseline = result.inputs.baseline !== undefined;
     const header = ['metric', result.match.group_by.join(', '), 'points', 'MAPE %', 'shape %', ...(hasBaseline ? ['baseline MAPE %'] : [])];
     const rows = Object.entries(result.metrics).flatMap(([metric, summary]) =>
-      (summary.groups ?? []).map((group) => [metric, groupLabel(group.key), String(group.points), fixed(group.mape), fixed(group.shape_error), ...(hasBaseline ? [fixed(group.baseline_mape)] : [])]),
+      (summary.groups ?? []).map((group) => [
+        metric,
+        groupLabel(group.key),
+        String(group.points),
+        fixed(group.mape),
+        fixed(group.shape_error),
+        ...(hasBaseline ? [fixed(group.baseline_mape)] : []),
+      ]),
     );
-    out.push(htmlTable(header, rows, header.map((_, column) => column >= 2)));
+    out.push(
+      htmlTable(
+        header,
+        rows,
+        header.map((_, column) => column >= 2),
+      ),
+    );
   }
   out.push('<h2>Simulated and measured against load</h2>');
   out.push('<div class="charts">');
-  for (const [metric, svg] of Object.entries(charts.metrics)) out.push(`<div class="chart" data-metric="${escapeHtml(metric)}">${svg}</div>`);
+  for (const [metric, svg] of Object.entries(charts.metrics))
+    out.push(`<div class="chart" data-metric="${escapeHtml(metric)}">${svg}</div>`);
   out.push('</div>');
   out.push('<h2>APE per point</h2>');
   out.push('<div class="charts">');
@@ -349,10 +453,16 @@ export function formatHtmlReport(result: ScoreResult, charts: ScoreCharts, limit
     out.push('</details>');
   }
   out.push('<h2>Unmatched</h2><ul>');
-  out.push(`<li>simulated (${result.unmatched.sim.length}): ${escapeHtml(result.unmatched.sim.length > 0 ? describeUnmatched(result.unmatched.sim, 50) : 'none')}</li>`);
-  out.push(`<li>measured (${result.unmatched.measured.length}): ${escapeHtml(result.unmatched.measured.length > 0 ? describeUnmatched(result.unmatched.measured, 50) : 'none')}</li>`);
+  out.push(
+    `<li>simulated (${result.unmatched.sim.length}): ${escapeHtml(result.unmatched.sim.length > 0 ? describeUnmatched(result.unmatched.sim, 50) : 'none')}</li>`,
+  );
+  out.push(
+    `<li>measured (${result.unmatched.measured.length}): ${escapeHtml(result.unmatched.measured.length > 0 ? describeUnmatched(result.unmatched.measured, 50) : 'none')}</li>`,
+  );
   if (result.unmatched.baseline) {
-    out.push(`<li>baseline (${result.unmatched.baseline.length}): ${escapeHtml(result.unmatched.baseline.length > 0 ? describeUnmatched(result.unmatched.baseline, 50) : 'none')}</li>`);
+    out.push(
+      `<li>baseline (${result.unmatched.baseline.length}): ${escapeHtml(result.unmatched.baseline.length > 0 ? describeUnmatched(result.unmatched.baseline, 50) : 'none')}</li>`,
+    );
   }
   out.push('</ul>');
   out.push('<h2>How to read this</h2><ul>');

@@ -115,7 +115,10 @@ function rowJson(row: ScoreRow): PointScoreJson {
 
 /** The join of a baseline row to a main row: same metric, same measured point, same variant keys. */
 function joinText(row: ScoreRow, variantKeys: readonly string[]): string {
-  return `${row.metric}#${row.measuredSource}#${keyText(row.key, variantKeys.filter((name) => name in row.key))}`;
+  return `${row.metric}#${row.measuredSource}#${keyText(
+    row.key,
+    variantKeys.filter((name) => name in row.key),
+  )}`;
 }
 
 export function buildScore(input: BuildScoreInput): ScoreResult {
@@ -123,7 +126,12 @@ export function buildScore(input: BuildScoreInput): ScoreResult {
   const keyNames = [...paired.matchKeys, ...paired.variantKeys];
   const rows = scorePairs(paired.pairs, metrics, keyNames, paired.loadKey);
   const baselineRows = input.baseline
-    ? scorePairs(input.baseline.paired.pairs, metrics, [...input.baseline.paired.matchKeys, ...input.baseline.paired.variantKeys], input.baseline.paired.loadKey)
+    ? scorePairs(
+        input.baseline.paired.pairs,
+        metrics,
+        [...input.baseline.paired.matchKeys, ...input.baseline.paired.variantKeys],
+        input.baseline.paired.loadKey,
+      )
     : [];
   const sharedVariants = input.baseline ? paired.variantKeys.filter((name) => input.baseline?.paired.variantKeys.includes(name)) : [];
   const baselineByJoin = new Map<string, ScoreRow>();
@@ -204,7 +212,13 @@ export function checkLimits(result: ScoreResult, limits: ReadonlyArray<{ metric:
     const summary = result.metrics[metric];
     const mape = summary?.mape ?? null;
     if (mape === null) {
-      return { metric, maxMape, mape, passed: false, message: `${metric}: no point was scored, so its MAPE cannot be held to ${maxMape} %` };
+      return {
+        metric,
+        maxMape,
+        mape,
+        passed: false,
+        message: `${metric}: no point was scored, so its MAPE cannot be held to ${maxMape} %`,
+      };
     }
     const passed = mape <= maxMape;
     return {
@@ -212,7 +226,9 @@ export function checkLimits(result: ScoreResult, limits: ReadonlyArray<{ metric:
       maxMape,
       mape,
       passed,
-      message: passed ? `${metric}: MAPE ${mape.toFixed(2)} % <= ${maxMape} %` : `${metric}: MAPE ${mape.toFixed(2)} % is above the limit ${maxMape} %`,
+      message: passed
+        ? `${metric}: MAPE ${mape.toFixed(2)} % <= ${maxMape} %`
+        : `${metric}: MAPE ${mape.toFixed(2)} % is above the limit ${maxMape} %`,
     };
   });
 }

@@ -101,15 +101,11 @@ export function chartSpec(plan: PlanOutline, points: OutlinePoint[], byId: Map<s
       },
     },
     resolve: { scale: { y: 'independent' } },
-  } as TopLevelSpec;
+  };
 }
 
 /** The chart as SVG text, or null when there is nothing to draw against. */
-export async function renderChart(
-  plan: PlanOutline,
-  points: OutlinePoint[],
-  byId: Map<string, PointRecord>,
-): Promise<string | null> {
+export async function renderChart(plan: PlanOutline, points: OutlinePoint[], byId: Map<string, PointRecord>): Promise<string | null> {
   const spec = chartSpec(plan, points, byId);
   if (spec === null) return null;
   return renderSvg(spec);

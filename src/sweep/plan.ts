@@ -170,9 +170,7 @@ export interface BuildPlanInput {
  */
 export function buildPlan({ sweep, baseRaw, baseLabel, validate }: BuildPlanInput): Plan {
   if (baseRaw === null || typeof baseRaw !== 'object' || Array.isArray(baseRaw)) {
-    throw new PlanError(sweep.file, 1, [
-      { index: 0, overrides: {}, field: '', message: `${baseLabel}: a run config is a mapping` },
-    ]);
+    throw new PlanError(sweep.file, 1, [{ index: 0, overrides: {}, field: '', message: `${baseLabel}: a run config is a mapping` }]);
   }
   const combos = expandOverrides(sweep);
   const points: PlanPoint[] = [];
@@ -257,8 +255,6 @@ export function buildPlan({ sweep, baseRaw, baseLabel, validate }: BuildPlanInpu
 
   const axes = [...sweep.grid.map((a) => a.key), ...sweep.zip.map((a) => a.key)];
   if (sweep.repeats > 1) axes.push('repeat');
-  const log2Axes = [...sweep.grid, ...sweep.zip]
-    .filter((a) => a.scale === 'log2' || isDoubling(a.values))
-    .map((a) => a.key);
+  const log2Axes = [...sweep.grid, ...sweep.zip].filter((a) => a.scale === 'log2' || isDoubling(a.values)).map((a) => a.key);
   return { name: sweep.name, axes, log2Axes, points };
 }

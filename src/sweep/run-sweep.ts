@@ -151,7 +151,10 @@ export async function runSweep(options: RunSweepOptions): Promise<RunSweepResult
   // started here and its threads boot while the plan is built and validated; a resumed sweep
   // starts its pool once it knows how many points are left.
   const outDirOf = (name: string) => resolve(options.outDir ?? defaultOutDir(name));
-  const pool = !existsSync(join(outDirOf(sweep.name), POINTS_FILE)) && options.stopSignal?.aborted !== true ? newPointPool(options, Infinity) : undefined;
+  const pool =
+    !existsSync(join(outDirOf(sweep.name), POINTS_FILE)) && options.stopSignal?.aborted !== true
+      ? newPointPool(options, Infinity)
+      : undefined;
   try {
     const validate = options.validate ?? defaultValidate;
     const plan: Plan = buildPlan({ sweep, baseRaw: base.raw, baseLabel: base.label, validate });
@@ -244,7 +247,13 @@ async function runInDir(
         const point = todo[next++];
         const aiperfDir = options.aiperf ? join(outDir, 'aiperf', point.id, aiperfFolderName(point.config)) : undefined;
         const withPrimer = primer !== undefined && primedThreads < pool.poolThreads;
-        const outcome = await pool.run({ id: point.id, config: point.config, baseDir, ...(aiperfDir ? { aiperfDir } : {}), ...(withPrimer ? { primer } : {}) });
+        const outcome = await pool.run({
+          id: point.id,
+          config: point.config,
+          baseDir,
+          ...(aiperfDir ? { aiperfDir } : {}),
+          ...(withPrimer ? { primer } : {}),
+        });
         if (outcome.status === 'stopped') continue;
         const primedHere = outcome.status === 'ok' && outcome.result.primed === true;
         if (primedHere) primedThreads++;

@@ -64,7 +64,7 @@ export function shardFromEnv(env: NodeJS.ProcessEnv, countOverride?: number): Sh
   const k8sIndex = env.JOB_COMPLETION_INDEX;
   if (k8sIndex !== undefined && k8sIndex !== '') {
     if (countOverride === undefined) {
-      throw new ShardError('JOB_COMPLETION_INDEX is set; give the number of shards with --shard-count N (the Job\'s completions)');
+      throw new ShardError("JOB_COMPLETION_INDEX is set; give the number of shards with --shard-count N (the Job's completions)");
     }
     return checked(parseNonNegativeInt(k8sIndex, 'JOB_COMPLETION_INDEX'), countOverride, 'Indexed Job');
   }
@@ -77,11 +77,7 @@ export function shardFromEnv(env: NodeJS.ProcessEnv, countOverride?: number): Sh
  * The shard to run from the command line: `--shard I/N`, `--shard auto` (environment), or
  * `--shard-count N` alone (environment index, given count). Undefined means the whole plan.
  */
-export function resolveShard(
-  shardArg: string | undefined,
-  shardCount: number | undefined,
-  env: NodeJS.ProcessEnv,
-): Shard | undefined {
+export function resolveShard(shardArg: string | undefined, shardCount: number | undefined, env: NodeJS.ProcessEnv): Shard | undefined {
   if (shardArg === undefined || shardArg === '') {
     return shardCount === undefined ? undefined : shardFromEnv(env, shardCount);
   }

@@ -130,11 +130,7 @@ function parseAxis(file: string, section: 'grid' | 'zip', key: string, raw: unkn
   if (raw !== null && typeof raw === 'object' && 'range' in raw) {
     const parsed = rangeSchema.safeParse(raw);
     if (!parsed.success) {
-      throw new SweepError(
-        file,
-        `${path}.range`,
-        'must be {min, max, scale: log2} or {min, max, step} with numbers',
-      );
+      throw new SweepError(file, `${path}.range`, 'must be {min, max, scale: log2} or {min, max, step} with numbers');
     }
     const r = parsed.data.range;
     if ('scale' in r) return { key, values: log2Values(file, `${path}.range`, r.min, r.max), scale: 'log2' };

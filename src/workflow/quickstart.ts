@@ -58,13 +58,18 @@ export async function runQuickstart(options: QuickstartOptions): Promise<Quickst
     fitClient: true,
     threads: options.threads,
   });
-  lines.push(`1. fitted the engine on ${fit.calibration.train.map((p) => `c=${p.key.concurrency}`).join(', ')} of ${show(measured)} (${(fit.calibration.wallMs / 1000).toFixed(1)} s): ${show(join(fitDir, 'fit.json'))}`);
+  lines.push(
+    `1. fitted the engine on ${fit.calibration.train.map((p) => `c=${p.key.concurrency}`).join(', ')} of ${show(measured)} (${(fit.calibration.wallMs / 1000).toFixed(1)} s): ${show(join(fitDir, 'fit.json'))}`,
+  );
 
   // 2. Sweep a concurrency grid with the fitted config.
   const grid = options.grid ?? [1, 2, 4, 8, 16, 32, 64, 128];
   const sweepFile = join(out, 'sweep.yaml');
   mkdirSync(out, { recursive: true });
-  writeFileSync(sweepFile, `# written by servesim quickstart\n${stringifyYaml({ name: 'quickstart-concurrency', base: 'fit/fitted-config.yaml', grid: { 'traffic.load.concurrency': grid } })}`);
+  writeFileSync(
+    sweepFile,
+    `# written by servesim quickstart\n${stringifyYaml({ name: 'quickstart-concurrency', base: 'fit/fitted-config.yaml', grid: { 'traffic.load.concurrency': grid } })}`,
+  );
   // Started afresh: a sweep keeps the records of points an earlier fit's plan had.
   const sweepDir = join(out, 'sweep');
   rmSync(sweepDir, { recursive: true, force: true });

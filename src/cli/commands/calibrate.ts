@@ -22,7 +22,11 @@ function commonOptions<T>(y: Argv<T>): Argv<T> {
   return y
     .option('out', { type: 'string', describe: 'folder for fit.json, snippet.yaml, residuals.csv and fit.svg' })
     .option('holdout', { type: 'number', describe: 'share of the rows held out of the fit and scored, e.g. 0.2' })
-    .option('map', { type: 'string', array: true, describe: 'ROLE=COLUMN: read a role from a differently named column; repeatable' }) as Argv<T>;
+    .option('map', {
+      type: 'string',
+      array: true,
+      describe: 'ROLE=COLUMN: read a role from a differently named column; repeatable',
+    });
 }
 
 function print(outcome: DirectFitOutcome): void {
@@ -35,21 +39,42 @@ const detokenizationCommand: CommandModule<object, CommonArgs & { input: string;
   builder: (y) =>
     commonOptions(y)
       .option('input', { type: 'string', demandOption: true, describe: 'CSV of detokenizer jobs' })
-      .option('model', { choices: ['two-term', 'four-term'] as const, default: 'two-term' as const, describe: 'four-term adds first-output and final-output costs (needs first_outputs, final_outputs columns)' }) as never,
+      .option('model', {
+        choices: ['two-term', 'four-term'] as const,
+        default: 'two-term' as const,
+        describe: 'four-term adds first-output and final-output costs (needs first_outputs, final_outputs columns)',
+      }),
   handler: async (argv) => {
-    print(await runDetokenizationFit({ input: argv.input, model: argv.model, out: argv.out, holdout: argv.holdout, mapping: parseRoleMapping(argv.map) }));
+    print(
+      await runDetokenizationFit({
+        input: argv.input,
+        model: argv.model,
+        out: argv.out,
+        holdout: argv.holdout,
+        mapping: parseRoleMapping(argv.map),
+      }),
+    );
   },
 };
 
 const responseOverheadCommand: CommandModule<object, CommonArgs & { aiperf?: string; input?: string }> = {
   command: 'response-overhead',
-  describe: "Fit traffic.load.response_overhead from AIPerf's per-request JSONL (response end to the next request on the slot) or a CSV output_tokens,gap_ms",
+  describe:
+    "Fit traffic.load.response_overhead from AIPerf's per-request JSONL (response end to the next request on the slot) or a CSV output_tokens,gap_ms",
   builder: (y) =>
     commonOptions(y)
       .option('aiperf', { type: 'string', describe: 'an AIPerf run folder, a folder of runs, or a profile_export.jsonl' })
-      .option('input', { type: 'string', describe: 'CSV with output_tokens,gap_ms' }) as never,
+      .option('input', { type: 'string', describe: 'CSV with output_tokens,gap_ms' }),
   handler: async (argv) => {
-    print(await runResponseOverheadFit({ aiperf: argv.aiperf, input: argv.input, out: argv.out, holdout: argv.holdout, mapping: parseRoleMapping(argv.map) }));
+    print(
+      await runResponseOverheadFit({
+        aiperf: argv.aiperf,
+        input: argv.input,
+        out: argv.out,
+        holdout: argv.holdout,
+        mapping: parseRoleMapping(argv.map),
+      }),
+    );
   },
 };
 
@@ -62,9 +87,14 @@ const passTimeCommand: CommandModule<object, CommonArgs & { input: string; layou
       .option('layout', {
         choices: ['passes', 'prefill-decode'] as const,
         default: 'passes' as const,
-        describe: 'passes: duration_ms, prefill_tokens, prefill_pairs, decode_requests, decode_kv_tokens per pass; prefill-decode: prefill and mean decode-step times per (prompt, batch, output) row, Splitwise perf_model.csv names by default',
+        describe:
+          'passes: duration_ms, prefill_tokens, prefill_pairs, decode_requests, decode_kv_tokens per pass; prefill-decode: prefill and mean decode-step times per (prompt, batch, output) row, Splitwise perf_model.csv names by default',
       })
-      .option('select', { type: 'string', array: true, describe: 'COLUMN=VALUE: keep only these rows (e.g. model=llama2-70b); repeatable' }) as never,
+      .option('select', {
+        type: 'string',
+        array: true,
+        describe: 'COLUMN=VALUE: keep only these rows (e.g. model=llama2-70b); repeatable',
+      }),
   handler: async (argv) => {
     print(
       await runPassTimeFit({
@@ -99,22 +129,56 @@ export interface EngineArgs {
 
 const engineCommand: CommandModule<object, EngineArgs> = {
   command: 'engine',
-  describe: 'Fit the linear timing coefficients to measured load points by running the replay core in an optimizer; score the held-out points',
+  describe:
+    'Fit the linear timing coefficients to measured load points by running the replay core in an optimizer; score the held-out points',
   builder: (y) =>
     y
-      .option('config', { type: 'string', demandOption: true, describe: 'base run config (engine, scheduler, parallelism); its timing is replaced by the fit' })
-      .option('measured', { type: 'string', array: true, demandOption: true, describe: 'AIPerf run folders or a CSV of measured points (e.g. data/silicon/*.csv)' })
+      .option('config', {
+        type: 'string',
+        demandOption: true,
+        describe: 'base run config (engine, scheduler, parallelism); its timing is replaced by the fit',
+      })
+      .option('measured', {
+        type: 'string',
+        array: true,
+        demandOption: true,
+        describe: 'AIPerf run folders or a CSV of measured points (e.g. data/silicon/*.csv)',
+      })
       .option('select', { type: 'string', array: true, describe: 'COLUMN=VALUE: keep only these measured rows/points; repeatable' })
       .option('map', { type: 'string', array: true, describe: 'COLUMN=TARGET for CSV tables (as servesim score)' })
-      .option('train', { type: 'string', default: 'lowest:3', describe: 'which points to fit on: lowest:N, highest:N, or KEY<=V, KEY=V1|V2 ... joined by "and"' })
-      .option('metrics', { type: 'string', array: true, describe: 'metrics to fit and score [default: time_to_first_token.avg,inter_token_latency.avg]' })
-      .option('fit-client', { type: 'boolean', default: true, describe: 'also fit a client-path delay before the scheduler (engine.tokenization.base_ms); --no-fit-client puts all of TTFT on the engine' })
+      .option('train', {
+        type: 'string',
+        default: 'lowest:3',
+        describe: 'which points to fit on: lowest:N, highest:N, or KEY<=V, KEY=V1|V2 ... joined by "and"',
+      })
+      .option('metrics', {
+        type: 'string',
+        array: true,
+        describe: 'metrics to fit and score [default: time_to_first_token.avg,inter_token_latency.avg]',
+      })
+      .option('fit-client', {
+        type: 'boolean',
+        default: true,
+        describe:
+          'also fit a client-path delay before the scheduler (engine.tokenization.base_ms); --no-fit-client puts all of TTFT on the engine',
+      })
       .option('requests-per-slot', { type: 'number', describe: 'simulated requests per concurrency slot [default: 10]' })
       .option('range-ratio', { type: 'number', describe: 'random_range_ratio of simulated lengths [default: 0.8]' })
-      .option('warmup', { choices: ['none', 'first-wave'] as const, describe: 'leave the first wave of requests out of the metrics [default: none]' })
+      .option('warmup', {
+        choices: ['none', 'first-wave'] as const,
+        describe: 'leave the first wave of requests out of the metrics [default: none]',
+      })
       .option('threads', { type: 'number', describe: 'pool threads [default: cores]' })
-      .option('refine', { type: 'number', describe: 'iterations of two refining searches (3 % and 1 % steps) after the coarse one; for long simulated runs (--requests-per-slot 64) [default: 0]' })
-      .option('point-weights', { choices: ['load-rank', 'uniform'] as const, default: 'load-rank' as const, describe: "weights of the training points' residuals: by rank of load (0.5, 1, 1.5 for three points), or 1 each" })
+      .option('refine', {
+        type: 'number',
+        describe:
+          'iterations of two refining searches (3 % and 1 % steps) after the coarse one; for long simulated runs (--requests-per-slot 64) [default: 0]',
+      })
+      .option('point-weights', {
+        choices: ['load-rank', 'uniform'] as const,
+        default: 'load-rank' as const,
+        describe: "weights of the training points' residuals: by rank of load (0.5, 1, 1.5 for three points), or 1 each",
+      })
       .option('set', { type: 'string', array: true, describe: 'KEY=VALUE override of the base config (dotted path); repeatable' })
       .option('out', { type: 'string', describe: 'output folder [default: calibration-engine]' }) as unknown as Argv<EngineArgs>,
   handler: async (argv) => {
@@ -152,11 +216,12 @@ export const calibrateCommand: CommandModule = {
 
 export const quickstartCommand: CommandModule<object, { out: string; threads?: number }> = {
   command: 'quickstart',
-  describe: 'Run the whole workflow on the shipped data: fit the engine on the lowest measured points, sweep a concurrency grid, score the held-back points, write the HTML report',
+  describe:
+    'Run the whole workflow on the shipped data: fit the engine on the lowest measured points, sweep a concurrency grid, score the held-back points, write the HTML report',
   builder: (y) =>
     y
       .option('out', { type: 'string', default: 'quickstart-output', describe: 'output folder' })
-      .option('threads', { type: 'number', describe: 'pool threads [default: cores]' }) as never,
+      .option('threads', { type: 'number', describe: 'pool threads [default: cores]' }),
   handler: async (argv) => {
     const outcome = await runQuickstart({ out: argv.out, threads: argv.threads });
     process.stdout.write(outcome.text);

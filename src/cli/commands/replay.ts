@@ -67,7 +67,12 @@ export const replayCommand: CommandModule<object, ReplayArgs> = {
   builder: (yargs: Argv) =>
     yargs
       .positional('config', { type: 'string', demandOption: true, describe: 'run config (YAML)' })
-      .option('set', { type: 'string', array: true, default: [], describe: 'override a key: --set engine.workers.aggregated.scheduler.max_sequences=512' })
+      .option('set', {
+        type: 'string',
+        array: true,
+        default: [],
+        describe: 'override a key: --set engine.workers.aggregated.scheduler.max_sequences=512',
+      })
       .option('out', { type: 'string', describe: 'write DIR/summary.json (and requests.jsonl with --per-request)' })
       .option('per-request', { type: 'boolean', default: false, describe: 'also write DIR/requests.jsonl, one line per request' })
       .option('json', { type: 'boolean', default: false, describe: 'print the summary JSON instead of the table' })

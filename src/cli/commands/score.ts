@@ -25,30 +25,50 @@ export const scoreCommand: CommandModule<object, ScoreArgs> = {
   describe: 'Score simulated points against measured AIPerf runs or a table of measured points (MAPE per metric)',
   builder: (y: Argv) =>
     y
-      .option('sim', { type: 'string', demandOption: true, describe: 'simulated side: a sweep folder (points.jsonl), replay results (summary.json) or AIPerf artifact folders' })
+      .option('sim', {
+        type: 'string',
+        demandOption: true,
+        describe: 'simulated side: a sweep folder (points.jsonl), replay results (summary.json) or AIPerf artifact folders',
+      })
       .option('measured', {
         type: 'string',
         array: true,
         demandOption: true,
         describe: 'measured side: AIPerf artifact folders (or a folder of them), or CSV tables of points (e.g. data/silicon/*.csv)',
       })
-      .option('select', { type: 'string', array: true, describe: 'COLUMN=VALUE: keep only measured rows (CSV columns) and points (keys) with this value; repeatable' })
+      .option('select', {
+        type: 'string',
+        array: true,
+        describe: 'COLUMN=VALUE: keep only measured rows (CSV columns) and points (keys) with this value; repeatable',
+      })
       .option('map', {
         type: 'string',
         array: true,
-        describe: 'COLUMN=TARGET for CSV tables: a key (concurrency, request_rate, isl, osl, any name) or a metric (time_to_first_token.avg); repeatable',
+        describe:
+          'COLUMN=TARGET for CSV tables: a key (concurrency, request_rate, isl, osl, any name) or a metric (time_to_first_token.avg); repeatable',
       })
       .option('metrics', {
         type: 'string',
         array: true,
-        describe: 'metrics to score, TAG.STAT or TAG, comma-separated [default: time_to_first_token.avg,time_to_first_token.p50,time_to_first_token.p90,inter_token_latency.avg,output_token_throughput]',
+        describe:
+          'metrics to score, TAG.STAT or TAG, comma-separated [default: time_to_first_token.avg,time_to_first_token.p50,time_to_first_token.p90,inter_token_latency.avg,output_token_throughput]',
       })
       .option('group-by', { type: 'string', array: true, describe: 'keys to compute group MAPEs by, comma-separated (e.g. isl,osl)' })
       .option('out', { type: 'string', describe: 'folder for scores.csv, scores.json, report.md and report.html [default: <sim>/score]' })
-      .option('max-mape', { type: 'string', array: true, describe: 'METRIC=PERCENT: exit 1 when the MAPE of METRIC is above PERCENT; repeatable' })
-      .option('baseline', { type: 'string', describe: 'a second simulated side scored against the same measured points, shown beside the first' })
+      .option('max-mape', {
+        type: 'string',
+        array: true,
+        describe: 'METRIC=PERCENT: exit 1 when the MAPE of METRIC is above PERCENT; repeatable',
+      })
+      .option('baseline', {
+        type: 'string',
+        describe: 'a second simulated side scored against the same measured points, shown beside the first',
+      })
       .option('label', { type: 'string', describe: 'name of the simulated side in tables and charts [default: its folder name]' })
-      .option('baseline-label', { type: 'string', describe: 'name of the baseline side [default: its folder name]' }) as unknown as Argv<ScoreArgs>,
+      .option('baseline-label', {
+        type: 'string',
+        describe: 'name of the baseline side [default: its folder name]',
+      }),
   handler: async (argv) => {
     const outcome = await runScore({
       sim: argv.sim,

@@ -87,9 +87,7 @@ function reportRun(
       ` (${result.alreadyDone} already done, ${result.ran} run) in ${elapsedS.toFixed(1)} s; results in ${result.outDir}\n`,
   );
   if (result.failed.length > 0) {
-    const lines = result.failed.map(
-      (f) => `  ${f.id}  point ${f.index} (${formatOverrides(f.overrides)}): ${f.status}: ${f.error}`,
-    );
+    const lines = result.failed.map((f) => `  ${f.id}  point ${f.index} (${formatOverrides(f.overrides)}): ${f.status}: ${f.error}`);
     err(
       `sweep ${result.name}: ${result.failed.length} point${result.failed.length === 1 ? '' : 's'} failed:\n${lines.join('\n')}\n` +
         `failed ids: ${result.failed.map((f) => f.id).join(' ')}\n` +
@@ -206,9 +204,11 @@ export function makeSweepCommand(deps: SweepCommandDeps = {}): CommandModule {
     command: 'merge <dirs..>',
     describe: 'Merge sweep output directories (shards) into one, as if run on one machine',
     builder: (y: Argv) =>
-      y
-        .positional('dirs', { type: 'string', array: true, demandOption: true, describe: 'sweep output directories' })
-        .option('out', { type: 'string', demandOption: true, describe: 'directory for the merged results' }) as unknown as Argv<SweepMergeArgs>,
+      y.positional('dirs', { type: 'string', array: true, demandOption: true, describe: 'sweep output directories' }).option('out', {
+        type: 'string',
+        demandOption: true,
+        describe: 'directory for the merged results',
+      }),
     handler: async (argv) => {
       process.exitCode = await runSweepMergeCommand({ dirs: argv.dirs, out: argv.out }, deps);
     },
@@ -234,7 +234,7 @@ export function makeSweepCommand(deps: SweepCommandDeps = {}): CommandModule {
           type: 'boolean',
           default: false,
           describe: "also write each point's AIPerf files to OUT/aiperf/<point id>/<AIPerf folder name>/",
-        }) as unknown as Argv<SweepRunArgs>,
+        }),
     handler: async (argv) => {
       process.exitCode = await runSweepCommand(
         {
