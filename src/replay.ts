@@ -8,6 +8,7 @@ import { resolve as resolvePath } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { InputError } from './config/errors.js';
 import type { RunConfig } from './config/types.js';
+import { deploymentSummary } from './config/deployment.js';
 import { buildRequestRecords, buildSummary } from './core/report.js';
 import type { ReplaySummary, RequestRecord } from './core/report-types.js';
 import { resolveRun, type TraceRows } from './core/resolve.js';
@@ -88,6 +89,7 @@ export function replay(config: RunConfig, options: ReplayOptions): ReplayResult 
       preemptions: core.engine.preemptions,
       virtual_end_ms: core.engine.virtual_end_ms,
     },
+    deployment: deploymentSummary(config.engine, config.engine.workers.aggregated, run.kvBlocksPerRank > 0 ? run.kvBlocksPerRank : null),
     config,
   };
   if (trace !== null) summary.input = { trace: traceLabel, trace_rows: trace.rows, skipped_trace_rows: trace.skipped };

@@ -157,7 +157,7 @@ export async function simulatePoints(
   base: RunConfig,
   baseDir: string,
   keys: readonly PointKey[],
-  constants: EngineConstants,
+  constants: EngineConstants | null,
   load: SimLoadOptions,
 ): Promise<ScorePoint[]> {
   const outcomes = await Promise.all(

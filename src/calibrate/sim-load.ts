@@ -108,12 +108,12 @@ export function withConstants(raw: RawObject, constants: EngineConstants): RawOb
   return out;
 }
 
-/** The run config that simulates one measured point with given constants. */
-export function pointConfig(base: RunConfig, key: PointKey, constants: EngineConstants, load: SimLoadOptions): RunConfig {
+/** The run config that simulates one measured point with given constants (null: the base config's own timing). */
+export function pointConfig(base: RunConfig, key: PointKey, constants: EngineConstants | null, load: SimLoadOptions): RunConfig {
   const config = structuredClone(base);
   const role = config.engine.workers.aggregated;
-  role.timing = linearTimingOf(constants);
-  if (constants.client_delay_ms > 0) {
+  if (constants !== null) role.timing = linearTimingOf(constants);
+  if (constants !== null && constants.client_delay_ms > 0) {
     config.engine.tokenization = {
       workers: CLIENT_DELAY_SERVERS,
       base_ms: constants.client_delay_ms,

@@ -54,6 +54,15 @@ export function formatSummaryTable(summary: ReplaySummary): string {
       [s.mean_tokenization_ms, s.mean_queue_ms, s.mean_prefill_ms, s.mean_detokenization_ms].map(fmt).join(' / '),
     ],
   ];
+  const d = summary.deployment;
+  valueRows.push([
+    'Deployment: GPUs / weights per GPU (GiB) / KV cache per rank (tokens)',
+    [
+      String(d.gpus),
+      d.weights_gib_per_gpu === null ? '-' : fmt(d.weights_gib_per_gpu),
+      d.kv_cache_tokens_per_rank === null ? 'unlimited' : d.kv_cache_tokens_per_rank.toLocaleString('en-US'),
+    ].join(' / '),
+  ]);
   const sim = summary.simulator;
   const speed = `simulated ${sim.output_tokens.toLocaleString('en-US')} output tokens in ${fmt(sim.wall_time_ms)} ms (${sim.us_per_output_token.toFixed(3)} us per token), ${sim.passes.toLocaleString('en-US')} passes, ${sim.preemptions.toLocaleString('en-US')} preemptions`;
   return [grid(metricRows, 1), '', grid(valueRows, 1), '', speed].join('\n');

@@ -9,7 +9,7 @@ import type { ResolvedRun } from './resolve.js';
 import type { SimulationResult } from './simulation.js';
 import { summarizeValues, type Stats } from './stats.js';
 
-export type CoreSummary = Omit<ReplaySummary, 'simulator' | 'config'> & {
+export type CoreSummary = Omit<ReplaySummary, 'simulator' | 'config' | 'deployment'> & {
   engine: { passes: number; preemptions: number; virtual_end_ms: number };
 };
 

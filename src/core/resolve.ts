@@ -7,6 +7,8 @@
  */
 import { kvBlocksPerRank } from '../config/kv-capacity.js';
 import type { RunConfig } from '../config/types.js';
+import { rooflineOf } from '../config/deployment.js';
+import { createRooflinePassTime } from './roofline.js';
 import { createPassTime, type PassTimeFn } from './timing.js';
 
 /** A trace as columns, one entry per row in file order (what the Mooncake reader returns). */
@@ -75,7 +77,7 @@ export interface ResolvedRun {
 export function resolveRun(config: RunConfig, trace: TraceRows | null, traceLabel = 'trace'): ResolvedRun {
   const role = config.engine.workers.aggregated;
   // The loader guarantees at least one block for a limited pool; 0 stands for unlimited here.
-  const blocks = kvBlocksPerRank(role) ?? 0;
+  const blocks = kvBlocksPerRank(config.engine, role) ?? 0;
   const contextLimit = config.engine.context_length === 'max' ? Infinity : config.engine.context_length;
   const kvLimit = blocks > 0 ? blocks * role.kv_cache.block_size + 1 : Infinity;
 
@@ -167,7 +169,7 @@ export function resolveRun(config: RunConfig, trace: TraceRows | null, traceLabe
     blockSize: role.kv_cache.block_size,
     kvBlocksPerRank: blocks,
     lengthLimit: Math.min(contextLimit, kvLimit),
-    passTime: createPassTime(role.timing),
+    passTime: role.timing.type === 'roofline' ? createRooflinePassTime(rooflineOf(config.engine, role)) : createPassTime(role.timing),
     timingType: role.timing.type,
     tokenization,
     detokenization,

@@ -32,7 +32,7 @@ export class TimingError extends Error {
 }
 
 /** Builds the pass-time function once per run; the loop calls it without dispatching on type. */
-export function createPassTime(config: TimingConfig): PassTimeFn {
+export function createPassTime(config: Exclude<TimingConfig, { type: 'roofline' }>): PassTimeFn {
   switch (config.type) {
     case 'fixed': {
       const prefillMs = config.prefill_ms;
