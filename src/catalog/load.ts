@@ -5,7 +5,7 @@
  * bundled ones of the same id. Every file is validated strictly; a bad file is a `ConfigError`
  * naming it and the dotted field. Names resolve case-insensitively by id, `name` or any alias.
  */
-import { existsSync, readdirSync } from 'node:fs';
+import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { basename, delimiter, dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type * as z from 'zod';
@@ -51,29 +51,32 @@ function label(file: string): string {
   return rel.startsWith('..') ? file : rel;
 }
 
+function readEntry<T extends { id: string }>(folder: string, name: string, schema: z.ZodType<T>, files: Map<string, string>): T {
+  const file = join(folder, name);
+  const shown = label(file);
+  const raw = readYamlFile(file, shown);
+  const parsed = schema.safeParse(raw, { reportInput: true });
+  if (!parsed.success) {
+    const issues: ConfigIssue[] = parsed.error.issues.map((issue) => {
+      const path = issue.path.map(String);
+      if (issue.code === 'unrecognized_keys') path.push(issue.keys[0]);
+      return makeConfigIssue(shown, path.join('.'), issue.message);
+    });
+    throw new ConfigError(issues);
+  }
+  const entry = parsed.data;
+  const id = name.slice(0, -'.yaml'.length);
+  if (entry.id !== id)
+    throw new ConfigError(shown, 'id', `must equal the file name without .yaml (${JSON.stringify(id)}), got ${JSON.stringify(entry.id)}`);
+  files.set(id, shown);
+  return entry;
+}
+
 function readEntries<T extends { id: string }>(folder: string, schema: z.ZodType<T>, files: Map<string, string>): Map<string, T> {
   const out = new Map<string, T>();
   if (!existsSync(folder)) return out;
   for (const name of readdirSync(folder).sort()) {
-    if (!name.endsWith('.yaml')) continue;
-    const file = join(folder, name);
-    const shown = label(file);
-    const raw = readYamlFile(file, shown);
-    const parsed = schema.safeParse(raw, { reportInput: true });
-    if (!parsed.success) {
-      const issues: ConfigIssue[] = parsed.error.issues.map((issue) => {
-        const path = issue.path.map(String);
-        if (issue.code === 'unrecognized_keys') path.push(issue.keys[0]);
-        return makeConfigIssue(shown, path.join('.'), issue.message);
-      });
-      throw new ConfigError(issues);
-    }
-    const entry = parsed.data;
-    const id = name.slice(0, -'.yaml'.length);
-    if (entry.id !== id)
-      throw new ConfigError(shown, 'id', `must equal the file name without .yaml (${JSON.stringify(id)}), got ${JSON.stringify(entry.id)}`);
-    out.set(id, entry);
-    files.set(id, shown);
+    if (name.endsWith('.yaml')) out.set(name.slice(0, -'.yaml'.length), readEntry(folder, name, schema, files));
   }
   return out;
 }
@@ -166,12 +169,50 @@ function lookup<T extends { id: string; name: string; aliases: string[] }>(entri
   );
 }
 
+/** Entries read one file at a time, by file. */
+const fileCache = new Map<string, unknown>();
+
+/**
+ * Finds an entry without reading the whole catalog: only the files whose text mentions the name
+ * are parsed (a config names one model and one GPU; parsing every file would cost each command
+ * and each pool thread tens of milliseconds). Later folders win, as in `loadCatalog`.
+ */
+function findOne<T extends { id: string; name: string; aliases: string[] }>(
+  kind: 'models' | 'hardware',
+  name: string,
+  schema: z.ZodType<T>,
+  folders: readonly string[],
+): T | undefined {
+  const wanted = name.toLowerCase();
+  for (let i = folders.length - 1; i >= 0; i--) {
+    const folder = join(folders[i], kind);
+    if (!existsSync(folder)) continue;
+    for (const file of readdirSync(folder).sort()) {
+      if (!file.endsWith('.yaml')) continue;
+      const path = join(folder, file);
+      if (!readFileSync(path, 'utf8').toLowerCase().includes(wanted)) continue;
+      let entry = fileCache.get(path) as T | undefined;
+      if (entry === undefined) {
+        entry = readEntry(folder, file, schema, new Map());
+        fileCache.set(path, entry);
+      }
+      if (lookup([entry], name) !== undefined) return entry;
+    }
+  }
+  return undefined;
+}
+
 /** The model a name (id, Hugging Face name or alias, any case) picks, or undefined. */
-export function findModel(name: string, catalog: Catalog = loadCatalog()): ModelEntry | undefined {
-  return lookup(catalog.models, name);
+export function findModel(name: string, catalog?: Catalog): ModelEntry | undefined {
+  if (catalog !== undefined) return lookup(catalog.models, name);
+  const folders = catalogFolders();
+  const entry = findOne('models', name, modelEntrySchema, folders);
+  if (entry !== undefined) checkModel(entry, entry.id);
+  return entry;
 }
 
 /** The GPU a name (id or alias, any case) picks, or undefined. */
-export function findHardware(name: string, catalog: Catalog = loadCatalog()): HardwareEntry | undefined {
-  return lookup(catalog.hardware, name);
+export function findHardware(name: string, catalog?: Catalog): HardwareEntry | undefined {
+  if (catalog !== undefined) return lookup(catalog.hardware, name);
+  return findOne('hardware', name, hardwareEntrySchema, catalogFolders());
 }
