@@ -240,7 +240,18 @@ const toyGpu: HardwareEntry = hardwareEntrySchema.parse({
   tdp_w: 100,
   sources: { datasheet: 'made up for the test' },
 });
-const ideal: EfficiencyFactors = { compute: 1, memory: 1, link: 1, collective_us: 0, pass_overhead_ms: 0, per_request_us: 0 };
+const ideal: EfficiencyFactors = {
+  compute: 1,
+  memory: 1,
+  link: 1,
+  collective_us: 0,
+  pass_overhead_ms: 0,
+  per_request_us: 0,
+  per_layer_us: 0,
+  moe: 1,
+  frontend_ms: 0,
+  frontend_us_per_token: 0,
+};
 const toy = (over: Partial<Deployment> = {}): Deployment => ({
   model: toyModel,
   hardware: toyGpu,

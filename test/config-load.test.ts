@@ -17,6 +17,7 @@ const DEFAULTS: RunConfig = {
     hardware: 'unknown',
     backend: 'vllm',
     context_length: 'max',
+    frontend: { base_ms: 'auto', per_input_us: 'auto' },
     workers: {
       aggregated: {
         parallelism: { replicas: 1, tensor: 1, attention_data: 1, expert: 1 },
@@ -45,7 +46,7 @@ describe('parseRunConfig defaults', () => {
       'run.yaml',
     );
     expect(Object.keys(config)).toEqual(['engine', 'traffic', 'report']);
-    expect(Object.keys(config.engine)).toEqual(['model', 'hardware', 'backend', 'context_length', 'workers']);
+    expect(Object.keys(config.engine)).toEqual(['model', 'hardware', 'backend', 'context_length', 'frontend', 'workers']);
     expect(Object.keys(config.traffic.load)).toEqual(['type', 'concurrency', 'ramp_up_ms']);
   });
 
@@ -506,7 +507,7 @@ describe('parseRunConfig issues', () => {
     expect(err.reason).toBe('must be a positive integer, got 0');
     expect(err.issues.map((issue) => issue.message)).toEqual([
       `${file}: engine.detokenization.workers: must be a positive integer, got 0`,
-      `${file}: engine.extra_key: unknown key (allowed: model, hardware, backend, precision, context_length, workers,` +
+      `${file}: engine.extra_key: unknown key (allowed: model, hardware, backend, precision, context_length, frontend, workers,` +
         ' tokenization, detokenization)',
       `${file}: traffic.load.requests_per_second: must be a positive finite number, got "abc"`,
     ]);

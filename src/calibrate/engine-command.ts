@@ -70,7 +70,7 @@ export function coefficientsJson(
     decode_kv_token_ns: ['ns', 'engine.workers.aggregated.timing.decode_kv_token_ns'],
     decode_request_exponent: ['', 'engine.workers.aggregated.timing.decode_request_exponent'],
     prefill_overlap: ['', 'engine.workers.aggregated.timing.prefill_overlap'],
-    client_delay_ms: ['ms', 'engine.tokenization.base_ms'],
+    client_delay_ms: ['ms', 'engine.frontend.base_ms'],
   };
   const out: Record<string, { value: number; unit: string; status: string }> = {};
   for (const [name, [unit, path]] of Object.entries(units) as Array<[keyof EngineConstants, [string, string]]>) {
@@ -255,7 +255,7 @@ export function engineSnippet(constants: EngineConstants): Record<string, unknow
   const snippet: Record<string, unknown> = {
     'engine.workers.aggregated.timing': childObject(childObject(engine, 'workers'), 'aggregated').timing,
   };
-  if (engine.tokenization !== undefined) snippet['engine.tokenization'] = engine.tokenization;
+  if (engine.frontend !== undefined) snippet['engine.frontend'] = engine.frontend;
   return snippet;
 }
 

@@ -216,8 +216,8 @@ export function rooflineCoefficients(d: Deployment, f: EfficiencyFactors): Roofl
     gemmWeightMs: (dense * w.dense) / bytesPerMs,
     lmHeadMsPerToken: (2 * outputProjection) / bf16FlopsPerMs,
     lmHeadWeightMs: (outputProjection * BF16) / bytesPerMs,
-    expertMsPerWorkerToken: moe ? (2 * moe.experts_per_token * p.perExpert * moeLayers) / gpus / matmulFlopsPerMs : 0,
-    expertWeightMs: moe ? ((p.routedExperts / gpus) * w.experts) / bytesPerMs : 0,
+    expertMsPerWorkerToken: moe ? (2 * moe.experts_per_token * p.perExpert * moeLayers) / gpus / matmulFlopsPerMs / f.moe : 0,
+    expertWeightMs: moe ? ((p.routedExperts / gpus) * w.experts) / bytesPerMs / f.moe : 0,
     expertMissLog: moe ? Math.log1p(-moe.experts_per_token / moe.experts) : 0,
     workerTokensPerRankToken: d.attentionData,
     prefillPairMs: (kinds.full * pairFlops) / bf16FlopsPerMs,
@@ -236,7 +236,7 @@ export function rooflineCoefficients(d: Deployment, f: EfficiencyFactors): Roofl
     linearStateReadMsPerRequest,
     commMsPerToken: commBytesPerToken / linkBytesPerMs,
     commFixedMs: collectives * latencyMs,
-    passOverheadMs: f.pass_overhead_ms,
+    passOverheadMs: f.pass_overhead_ms + (arch.layers * f.per_layer_us) / 1000,
     perRequestMs: f.per_request_us / 1000,
   };
 }

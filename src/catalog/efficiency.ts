@@ -26,9 +26,17 @@ export interface EfficiencyFactors {
   pass_overhead_ms: number;
   /** Host cost per request in a pass, us. */
   per_request_us: number;
+  /** Floor of one layer's kernels in a pass (launches and small kernels that never reach the peaks), us. */
+  per_layer_us: number;
+  /** Share of the matmul efficiency that the routed-expert kernels of a MoE layer reach, (0, 1]. */
+  moe: number;
+  /** Time from a client's send to the request reaching the engine's queue (HTTP, API server, tokenization), ms... */
+  frontend_ms: number;
+  /** ... plus this per prompt token, us. */
+  frontend_us_per_token: number;
 }
 
-export const EFFICIENCY_NAMES = ['compute', 'memory', 'link', 'collective_us', 'pass_overhead_ms', 'per_request_us'] as const;
+export const EFFICIENCY_NAMES = ['compute', 'memory', 'link', 'collective_us', 'pass_overhead_ms', 'per_request_us', 'per_layer_us', 'moe', 'frontend_ms', 'frontend_us_per_token'] as const;
 
 const say = (rule: string) => (issue: z.core.$ZodRawIssue) => `${rule}, got ${formatValue(issue.input)}`;
 const share = () =>
@@ -46,6 +54,10 @@ export const efficiencyShape = {
   collective_us: cost(),
   pass_overhead_ms: cost(),
   per_request_us: cost(),
+  per_layer_us: cost(),
+  moe: share(),
+  frontend_ms: cost(),
+  frontend_us_per_token: cost(),
 };
 
 const factorsSchema = z.strictObject(efficiencyShape);
@@ -62,8 +74,9 @@ export type EfficiencyTable = z.output<typeof fileSchema>;
 
 /**
  * Factors before any fit: typical shares of the peaks reached by well-tuned inference kernels,
- * a collective of about ten microseconds, a host cost of a couple of milliseconds per pass. Used
- * only where `data/efficiency.yaml` has no entry at all.
+ * a collective of about ten microseconds, a host cost of a couple of milliseconds per pass, a
+ * few microseconds of kernel floor per layer. The starting point of the fit, and what a run gets
+ * where `data/efficiency.yaml` is missing.
  */
 export const UNFITTED_EFFICIENCY: EfficiencyFactors = {
   compute: 0.5,
@@ -72,6 +85,10 @@ export const UNFITTED_EFFICIENCY: EfficiencyFactors = {
   collective_us: 10,
   pass_overhead_ms: 2,
   per_request_us: 10,
+  per_layer_us: 20,
+  moe: 1,
+  frontend_ms: 5,
+  frontend_us_per_token: 2,
 };
 
 let cached: EfficiencyTable | undefined;

@@ -50,8 +50,8 @@ export function formatSummaryTable(summary: ReplaySummary): string {
     ['Worker Time (sec)', fmt(run.worker_seconds)],
     ['GPU Hours', run.gpu_hours.toPrecision(4)],
     [
-      'TTFT stages (ms): tokenization / queue / prefill / detokenization',
-      [s.mean_tokenization_ms, s.mean_queue_ms, s.mean_prefill_ms, s.mean_detokenization_ms].map(fmt).join(' / '),
+      'TTFT stages (ms): frontend / tokenization / queue / prefill / detokenization',
+      [s.mean_frontend_ms, s.mean_tokenization_ms, s.mean_queue_ms, s.mean_prefill_ms, s.mean_detokenization_ms].map(fmt).join(' / '),
     ],
   ];
   const d = summary.deployment;

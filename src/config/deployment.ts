@@ -100,3 +100,22 @@ export function deploymentSummary(engine: EngineConfig, role: WorkerRoleConfig, 
     kv_cache_tokens_per_rank: kvBlocks === null ? null : kvBlocks * role.kv_cache.block_size,
   };
 }
+
+/**
+ * The frontend delay of a run: `engine.frontend`'s numbers; under `auto`, the catalog's fitted
+ * `frontend_ms` and `frontend_us_per_token` with roofline timing (with the config's overrides), else 0.
+ */
+export function frontendOf(config: { engine: EngineConfig }): { baseMs: number; perInputUs: number } {
+  const { engine } = config;
+  const { base_ms, per_input_us } = engine.frontend;
+  let fitted: EfficiencyFactors | null = null;
+  if (base_ms === 'auto' || per_input_us === 'auto') {
+    const role = engine.workers.aggregated;
+    const { deployment } = deploymentOf(engine, role);
+    if (role.timing.type === 'roofline' && deployment !== null) fitted = effectiveEfficiency(engine, role, deployment.hardware.id).factors;
+  }
+  return {
+    baseMs: base_ms !== 'auto' ? base_ms : (fitted?.frontend_ms ?? 0),
+    perInputUs: per_input_us !== 'auto' ? per_input_us : (fitted?.frontend_us_per_token ?? 0),
+  };
+}

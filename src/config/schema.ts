@@ -201,6 +201,19 @@ const contextLengthSchema = z
   .default('max')
   .describe('Most tokens (prompt + output) of one request, or max for no limit; a prompt of this many tokens or more is rejected.');
 
+const autoCost = (what: string) =>
+  z
+    .union([cost(), z.literal('auto')], { error: says('must be a finite non-negative number or auto') })
+    .default('auto')
+    .describe(`${what} auto: the catalog's fitted value under roofline timing, else 0.`);
+
+const frontendSchema = strict({
+  base_ms: autoCost('Per request, ms.'),
+  per_input_us: autoCost('Per prompt token, us.'),
+}).describe(
+  "Time from the client's send to the request reaching the server's tokenizer or queue (client, HTTP, API server): base_ms + per_input_us x prompt tokens; a TTFT stage of its own, holding no engine resource.",
+);
+
 const tokenizationSchema = strict({
   workers: positiveInt().default(1).describe('FIFO tokenizer servers per engine worker.'),
   base_ms: cost().default(0).describe('Cost of one request, ms.'),
@@ -228,6 +241,7 @@ const engineSchema = strict({
     .optional()
     .describe("Weight precision of the matmuls (default: the catalog model's own)."),
   context_length: contextLengthSchema,
+  frontend: frontendSchema.prefault({}),
   workers: strict({ aggregated: workerRoleSchema.prefault({}) }).prefault({}),
   tokenization: tokenizationSchema.optional(),
   detokenization: detokenizationSchema.optional(),

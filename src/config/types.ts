@@ -80,6 +80,10 @@ export interface RooflineTimingConfig {
     collective_us?: number;
     pass_overhead_ms?: number;
     per_request_us?: number;
+    per_layer_us?: number;
+    moe?: number;
+    frontend_ms?: number;
+    frontend_us_per_token?: number;
   };
 }
 
@@ -114,6 +118,8 @@ export interface EngineConfig {
   precision?: Precision;
   /** Positive integer, or 'max' for no limit. */
   context_length: number | 'max';
+  /** Client to server time before tokenization: base_ms + per_input_us x prompt; auto = the catalog's with roofline timing, else 0. */
+  frontend: { base_ms: number | 'auto'; per_input_us: number | 'auto' };
   workers: { aggregated: WorkerRoleConfig };
   tokenization?: TokenizationConfig;
   detokenization?: DetokenizationConfig;

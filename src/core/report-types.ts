@@ -55,6 +55,8 @@ export interface RunStats {
 }
 
 export interface TtftStages {
+  /** Client to server (engine.frontend). */
+  mean_frontend_ms: number;
   mean_tokenization_ms: number;
   mean_queue_ms: number;
   mean_prefill_ms: number;

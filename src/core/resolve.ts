@@ -7,7 +7,7 @@
  */
 import { kvBlocksPerRank } from '../config/kv-capacity.js';
 import type { RunConfig } from '../config/types.js';
-import { rooflineOf } from '../config/deployment.js';
+import { frontendOf, rooflineOf } from '../config/deployment.js';
 import { createRooflinePassTime } from './roofline.js';
 import { createPassTime, type PassTimeFn } from './timing.js';
 
@@ -61,6 +61,9 @@ export interface ResolvedRun {
   passTime: PassTimeFn;
   /** The timing provider's type, to name it in errors. */
   timingType: string;
+  /** Time from a send to the request reaching the server (client, HTTP, API server): ms, and ms per prompt token; 0 = none. */
+  frontendBaseMs: number;
+  frontendPerTokenMs: number;
   tokenization: FifoStage | null;
   detokenization: FifoStage | null;
   /** Response overhead in ms: base and per output token; null = none. */
@@ -102,6 +105,7 @@ export function resolveRun(config: RunConfig, trace: TraceRows | null, traceLabe
       ? { baseMs: overhead.base_ms, perOutputTokenMs: overhead.per_output_token_us / 1e3 }
       : null;
 
+  const frontend = frontendOf(config);
   const loadConfig = config.traffic.load;
   let load: ResolvedLoad;
   let loadUnit: number;
@@ -171,6 +175,8 @@ export function resolveRun(config: RunConfig, trace: TraceRows | null, traceLabe
     lengthLimit: Math.min(contextLimit, kvLimit),
     passTime: role.timing.type === 'roofline' ? createRooflinePassTime(rooflineOf(config.engine, role)) : createPassTime(role.timing),
     timingType: role.timing.type,
+    frontendBaseMs: frontend.baseMs,
+    frontendPerTokenMs: frontend.perInputUs / 1e3,
     tokenization,
     detokenization,
     responseOverhead,

@@ -15,7 +15,7 @@ import { EventKind, EventQueue } from './event-queue.js';
 import { fnv1a32OfId } from './fnv.js';
 import { RequestTable, Status } from './request-table.js';
 import type { ResolvedRun } from './resolve.js';
-import { TimingError } from './timing.js';
+import { TimingError, type PassView } from './timing.js';
 import { TokenGapPool } from './token-gaps.js';
 import { NO_NEXT, buildTraceOrder, drawLength, expectedGaps, type Rng } from './traffic.js';
 
@@ -44,6 +44,12 @@ export interface SimulationOptions {
    * (event time never decreases). For tests: it costs a scan of every rank per pass.
    */
   checkInvariants?: boolean;
+  /**
+   * Called at the start of every pass with the worker, the pass's start and end, and the view of
+   * its slowest rank (read it during the call: the object is reused). For the catalog fit, which
+   * reads the passes each request waited through; costs nothing when absent.
+   */
+  onPass?: (worker: number, startMs: number, endMs: number, view: PassView) => void;
 }
 
 export class Simulation {
@@ -86,6 +92,7 @@ export class Simulation {
   private readonly tokenEmittedMs: number[][] | null;
   private readonly recordEmit: ((id: number, nowMs: number) => void) | null;
   private readonly checkInvariants: boolean;
+  private readonly onPass: ((worker: number, startMs: number, endMs: number, view: PassView) => void) | null;
 
   constructor(run: ResolvedRun, options: SimulationOptions = {}) {
     this.cfg = run;
@@ -139,6 +146,7 @@ export class Simulation {
     const emitted = this.tokenEmittedMs;
     this.recordEmit = emitted === null ? null : (id, nowMs) => emitted[id].push(nowMs);
     this.checkInvariants = options.checkInvariants === true;
+    this.onPass = options.onPass ?? null;
   }
 
   run(): SimulationResult {
@@ -182,6 +190,9 @@ export class Simulation {
           break;
         case EventKind.SlotStart:
           this.startUnit(target);
+          break;
+        case EventKind.FrontendDone:
+          this.reachServer(target);
           break;
       }
     }
@@ -307,6 +318,15 @@ export class Simulation {
       this.tokenReceivedMs[id] = [];
       (this.tokenEmittedMs as number[][])[id] = [];
     }
+    const frontendMs = this.cfg.frontendBaseMs + this.cfg.frontendPerTokenMs * t.prompt[id];
+    if (frontendMs > 0) this.events.push(now + frontendMs, EventKind.FrontendDone, id);
+    else this.reachServer(id);
+  }
+
+  /** The request reaches the server: tokenization, or straight to the scheduler. */
+  private reachServer(id: number): void {
+    const t = this.table;
+    const now = this.nowMs;
     const tok = this.cfg.tokenization;
     if (tok === null) {
       this.enterScheduler(id);
@@ -398,6 +418,7 @@ export class Simulation {
       this.workerFlagged[worker] = 0;
       let any = false;
       let durationMs = 0;
+      let slowest: EngineRank | null = null;
       for (let k = 0; k < ranksPerWorker; k++) {
         const rank = this.ranks[worker * ranksPerWorker + k];
         if (!rank.hasWork) continue;
@@ -407,13 +428,17 @@ export class Simulation {
           // Attention-DP ranks run in lockstep: the pass ends when the slowest rank ends.
           const ms = passTime(rank.view);
           if (!(ms >= 0 && ms < Infinity)) throw new TimingError(this.cfg.timingType, ms);
-          if (ms > durationMs) durationMs = ms;
+          if (ms > durationMs || slowest === null) {
+            durationMs = ms;
+            slowest = rank;
+          }
         }
       }
       if (!any) continue;
       this.workerBusy[worker] = 1;
       this.passCount++;
       if (this.checkInvariants) this.verifyKv(worker);
+      if (this.onPass !== null && slowest !== null) this.onPass(worker, this.nowMs, this.nowMs + durationMs, slowest.view);
       this.events.push(this.nowMs + durationMs, EventKind.PassEnd, worker);
     }
   }
