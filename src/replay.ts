@@ -1,7 +1,9 @@
 /**
- * The replay entry point: one run config in, one report out (spec replay.md). Reads the
- * trace a config names (cached per process by path, since sweeps replay one trace many
- * times), compiles the config, runs the simulation and builds the summary.
+ * The replay entry point: one run config in, one report out (spec replay.md). In two steps, so
+ * that a sweep does the first in its main thread and posts the result to a pool thread:
+ * `prepareRun` reads the trace a config names (cached per process by path, since sweeps
+ * replay one trace many times) and compiles the config into the core's run description;
+ * `replayPrepared` runs the simulation and builds the summary.
  */
 import { statSync } from 'node:fs';
 import { resolve as resolvePath } from 'node:path';
@@ -11,9 +13,10 @@ import type { RunConfig } from './config/types.js';
 import { deploymentSummary } from './config/deployment.js';
 import { buildRequestRecords, buildSummary } from './core/report.js';
 import type { ReplaySummary, RequestRecord } from './core/report-types.js';
-import { resolveRun, type TraceRows } from './core/resolve.js';
+import { resolveRun } from './config/resolve.js';
+import type { ResolvedRun, TraceRows } from './core/run.js';
 import { Simulation } from './core/simulation.js';
-import { readMooncakeTrace } from './io/read-mooncake.js';
+import { readMooncakeTrace, type MooncakeTrace } from './io/read-mooncake.js';
 
 export interface ReplayOptions {
   /** Folder that relative paths in the config (the trace) are resolved against. */
@@ -29,7 +32,7 @@ export interface ReplayResult {
   requests?: RequestRecord[];
 }
 
-type LoadedTrace = TraceRows & { skipped: number };
+type LoadedTrace = MooncakeTrace;
 const traceCache = new Map<string, { key: string; rows: LoadedTrace }>();
 
 function loadTrace(path: string, label: string, blockSize: number, skipInvalid: boolean): LoadedTrace {
@@ -57,7 +60,15 @@ function checkTracePrompts(config: RunConfig, trace: TraceRows, file: string): v
   }
 }
 
-export function replay(config: RunConfig, options: ReplayOptions): ReplayResult {
+/** A run ready to replay: plain data, structured-cloneable (a sweep posts it to a pool thread). */
+export interface PreparedRun {
+  run: ResolvedRun;
+  /** With a trace source: what the summary reports of the trace. */
+  input?: { trace: string; trace_rows: number; skipped_trace_rows: number };
+}
+
+/** Reads what the config names (a trace) and compiles it; throws the input errors a replay would. */
+export function prepareRun(config: RunConfig, options: Omit<ReplayOptions, 'perRequest'>): PreparedRun {
   let trace: LoadedTrace | null = null;
   let traceLabel = 'trace';
   const source = config.traffic.source;
@@ -68,6 +79,13 @@ export function replay(config: RunConfig, options: ReplayOptions): ReplayResult 
     checkTracePrompts(config, trace, source.path);
   }
   const run = resolveRun(config, trace, traceLabel);
+  if (trace === null) return { run };
+  return { run, input: { trace: traceLabel, trace_rows: trace.rows, skipped_trace_rows: trace.skipped } };
+}
+
+/** Replays a prepared run; `config` is echoed in the summary. */
+export function replayPrepared(config: RunConfig, prepared: PreparedRun, options: { perRequest?: boolean } = {}): ReplayResult {
+  const run = prepared.run;
   const perRequest = options.perRequest === true;
   const started = performance.now();
   const result = new Simulation(run, { recordTokens: perRequest }).run();
@@ -92,6 +110,10 @@ export function replay(config: RunConfig, options: ReplayOptions): ReplayResult 
     deployment: deploymentSummary(config.engine, config.engine.workers.aggregated, run.kvBlocksPerRank > 0 ? run.kvBlocksPerRank : null),
     config,
   };
-  if (trace !== null) summary.input = { trace: traceLabel, trace_rows: trace.rows, skipped_trace_rows: trace.skipped };
+  if (prepared.input !== undefined) summary.input = prepared.input;
   return perRequest ? { summary, requests: buildRequestRecords(result) } : { summary };
+}
+
+export function replay(config: RunConfig, options: ReplayOptions): ReplayResult {
+  return replayPrepared(config, prepareRun(config, options), options);
 }

@@ -16,6 +16,7 @@ import { fitResponseOverhead, readAiperfGaps } from '../src/calibrate/response-o
 import { pointConfig, resolveSimLoad, type EngineConstants } from '../src/calibrate/sim-load.js';
 import { parseRunConfig } from '../src/config/load.js';
 import { fnv1a32OfId } from '../src/core/fnv.js';
+import { timingSpec } from '../src/config/resolve.js';
 import { createPassTime } from '../src/core/timing.js';
 import { writeAiperfArtifacts } from '../src/io/write-aiperf-artifacts.js';
 import { replay } from '../src/replay.js';
@@ -143,7 +144,7 @@ describe('pass-time recovery', () => {
       decode_request_exponent: 1,
       prefill_overlap: 0,
     };
-    const passTime = createPassTime(truth);
+    const passTime = createPassTime(timingSpec(truth));
     const noise = rng(19);
     const passes = Array.from({ length: 600 }, (_, i) => {
       const chunk = i % 3 === 0 ? 0 : Math.floor(noise() * 4096);

@@ -255,7 +255,13 @@ describe('the worked timeline of docs/client-path.md', () => {
     expect(records[1].sent_ms).toBe(23.5);
     expect(r.time_to_first_token).toBe(15.5);
     expect(r.request_latency).toBe(19.5);
-    expect(summary.ttft_stages).toEqual({ mean_frontend_ms: 0, mean_tokenization_ms: 2, mean_queue_ms: 0, mean_prefill_ms: 12, mean_detokenization_ms: 1.5 });
+    expect(summary.ttft_stages).toEqual({
+      mean_frontend_ms: 0,
+      mean_tokenization_ms: 2,
+      mean_queue_ms: 0,
+      mean_prefill_ms: 12,
+      mean_detokenization_ms: 1.5,
+    });
   });
 });
 

@@ -5,6 +5,7 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { timingSpec } from '../src/config/resolve.js';
 import { createPassTime } from '../src/core/timing.js';
 import { fixedEngine, runCore, traceRows } from './helpers/core-run.js';
 
@@ -330,12 +331,12 @@ describe('report', () => {
 
 describe('timing providers', () => {
   it('stops the run with an error naming the provider when a pass time is negative or not finite', async () => {
-    const { resolveRun } = await import('../src/core/resolve.js');
+    const { resolveRun } = await import('../src/config/resolve.js');
     const { Simulation } = await import('../src/core/simulation.js');
     const { config } = await import('./helpers/core-run.js');
     for (const bad of [-1, NaN, Infinity]) {
       const run = resolveRun(config({ traffic: { stop: { requests: 1 } } }), null);
-      run.passTime = () => bad;
+      run.timing = { type: 'fixed', prefillMs: bad, decodeMs: 0 };
       expect(() => new Simulation(run).run()).toThrow(new RegExp(`timing provider 'fixed' returned ${bad} ms`));
     }
   });
@@ -417,7 +418,7 @@ describe('linear timing with a prefill overlap', () => {
         (c, h, v) => {
           const view = { ...v, emittedTokens: v.decodeRequests, kvBlocksUsed: 0, kvBlocksTotal: 0 };
           const time = (overlap: number) =>
-            createPassTime({ type: 'linear', ...c, decode_request_exponent: 1, prefill_overlap: overlap })(view);
+            createPassTime(timingSpec({ type: 'linear', ...c, decode_request_exponent: 1, prefill_overlap: overlap }))(view);
           const rest = c.base_ms + (c.decode_request_us * v.decodeRequests) / 1e3 + (c.decode_kv_token_ns * v.decodeKvTokens) / 1e6;
           const prefill = (c.prefill_token_us * v.prefillTokens) / 1e3 + (c.prefill_pair_ns * v.prefillPairs) / 1e6;
           const t = time(h);

@@ -7,7 +7,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { buildRequestRecords, buildSummary } from '../src/core/report.js';
-import { resolveRun } from '../src/core/resolve.js';
+import { resolveRun } from '../src/config/resolve.js';
 import { Simulation } from '../src/core/simulation.js';
 import { config } from './helpers/core-run.js';
 

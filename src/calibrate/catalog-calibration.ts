@@ -30,7 +30,10 @@ export interface MeasuredPoint {
 }
 
 /** The silicon sample's points whose deployment the catalog can build (model, GPU, and memory for the weights). */
-export function catalogPoints(csv: string, options: { maxOsl?: number } = {}): { points: MeasuredPoint[]; skipped: { label: string; reason: string }[] } {
+export function catalogPoints(
+  csv: string,
+  options: { maxOsl?: number } = {},
+): { points: MeasuredPoint[]; skipped: { label: string; reason: string }[] } {
   const points: MeasuredPoint[] = [];
   const skipped: { label: string; reason: string }[] = [];
   for (const d of readSiliconDeployments(csv, 1)) {
@@ -69,7 +72,12 @@ export class TrajectoryPool {
 
   constructor(threads = availableParallelism()) {
     compileOnPoolThreads();
-    this.#piscina = new Piscina({ filename: compiledModule('calibrate/trajectory-task.js'), minThreads: threads, maxThreads: threads, idleTimeout: 60_000 });
+    this.#piscina = new Piscina({
+      filename: compiledModule('calibrate/trajectory-task.js'),
+      minThreads: threads,
+      maxThreads: threads,
+      idleTimeout: 60_000,
+    });
   }
 
   record(config: RunConfig): Promise<Trajectory> {
@@ -87,7 +95,12 @@ export function factorsFor(fit: Pick<FactorFit, 'layout' | 'x'>, hardware: strin
 }
 
 /** Records every point's trajectory with the factors of its pair. */
-export async function recordPoints(pool: TrajectoryPool, points: readonly MeasuredPoint[], factorsOf: (p: MeasuredPoint) => EfficiencyFactors, load: SimLoadOptions): Promise<FitPoint[]> {
+export async function recordPoints(
+  pool: TrajectoryPool,
+  points: readonly MeasuredPoint[],
+  factorsOf: (p: MeasuredPoint) => EfficiencyFactors,
+  load: SimLoadOptions,
+): Promise<FitPoint[]> {
   return Promise.all(
     points.map(async (p) => {
       const factors = factorsOf(p);
@@ -95,7 +108,17 @@ export async function recordPoints(pool: TrajectoryPool, points: readonly Measur
       const found = deploymentOf(config.engine, config.engine.workers.aggregated);
       if (found.deployment === null) throw new Error(`${p.label}: not in the catalog`);
       const trajectory = await pool.record(config);
-      return { label: p.label, model: p.model, hardware: p.hardware, backend: p.backend, concurrency: p.concurrency, deployment: found.deployment, measured: p.measured, trajectory, recordedWith: factors };
+      return {
+        label: p.label,
+        model: p.model,
+        hardware: p.hardware,
+        backend: p.backend,
+        concurrency: p.concurrency,
+        deployment: found.deployment,
+        measured: p.measured,
+        trajectory,
+        recordedWith: factors,
+      };
     }),
   );
 }
@@ -125,7 +148,11 @@ export const replayedMetrics = (p: FitPoint) => ({ ttftMs: p.trajectory.ttftMs ?
 
 export function layoutFor(points: readonly { hardware: string; backend: string }[]): ParameterLayout {
   const catalog = loadCatalog();
-  return ParameterLayout.of(points, catalog.hardware.map((h) => h.id), [...BACKENDS]);
+  return ParameterLayout.of(
+    points,
+    catalog.hardware.map((h) => h.id),
+    [...BACKENDS],
+  );
 }
 
 /**
@@ -164,8 +191,10 @@ export async function fitCatalogFactors(
  * effects), each with what the fit saw of it.
  */
 export function efficiencyTableOf(fit: FactorFit, points: readonly FitPoint[]): EfficiencyTable {
-  const round = (name: string, v: number) => Number(v.toPrecision(name === 'moe' || name === 'compute' || name === 'memory' || name === 'link' ? 4 : 4));
-  const asEntry = (f: EfficiencyFactors) => Object.fromEntries(EFFICIENCY_NAMES.map((n) => [n, round(n, f[n])])) as unknown as EfficiencyFactors;
+  const round = (name: string, v: number) =>
+    Number(v.toPrecision(name === 'moe' || name === 'compute' || name === 'memory' || name === 'link' ? 4 : 4));
+  const asEntry = (f: EfficiencyFactors) =>
+    Object.fromEntries(EFFICIENCY_NAMES.map((n) => [n, round(n, f[n])])) as unknown as EfficiencyFactors;
   const catalog = loadCatalog();
   const entries: EfficiencyTable['entries'] = [];
   for (const h of catalog.hardware.map((x) => x.id).sort()) {
@@ -180,7 +209,13 @@ export function efficiencyTableOf(fit: FactorFit, points: readonly FitPoint[]): 
         fit:
           mine.length === 0
             ? { points: 0, note: 'not measured: the GPU and backend effects only' }
-            : { points: mine.length, deployments: new Set(mine.map((p) => p.label)).size, models, ttft_mape: Number(errors.ttft.toFixed(1)), itl_mape: Number(errors.itl.toFixed(1)) },
+            : {
+                points: mine.length,
+                deployments: new Set(mine.map((p) => p.label)).size,
+                models,
+                ttft_mape: Number(errors.ttft.toFixed(1)),
+                itl_mape: Number(errors.itl.toFixed(1)),
+              },
       });
     }
   }

@@ -30,7 +30,8 @@ export const FIT_PRIORS = { global: 1.5, hardware: 0.5, backend: 0.5, pair: 0.3 
 export const ROBUST_SCALE = 0.3;
 const robust = (r: number) => ROBUST_SCALE * ROBUST_SCALE * Math.log1p((r / ROBUST_SCALE) ** 2);
 
-const toZ = (name: FactorName, value: number): number => (SHARES.has(name) ? Math.log(value / (1 - Math.min(value, 0.999999))) : Math.log(Math.max(value, 1e-9)));
+const toZ = (name: FactorName, value: number): number =>
+  SHARES.has(name) ? Math.log(value / (1 - Math.min(value, 0.999999))) : Math.log(Math.max(value, 1e-9));
 const fromZ = (name: FactorName, z: number): number => (SHARES.has(name) ? 1 / (1 + Math.exp(-z)) : Math.exp(z));
 
 export interface FitPoint {
@@ -61,7 +62,11 @@ export class ParameterLayout {
     this.size = K * (1 + this.hardware.length + this.backends.length + this.pairs.length);
   }
 
-  static of(points: readonly { hardware: string; backend: string }[], hardware: readonly string[], backends: readonly string[]): ParameterLayout {
+  static of(
+    points: readonly { hardware: string; backend: string }[],
+    hardware: readonly string[],
+    backends: readonly string[],
+  ): ParameterLayout {
     return new ParameterLayout(hardware, backends, [...new Set(points.map((p) => `${p.hardware}|${p.backend}`))]);
   }
 
@@ -107,7 +112,15 @@ export class ParameterLayout {
 function passSums(point: FitPoint, factors: EfficiencyFactors): { ttft: number; itl: number } {
   const passTime = createRooflinePassTime(rooflineCoefficients(point.deployment, factors));
   const bins = point.trajectory.bins;
-  const view = { prefillTokens: 0, prefillPairs: 0, decodeRequests: 0, decodeKvTokens: 0, emittedTokens: 0, kvBlocksUsed: 0, kvBlocksTotal: 0 };
+  const view = {
+    prefillTokens: 0,
+    prefillPairs: 0,
+    decodeRequests: 0,
+    decodeKvTokens: 0,
+    emittedTokens: 0,
+    kvBlocksUsed: 0,
+    kvBlocksTotal: 0,
+  };
   let ttft = 0;
   let itl = 0;
   for (let i = 0; i < bins.length; i += BIN_FIELDS) {

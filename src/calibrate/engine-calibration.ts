@@ -10,7 +10,8 @@ import type { MetricName } from '../score/metric-names.js';
 import { pairPoints } from '../score/pair.js';
 import { metricsOfSummary, metricValue, type PointKey, type ScorePoint } from '../score/points.js';
 import { buildScore, type ScoreResult } from '../score/score-result.js';
-import { PointPool } from '../sweep/pool.js';
+import { prepareRun, type PreparedRun } from '../replay.js';
+import { PointPool, describeError } from '../sweep/pool.js';
 import type { EngineFitResult, EngineFitTask, TrainingPoint } from './engine-fit.js';
 import { FitPool } from './fit-pool.js';
 import { defaultDecodeExponent } from './model-family.js';
@@ -161,7 +162,16 @@ export async function simulatePoints(
   load: SimLoadOptions,
 ): Promise<ScorePoint[]> {
   const outcomes = await Promise.all(
-    keys.map((key) => pool.run({ id: describe(key), config: pointConfig(base, key, constants, load), baseDir })),
+    keys.map((key) => {
+      const config = pointConfig(base, key, constants, load);
+      let run: PreparedRun;
+      try {
+        run = prepareRun(config, { baseDir });
+      } catch (err) {
+        return Promise.resolve({ status: 'failed' as const, error: describeError(err), wallMs: 0 });
+      }
+      return pool.run({ id: describe(key), config, run });
+    }),
   );
   return outcomes.map((outcome, index) => {
     if (outcome.status !== 'ok')

@@ -99,7 +99,8 @@ export function pointConfig(base: RunConfig, key: PointKey, constants: EngineCon
   const config = structuredClone(base);
   const role = config.engine.workers.aggregated;
   if (constants !== null) role.timing = linearTimingOf(constants);
-  if (constants !== null && constants.client_delay_ms > 0) config.engine.frontend = { ...config.engine.frontend, base_ms: constants.client_delay_ms };
+  if (constants !== null && constants.client_delay_ms > 0)
+    config.engine.frontend = { ...config.engine.frontend, base_ms: constants.client_delay_ms };
   const source = config.traffic.source;
   const isl = typeof key.isl === 'number' ? key.isl : source.type === 'synthetic' ? source.input_tokens : undefined;
   const osl = typeof key.osl === 'number' ? key.osl : source.type === 'synthetic' ? source.output_tokens : undefined;

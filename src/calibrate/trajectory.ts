@@ -14,7 +14,7 @@
  * the request count. Passes with the same prefill tokens and decoding requests are binned (their
  * other features averaged), which keeps a trajectory to a few hundred bins.
  */
-import { resolveRun } from '../core/resolve.js';
+import { resolveRun } from '../config/resolve.js';
 import { Status } from '../core/request-table.js';
 import { Simulation } from '../core/simulation.js';
 import { buildSummary } from '../core/report.js';

@@ -36,7 +36,18 @@ export interface EfficiencyFactors {
   frontend_us_per_token: number;
 }
 
-export const EFFICIENCY_NAMES = ['compute', 'memory', 'link', 'collective_us', 'pass_overhead_ms', 'per_request_us', 'per_layer_us', 'moe', 'frontend_ms', 'frontend_us_per_token'] as const;
+export const EFFICIENCY_NAMES = [
+  'compute',
+  'memory',
+  'link',
+  'collective_us',
+  'pass_overhead_ms',
+  'per_request_us',
+  'per_layer_us',
+  'moe',
+  'frontend_ms',
+  'frontend_us_per_token',
+] as const;
 
 const say = (rule: string) => (issue: z.core.$ZodRawIssue) => `${rule}, got ${formatValue(issue.input)}`;
 const share = () =>

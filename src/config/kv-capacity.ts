@@ -1,8 +1,10 @@
 /**
  * Quantities derived from a validated config that both the loader (to reject impossible
- * configs) and the replay core (to size its pools) need, computed in one place so the two
- * always agree.
+ * configs) and the resolver (to size the core's pools) need, computed in one place so the two
+ * always agree. The session-turn prompt is the core's own formula, so the loader's check and
+ * the replay cannot disagree.
  */
+import { sessionTurnPromptTokens as turnPromptTokens } from '../core/run.js';
 import { autoKvCapacity } from './deployment.js';
 import type { EngineConfig, SourceConfig, WorkerRoleConfig } from './types.js';
 
@@ -47,7 +49,7 @@ export function sessionTurnPromptTokens(
   source: { new_input_tokens_per_turn: number; output_tokens_per_turn: number },
   turn: number,
 ): number {
-  return turn * source.new_input_tokens_per_turn + (turn - 1) * source.output_tokens_per_turn;
+  return turnPromptTokens(source.new_input_tokens_per_turn, source.output_tokens_per_turn, turn);
 }
 
 /**

@@ -1,6 +1,6 @@
 /**
  * The run config after validation and defaults (spec replay.md §2), spelled exactly as the
- * YAML spells it. `config/schema.ts` produces it; `core/resolve.ts` compiles it into plain
+ * YAML spells it. `config/schema.ts` produces it; `config/resolve.ts` compiles it into plain
  * numbers for the replay loop. Nothing here is optional except the blocks the spec marks
  * optional (tokenization, detokenization, response_overhead), which are absent when off.
  */

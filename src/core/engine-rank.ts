@@ -1,12 +1,12 @@
 /**
  * One attention-DP rank of an engine worker (spec replay.md §3): its `waiting` and `running`
- * queues, token budget and KV pool, and the pass composition of vLLM v1's scheduler.
- *
- * composePass decides and allocates; finishPass applies the pass's compute at its end and
- * writes what happened into the worker's output buffers. Neither schedules events or records
- * metrics: the simulation does.
+ * queues, its KV store, and the effects a batch policy applies to them (admit, preempt,
+ * reject). The policy (batch-policy.ts) decides what runs in a pass; the rank applies the pass
+ * at its end (`finishPass`): computed tokens advance, tokens are emitted, finished requests
+ * leave. Neither schedules events: the simulation does.
  */
 import { IntDeque } from './int-deque.js';
+import type { KvStore } from './kv-store.js';
 import { type RequestTable, Status } from './request-table.js';
 import type { PassView } from './timing.js';
 
@@ -15,11 +15,19 @@ export interface RankLimits {
   maxSequences: number;
   chunkedPrefill: boolean;
   blockSize: number;
-  /** 0 = unlimited. */
-  kvBlocks: number;
   lengthLimit: number;
 }
 
+/**
+ * What the rank tells about a request's life on it: whoever placed it there (the router) may
+ * keep its own view of each rank's load. Called once or twice per request, never per token.
+ */
+export interface RequestLifecycle {
+  /** Request `id`'s prefill is done: its first token is emitted. */
+  prefillDone(rank: number, id: number): void;
+  /** Request `id` left rank `rank`: it finished, or was rejected. */
+  finished(rank: number, id: number): void;
+}
 /**
  * Where a rank writes the results of a pass end; shared by the ranks of one worker. With
  * several detokenization servers, emitted outputs are routed by server as they are written
@@ -72,11 +80,11 @@ export class EngineRank {
   runningCount = 0;
   /** running[0 .. scheduledCount) run in the current pass. */
   scheduledCount = 0;
-  freeBlocks: number;
   /** Rejected at the head of `waiting` during this pass's composition; reach the client at its end. */
   rejected: Int32Array = new Int32Array(16);
   rejectedCount = 0;
   preemptionCount = 0;
+  /** The pass the policy composed, as the timing provider sees it. */
   readonly view: PassView = {
     prefillTokens: 0,
     prefillPairs: 0,
@@ -88,139 +96,72 @@ export class EngineRank {
   };
 
   constructor(
-    private readonly limits: RankLimits,
-    private readonly table: RequestTable,
+    /** Global index of this rank (worker x ranks per worker + rank in worker). */
+    readonly index: number,
+    readonly limits: RankLimits,
+    readonly table: RequestTable,
+    readonly store: KvStore,
+    private readonly lifecycle: RequestLifecycle,
   ) {
     this.running = new Int32Array(limits.maxSequences);
-    this.freeBlocks = limits.kvBlocks;
-    this.view.kvBlocksTotal = limits.kvBlocks;
+    this.view.kvBlocksTotal = store.totalBlocks;
   }
 
   get hasWork(): boolean {
     return this.runningCount > 0 || this.waiting.size > 0;
   }
 
-  get usedBlocks(): number {
-    return this.limits.kvBlocks - this.freeBlocks;
+  enqueue(id: number): void {
+    this.waiting.pushBack(id);
+    this.table.status[id] = Status.Waiting;
+  }
+
+  // ---- Effects a batch policy applies while composing a pass ----------------------------
+
+  /**
+   * Admits the head of `waiting` (its KV blocks already taken from the store): it joins
+   * `running`, with `cachedTokens` of its sequence served by the prefix cache.
+   */
+  admitHead(nowMs: number, cachedTokens: number): number {
+    const t = this.table;
+    const r = this.waiting.popFront();
+    this.running[this.runningCount++] = r;
+    t.status[r] = Status.Running;
+    t.computed[r] = cachedTokens;
+    if (t.firstScheduledMs[r] !== t.firstScheduledMs[r]) t.firstScheduledMs[r] = nowMs;
+    return r;
   }
 
   /**
-   * Composes this rank's batch for a pass starting at nowMs (spec §3.1-§3.4). Returns true
-   * when the pass has anything to do for this rank (compute or rejections).
+   * Preempts the newest running request (vLLM's recompute mode): its blocks go back to the
+   * store, its computed tokens reset to 0 (the generated count is kept) and it returns to the
+   * front of `waiting`. Returns its id.
    */
-  composePass(nowMs: number): boolean {
-    const t = this.table;
-    const prompt = t.prompt;
-    const generated = t.generated;
-    const computed = t.computed;
-    const scheduled = t.scheduled;
-    const blocksHeld = t.blocksHeld;
-    const outputLen = t.outputLen;
-    const { maxBatchedTokens, maxSequences, chunkedPrefill, blockSize, kvBlocks, lengthLimit } = this.limits;
-    const view = this.view;
-    const running = this.running;
-    let budget = maxBatchedTokens;
-    let prefillTokens = 0;
-    let prefillPairs = 0;
-    let decodeRequests = 0;
-    let decodeKvTokens = 0;
-    let emitted = 0;
-    let preempted = false;
-    this.rejectedCount = 0;
-
-    // 1. Running requests first, in admission order, while budget remains.
-    let i = 0;
-    while (i < this.runningCount && budget > 0) {
-      const r = running[i];
-      const known = prompt[r] + generated[r];
-      const done = computed[r];
-      const needed = known - done;
-      const tokens = needed < budget ? needed : budget;
-      if (kvBlocks > 0) {
-        const need = (((done + tokens + blockSize - 1) / blockSize) | 0) - blocksHeld[r];
-        if (need > this.freeBlocks) {
-          // 3. Preempt the newest running request until the blocks can be had (vLLM v1,
-          // recompute). The newest is always at or after the cursor, so it has not been given
-          // budget in this pass and nothing needs refunding; when it is this request itself,
-          // this request is not scheduled.
-          let selfPreempted = false;
-          while (need > this.freeBlocks) {
-            const victim = running[--this.runningCount];
-            this.preempt(victim);
-            preempted = true;
-            if (victim === r) {
-              selfPreempted = true;
-              break;
-            }
-          }
-          if (selfPreempted) break;
-        }
-        if (need > 0) {
-          this.freeBlocks -= need;
-          blocksHeld[r] += need;
-        }
-      }
-      scheduled[r] = tokens;
-      budget -= tokens;
-      if (generated[r] > 0 && needed === 1) {
-        decodeRequests++;
-        decodeKvTokens += known;
-      } else {
-        prefillTokens += tokens;
-        prefillPairs += tokens * (done + tokens / 2);
-      }
-      if (tokens === needed && generated[r] < outputLen[r]) emitted++;
-      i++;
-    }
-    let count = i;
-
-    // 2. Admissions from the head of `waiting`, strictly FCFS with head-of-line blocking;
-    // none in a pass that preempted. 4. Rejections are decided at the head.
-    if (!preempted) {
-      const waiting = this.waiting;
-      while (waiting.size > 0) {
-        const r = waiting.peekFront();
-        if (prompt[r] >= lengthLimit) {
-          waiting.popFront();
-          this.pushRejected(r);
-          continue;
-        }
-        if (this.runningCount >= maxSequences || budget === 0) break;
-        const needed = prompt[r] + generated[r];
-        if (!chunkedPrefill && needed > budget && needed <= maxBatchedTokens) break;
-        const tokens = needed < budget ? needed : budget;
-        if (kvBlocks > 0) {
-          const need = ((tokens + blockSize - 1) / blockSize) | 0;
-          if (need > this.freeBlocks) break;
-          this.freeBlocks -= need;
-          blocksHeld[r] = need;
-        }
-        waiting.popFront();
-        running[this.runningCount++] = r;
-        t.status[r] = Status.Running;
-        if (t.firstScheduledMs[r] !== t.firstScheduledMs[r]) t.firstScheduledMs[r] = nowMs;
-        scheduled[r] = tokens;
-        budget -= tokens;
-        prefillTokens += tokens;
-        prefillPairs += tokens * (tokens / 2);
-        if (tokens === needed && generated[r] < outputLen[r]) emitted++;
-        count++;
-      }
-    }
-    this.scheduledCount = count;
-    view.prefillTokens = prefillTokens;
-    view.prefillPairs = prefillPairs;
-    view.decodeRequests = decodeRequests;
-    view.decodeKvTokens = decodeKvTokens;
-    view.emittedTokens = emitted;
-    view.kvBlocksUsed = kvBlocks - this.freeBlocks;
-    return count > 0 || this.rejectedCount > 0;
+  preemptNewest(): number {
+    const id = this.running[--this.runningCount];
+    this.store.release(id);
+    this.table.computed[id] = 0;
+    this.table.status[id] = Status.Waiting;
+    this.waiting.pushFront(id);
+    this.preemptionCount++;
+    return id;
   }
+
+  /** Rejects the head of `waiting`; it reaches the client at the end of the pass being composed. */
+  rejectHead(): void {
+    const id = this.waiting.popFront();
+    if (this.rejectedCount === this.rejected.length) this.rejected = grow(this.rejected);
+    this.rejected[this.rejectedCount++] = id;
+    this.table.status[id] = Status.Rejected;
+    this.lifecycle.finished(this.index, id);
+  }
+
+  // ---- The pass end ----------------------------------------------------------------------
 
   /**
    * Applies the pass at its end (spec §3.6): computed tokens advance; every request whose
    * known sequence is now computed emits one token; finished requests free their blocks and
-   * their running slot. Emissions and ends go to `out`; `onEmit` stamps emit times.
+   * their running slot. Emissions and ends go to `out`; `recordEmit` stamps emit times.
    */
   finishPass(nowMs: number, out: PassOutputs, recordEmit: ((id: number, nowMs: number) => void) | null): void {
     const t = this.table;
@@ -231,6 +172,8 @@ export class EngineRank {
     const outputLen = t.outputLen;
     const firstEmittedMs = t.firstEmittedMs;
     const lengthLimit = this.limits.lengthLimit;
+    const store = this.store;
+    const lifecycle = this.lifecycle;
     const running = this.running;
     const count = this.scheduledCount;
     // Routing by detokenization server (at most one output per running request per pass, so a
@@ -243,8 +186,10 @@ export class EngineRank {
     let write = 0;
     for (let i = 0; i < count; i++) {
       const r = running[i];
-      const done = computed[r] + scheduled[r];
+      const before = computed[r];
+      const done = before + scheduled[r];
       computed[r] = done;
+      store.computed(r, before, done);
       let finished = false;
       if (done === prompt[r] + generated[r]) {
         if (generated[r] < outputLen[r]) {
@@ -258,6 +203,7 @@ export class EngineRank {
           }
           if (recordEmit !== null) recordEmit(r, nowMs);
           finished = g >= outputLen[r] || prompt[r] + g >= lengthLimit;
+          if (g === 1 && !finished) lifecycle.prefillDone(this.index, r);
         } else {
           // A zero-length output: the prefill ran, nothing is emitted.
           finished = true;
@@ -265,8 +211,9 @@ export class EngineRank {
         }
       }
       if (finished) {
-        this.releaseBlocks(r);
+        store.release(r);
         t.status[r] = Status.EngineDone;
+        lifecycle.finished(this.index, r);
       } else {
         running[write++] = r;
       }
@@ -277,32 +224,6 @@ export class EngineRank {
     this.scheduledCount = 0;
     for (let i = 0; i < this.rejectedCount; i++) out.pushEnded(this.rejected[i]);
     this.rejectedCount = 0;
-  }
-
-  enqueue(id: number): void {
-    this.waiting.pushBack(id);
-    this.table.status[id] = Status.Waiting;
-  }
-
-  private preempt(id: number): void {
-    this.releaseBlocks(id);
-    this.table.computed[id] = 0;
-    this.table.status[id] = Status.Waiting;
-    this.waiting.pushFront(id);
-    this.preemptionCount++;
-  }
-
-  private releaseBlocks(id: number): void {
-    if (this.limits.kvBlocks > 0) {
-      this.freeBlocks += this.table.blocksHeld[id];
-      this.table.blocksHeld[id] = 0;
-    }
-  }
-
-  private pushRejected(id: number): void {
-    if (this.rejectedCount === this.rejected.length) this.rejected = grow(this.rejected);
-    this.rejected[this.rejectedCount++] = id;
-    this.table.status[id] = Status.Rejected;
   }
 }
 

@@ -5,7 +5,7 @@
  */
 import { METRIC_UNITS, type MetricStats, type MetricTag, type RequestRecord, type ReplaySummary } from './report-types.js';
 import { Status } from './request-table.js';
-import type { ResolvedRun } from './resolve.js';
+import type { ResolvedRun } from './run.js';
 import type { SimulationResult } from './simulation.js';
 import { summarizeValues, type Stats } from './stats.js';
 

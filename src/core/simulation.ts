@@ -6,18 +6,25 @@
  * in the spec's tie order (pass ends, deliveries, arrivals) and passes start last, on every
  * engine worker that became idle or got work. Request state lives in a RequestTable; the only
  * per-token work is in EngineRank.finishPass and `deliverOutputs`.
+ *
+ * The simulation is the kernel: it owns time, events and the client path, and records what
+ * happened. What varies between engines and deployments sits behind seams built once per run
+ * from the run description: the load generator (what is sent, when), the router (which rank),
+ * the batch policy (what a rank runs in a pass), the KV store (blocks and the prefix cache)
+ * and the timing provider (how long a pass takes).
  */
-import { uniformFloat64 } from 'pure-rand/distribution/uniformFloat64';
-import { xoroshiro128plus } from 'pure-rand/generator/xoroshiro128plus';
-import { sessionTurnPromptTokens } from '../config/kv-capacity.js';
+import { VllmV1Fcfs, type BatchPolicy } from './batch-policy.js';
 import { EngineRank, PassOutputs } from './engine-rank.js';
 import { EventKind, EventQueue } from './event-queue.js';
 import { fnv1a32OfId } from './fnv.js';
+import { PagedKvStore, UnlimitedKvStore, type KvStore } from './kv-store.js';
+import { createLoadGenerator, type LoadGenerator, type TrafficEventKind, type TrafficSink } from './load-generator.js';
 import { RequestTable, Status } from './request-table.js';
-import type { ResolvedRun } from './resolve.js';
-import { TimingError, type PassView } from './timing.js';
+import { createRouter, type Router } from './router.js';
+import type { ResolvedRun } from './run.js';
+import { TimingError, createPassTime, type PassTimeFn, type PassView } from './timing.js';
 import { TokenGapPool } from './token-gaps.js';
-import { NO_NEXT, buildTraceOrder, drawLength, expectedGaps, type Rng } from './traffic.js';
+import { expectedGaps } from './traffic.js';
 
 export interface SimulationResult {
   table: RequestTable;
@@ -52,9 +59,9 @@ export interface SimulationOptions {
   onPass?: (worker: number, startMs: number, endMs: number, view: PassView) => void;
 }
 
-export class Simulation {
+export class Simulation implements TrafficSink {
   private readonly cfg: ResolvedRun;
-  private readonly table: RequestTable;
+  readonly table: RequestTable;
   private readonly events = new EventQueue(4096);
   private readonly ranks: EngineRank[] = [];
   private readonly outputs: PassOutputs[] = [];
@@ -62,9 +69,11 @@ export class Simulation {
   private readonly workerFlagged: Uint8Array;
   private readonly toStart: Int32Array;
   private toStartCount = 0;
-  private nextWorker = 0;
-  private readonly nextRank: Int32Array;
   private readonly gaps: TokenGapPool;
+  private readonly passTime: PassTimeFn;
+  private readonly policy: BatchPolicy;
+  private readonly router: Router;
+  private readonly traffic: LoadGenerator;
 
   // Client-path servers: the time each becomes free.
   private readonly tokFreeMs: Float64Array;
@@ -72,20 +81,10 @@ export class Simulation {
   /** The latest detokenization job end delivered (the run's end when no event follows it). */
   private lastDeliveryMs = 0;
 
-  // Traffic.
-  private readonly rng: Rng | null;
-  private readonly arrivalRng: Rng | null;
   private created = 0;
   private sent = 0;
-  private sessions = 0;
-  private nextArrivalMs = 0;
-  /** Trace rows: next row of the same session, or NO_NEXT. */
-  private readonly traceNextInSession: Int32Array | null = null;
-  /** Trace rows that start a unit, in send order (timestamp order for trace_timestamps). */
-  private readonly traceStarts: Int32Array | null = null;
-  private traceCursor = 0;
 
-  private nowMs = 0;
+  nowMs = 0;
   private lastResponseMs = 0;
   private passCount = 0;
   private readonly tokenReceivedMs: number[][] | null;
@@ -104,17 +103,21 @@ export class Simulation {
       maxSequences: run.maxSequences,
       chunkedPrefill: run.chunkedPrefill,
       blockSize: run.blockSize,
-      kvBlocks: run.kvBlocksPerRank,
       lengthLimit: run.lengthLimit,
     };
+    this.passTime = createPassTime(run.timing);
+    this.policy = new VllmV1Fcfs();
+    this.router = createRouter(run);
     for (let w = 0; w < workers; w++) {
-      for (let k = 0; k < run.ranksPerWorker; k++) this.ranks.push(new EngineRank(rankLimits, this.table));
+      for (let k = 0; k < run.ranksPerWorker; k++) {
+        const index = w * run.ranksPerWorker + k;
+        this.ranks.push(new EngineRank(index, rankLimits, this.table, this.createKvStore(), this.router));
+      }
       this.outputs.push(new PassOutputs(run.maxSequences * run.ranksPerWorker, run.detokenization?.serversPerWorker ?? 0));
     }
     this.workerBusy = new Uint8Array(workers);
     this.workerFlagged = new Uint8Array(workers);
     this.toStart = new Int32Array(workers);
-    this.nextRank = new Int32Array(workers);
     const table = this.table;
     // Without a time cap every request that receives tokens completes, so every gap counts.
     // The buffer is sized from the run's token count when it is known: no doubling and copying.
@@ -122,23 +125,7 @@ export class Simulation {
 
     this.tokFreeMs = new Float64Array(run.tokenization ? run.tokenization.serversPerWorker * workers : 0);
     this.detokFreeMs = new Float64Array(run.detokenization ? run.detokenization.serversPerWorker * workers : 0);
-
-    const source = run.source;
-    this.rng = source.kind === 'synthetic' ? xoroshiro128plus(source.seed) : null;
-    this.arrivalRng = run.load.kind === 'poisson' ? xoroshiro128plus(run.load.seed) : null;
-    if (source.kind === 'trace') {
-      const built = buildTraceOrder(source.trace.rows, run.maxRequests, source.trace, run.load.kind === 'timestamps');
-      this.traceNextInSession = built.nextInSession;
-      this.traceStarts = built.starts;
-      const t = this.table;
-      t.ensure(run.maxRequests);
-      for (let row = 0; row < run.maxRequests; row++) {
-        t.prompt[row] = source.trace.inputLength[row];
-        t.outputLen[row] = source.trace.outputLength[row];
-        t.sessionId[row] = built.sessionIndex[row];
-        t.turnIndex[row] = built.turnIndex[row];
-      }
-    }
+    this.traffic = createLoadGenerator(run, this);
 
     const record = options.recordTokens === true;
     this.tokenReceivedMs = record ? [] : null;
@@ -149,15 +136,21 @@ export class Simulation {
     this.onPass = options.onPass ?? null;
   }
 
+  /** One rank's KV store: the same class for every rank of the run. */
+  private createKvStore(): KvStore {
+    const run = this.cfg;
+    return run.kvBlocksPerRank > 0 ? new PagedKvStore(run.kvBlocksPerRank, run.blockSize, this.table) : new UnlimitedKvStore();
+  }
+
   run(): SimulationResult {
-    this.startTraffic();
+    this.traffic.start();
     const events = this.events;
     const capMs = this.cfg.capMs;
     // A run whose requests all end at the instant they start (every one rejected in an empty
     // pass, or zero-length outputs with a zero-cost prefill) under a time cap would send
     // requests forever without time advancing: stop it with a clear error instead.
     let sameInstant = 0;
-    const stallLimit = 2_000_000 + 16 * (this.cfg.load.kind === 'closed' ? this.cfg.load.concurrency : 0);
+    const stallLimit = 2_000_000 + this.traffic.stallAllowance;
     for (;;) {
       if (events.size === 0 || events.peekTimeMs() > this.nowMs) {
         if (this.toStartCount > 0) {
@@ -186,10 +179,10 @@ export class Simulation {
           this.act(target);
           break;
         case EventKind.Send:
-          this.sendScheduled(target);
+          this.traffic.onSend(target);
           break;
         case EventKind.SlotStart:
-          this.startUnit(target);
+          this.traffic.onSlotStart(target);
           break;
         case EventKind.FrontendDone:
           this.reachServer(target);
@@ -200,7 +193,7 @@ export class Simulation {
     for (const rank of this.ranks) preemptions += rank.preemptionCount;
     return {
       table: this.table,
-      requestCount: this.cfg.source.kind === 'trace' ? this.cfg.maxRequests : this.created,
+      requestCount: this.traffic.requestCount,
       gaps: this.gaps,
       lastResponseMs: this.lastResponseMs,
       endMs: this.lastDeliveryMs > this.nowMs ? this.lastDeliveryMs : this.nowMs,
@@ -219,95 +212,20 @@ export class Simulation {
     );
   }
 
-  // ---- Traffic (spec §5) -------------------------------------------------------------
+  // ---- Traffic (spec §5): the load generator's side of the kernel -------------------------
 
-  private startTraffic(): void {
-    const load = this.cfg.load;
-    switch (load.kind) {
-      case 'closed':
-        // Slot k starts at k x ramp / concurrency (all at 0 without a ramp-up).
-        for (let slot = 0; slot < load.concurrency; slot++) {
-          const startMs = (slot * load.rampUpMs) / load.concurrency;
-          if (startMs === 0) this.startUnit(slot);
-          else this.events.push(startMs, EventKind.SlotStart, slot);
-        }
-        break;
-      case 'poisson':
-      case 'constant':
-        this.nextArrivalMs = 0;
-        this.events.push(0, EventKind.Send, -1);
-        break;
-      case 'timestamps': {
-        const starts = this.traceStarts as Int32Array;
-        if (starts.length > 0) {
-          const trace = (this.cfg.source as { trace: { timestampMs: Float64Array } }).trace;
-          const first = trace.timestampMs[starts[0]];
-          for (let i = 0; i < starts.length; i++) {
-            const row = starts[i];
-            this.events.push((trace.timestampMs[row] - first) / load.speedup, EventKind.Send, row);
-          }
-        }
-        break;
-      }
-    }
+  schedule(atMs: number, kind: TrafficEventKind, target: number): void {
+    this.events.push(atMs, kind, target);
   }
 
-  /** Starts a new unit of work (a request, a session, a trace row) on a closed-loop slot or an arrival. */
-  private startUnit(slot: number): void {
-    const source = this.cfg.source;
-    if (source.kind === 'trace') {
-      const starts = this.traceStarts as Int32Array;
-      if (this.traceCursor >= starts.length) return;
-      this.send(starts[this.traceCursor++], slot);
-      return;
-    }
-    if (this.created >= this.cfg.maxRequests) return;
-    const id = this.createRequest();
-    const t = this.table;
-    if (source.kind === 'synthetic') {
-      t.prompt[id] = drawLength(this.rng as Rng, source.inputTokens, source.rangeRatio, 1);
-      t.outputLen[id] = drawLength(this.rng as Rng, source.outputTokens, source.rangeRatio, 0);
-      t.sessionId[id] = id;
-      t.turnIndex[id] = 0;
-    } else {
-      t.prompt[id] = source.newInputTokens;
-      t.outputLen[id] = source.outputTokens;
-      t.sessionId[id] = this.sessions++;
-      t.turnIndex[id] = 0;
-    }
-    this.send(id, slot);
-  }
-
-  private createRequest(): number {
+  createRequest(): number {
     const id = this.created++;
     this.table.ensure(this.created);
     return id;
   }
 
-  /** A Send event: an open-loop arrival (target -1), a trace row (target = row), or a delayed session turn. */
-  private sendScheduled(target: number): void {
-    const load = this.cfg.load;
-    if (target >= 0) {
-      if (load.kind === 'timestamps' || this.cfg.source.kind === 'trace') {
-        this.send(target, this.table.slot[target]);
-      } else {
-        this.sendNextTurn(target);
-      }
-      return;
-    }
-    // Open-loop arrival: start a unit and schedule the next arrival (first at 0).
-    this.startUnit(-1);
-    const more =
-      this.cfg.source.kind === 'trace' ? this.traceCursor < (this.traceStarts as Int32Array).length : this.created < this.cfg.maxRequests;
-    if (!more) return;
-    const rate = (load as { ratePerSecond: number }).ratePerSecond;
-    const gapMs = load.kind === 'poisson' ? (-Math.log(1 - uniformFloat64(this.arrivalRng as Rng)) * 1000) / rate : 1000 / rate;
-    this.nextArrivalMs += gapMs;
-    this.events.push(this.nextArrivalMs, EventKind.Send, -1);
-  }
-
   /** Sends request `id` now: stamps it, then tokenization or straight to the scheduler. */
-  private send(id: number, slot: number): void {
+  send(id: number, slot: number): void {
     const t = this.table;
     const now = this.nowMs;
     t.sentMs[id] = now;
@@ -340,62 +258,23 @@ export class Simulation {
     this.events.push(end, EventKind.Tokenized, id);
   }
 
-  /** The request reaches a scheduler's `waiting` queue: replica round-robin, then rank round-robin. */
+  /** The request reaches a scheduler's `waiting` queue, on the rank the router picks. */
   private enterScheduler(id: number): void {
     const t = this.table;
     t.tokenizedMs[id] = this.nowMs;
-    const worker = this.nextWorker;
-    this.nextWorker = worker + 1 === this.cfg.replicas ? 0 : worker + 1;
-    const ranks = this.cfg.ranksPerWorker;
-    const k = this.nextRank[worker];
-    this.nextRank[worker] = k + 1 === ranks ? 0 : k + 1;
-    const rank = worker * ranks + k;
+    const rank = this.router.route(id);
     t.rank[id] = rank;
     if (this.cfg.detokenization !== null) {
       t.detokServer[id] = fnv1a32OfId(id) % this.cfg.detokenization.serversPerWorker;
     }
     this.ranks[rank].enqueue(id);
-    this.flagWorker(worker);
+    this.flagWorker((rank / this.cfg.ranksPerWorker) | 0);
   }
 
-  /** The client acts on a finished response (spec §6): a session's next turn, or the slot's next unit. */
+  /** The client acts on a finished response (spec §6): the load generator sends what follows. */
   private act(id: number): void {
-    const t = this.table;
-    t.actedMs[id] = this.nowMs;
-    const source = this.cfg.source;
-    if (source.kind === 'session') {
-      if (t.turnIndex[id] + 1 < source.turns && this.created < this.cfg.maxRequests) {
-        if (source.interTurnDelayMs > 0) this.events.push(this.nowMs + source.interTurnDelayMs, EventKind.Send, id);
-        else this.sendNextTurn(id);
-        return;
-      }
-    } else if (source.kind === 'trace' && this.traceNextInSession !== null) {
-      const next = this.traceNextInSession[id];
-      if (next !== NO_NEXT) {
-        t.slot[next] = t.slot[id];
-        this.events.push(this.nowMs + source.trace.delayMs[next], EventKind.Send, next);
-        return;
-      }
-    }
-    if (this.cfg.load.kind === 'closed') this.startUnit(t.slot[id]);
-  }
-
-  /** Sends the turn after request `prev` of a synthetic session. */
-  private sendNextTurn(prev: number): void {
-    const source = this.cfg.source;
-    if (source.kind !== 'session' || this.created >= this.cfg.maxRequests) return;
-    const t = this.table;
-    const id = this.createRequest();
-    const turn = t.turnIndex[prev] + 1;
-    // The prompt carries the whole conversation so far (spec §5; no prefix cache).
-    t.prompt[id] = sessionTurnPromptTokens(
-      { new_input_tokens_per_turn: source.newInputTokens, output_tokens_per_turn: source.outputTokens },
-      turn + 1,
-    );
-    t.outputLen[id] = source.outputTokens;
-    t.sessionId[id] = t.sessionId[prev];
-    t.turnIndex[id] = turn;
-    this.send(id, t.slot[prev]);
+    this.table.actedMs[id] = this.nowMs;
+    this.traffic.onActed(id);
   }
 
   // ---- Engine (spec §3) ------------------------------------------------------------
@@ -412,7 +291,8 @@ export class Simulation {
     const count = this.toStartCount;
     this.toStartCount = 0;
     const ranksPerWorker = this.cfg.ranksPerWorker;
-    const passTime = this.cfg.passTime;
+    const passTime = this.passTime;
+    const policy = this.policy;
     for (let i = 0; i < count; i++) {
       const worker = this.toStart[i];
       this.workerFlagged[worker] = 0;
@@ -422,12 +302,12 @@ export class Simulation {
       for (let k = 0; k < ranksPerWorker; k++) {
         const rank = this.ranks[worker * ranksPerWorker + k];
         if (!rank.hasWork) continue;
-        if (!rank.composePass(this.nowMs)) continue;
+        if (!policy.compose(rank, this.nowMs)) continue;
         any = true;
         if (rank.scheduledCount > 0) {
           // Attention-DP ranks run in lockstep: the pass ends when the slowest rank ends.
           const ms = passTime(rank.view);
-          if (!(ms >= 0 && ms < Infinity)) throw new TimingError(this.cfg.timingType, ms);
+          if (!(ms >= 0 && ms < Infinity)) throw new TimingError(this.cfg.timing.type, ms);
           if (ms > durationMs || slowest === null) {
             durationMs = ms;
             slowest = rank;
@@ -465,20 +345,13 @@ export class Simulation {
     this.queueDetokJobs(worker, out, detok.serversPerWorker, detok.baseMs, detok.perTokenMs, detok.chunkOutputs);
   }
 
-  /** INV-kv for every rank of a worker: blocks held by running requests + free = pool. */
+  /** INV-kv for every rank of a worker: the store's books balance against its running requests. */
   private verifyKv(worker: number): void {
-    const total = this.cfg.kvBlocksPerRank;
-    if (total === 0) return;
     const ranksPerWorker = this.cfg.ranksPerWorker;
     for (let k = 0; k < ranksPerWorker; k++) {
       const rank = this.ranks[worker * ranksPerWorker + k];
-      let held = 0;
-      for (let i = 0; i < rank.runningCount; i++) held += this.table.blocksHeld[rank.running[i]];
-      if (rank.freeBlocks < 0 || held + rank.freeBlocks !== total) {
-        throw new Error(
-          `INV-kv: rank ${worker * ranksPerWorker + k} holds ${held} blocks with ${rank.freeBlocks} free of ${total} at ${this.nowMs} ms`,
-        );
-      }
+      const problem = rank.store.check(rank.running, rank.runningCount);
+      if (problem !== null) throw new Error(`INV-kv: rank ${rank.index} ${problem} at ${this.nowMs} ms`);
     }
   }
 

@@ -1,13 +1,18 @@
 /**
  * Timing providers (spec replay.md §4): the duration of one pass of one attention-DP rank,
  * from the batch the scheduler composed. One method, one contract: the result is finite and
- * >= 0, or the provider throws an error that names itself.
+ * >= 0, or the run stops with an error that names the provider.
+ *
+ * A provider is described by a `TimingSpec`, plain numbers in the units the loop uses (the
+ * config layer converts), and built into a function once per run by `createPassTime`. Adding a
+ * provider is a new member of the union and a new case here; the loop never dispatches on type.
  */
-import type { TimingConfig } from '../config/types.js';
+
+import { createRooflinePassTime, type RooflineCoefficients } from './roofline.js';
 
 /** What a timing provider sees of one rank's pass. One shape for every provider. */
 export interface PassView {
-  /** New prefill tokens computed in the pass (P). */
+  /** New prefill tokens computed in the pass (P); tokens served from the prefix cache are not counted. */
   prefillTokens: number;
   /** Prefill attention pairs: sum over prefilling requests of chunk * (already_computed + chunk / 2) (Q). */
   prefillPairs: number;
@@ -24,6 +29,37 @@ export interface PassView {
 
 export type PassTimeFn = (view: PassView) => number;
 
+/** `prefillMs` if the pass has any prefill tokens, plus `decodeMs` if it emits any token. */
+export interface FixedTiming {
+  type: 'fixed';
+  prefillMs: number;
+  decodeMs: number;
+}
+
+/** The spec's fixed polynomial (no knobs). */
+export interface PolynomialTiming {
+  type: 'polynomial';
+}
+
+/** The linear model, coefficients in ms per unit. */
+export interface LinearTiming {
+  type: 'linear';
+  baseMs: number;
+  prefillTokenMs: number;
+  prefillPairMs: number;
+  decodeRequestMs: number;
+  decodeKvTokenMs: number;
+  /** Exponent p of the decoding-request term, decodeRequestMs x B^p. */
+  decodeRequestExponent: number;
+  /** Overlap h in [0, 1] of the prefill terms and the rest of the pass. */
+  prefillOverlap: number;
+}
+
+/** Pass time from architecture, datasheet and efficiency factors: coefficients in ms per unit (roofline.ts). */
+export type RooflineTiming = { type: 'roofline' } & RooflineCoefficients;
+
+export type TimingSpec = FixedTiming | PolynomialTiming | LinearTiming | RooflineTiming;
+
 export class TimingError extends Error {
   constructor(provider: string, value: number) {
     super(`timing provider '${provider}' returned ${value} ms for a pass; a pass time must be finite and >= 0`);
@@ -32,11 +68,13 @@ export class TimingError extends Error {
 }
 
 /** Builds the pass-time function once per run; the loop calls it without dispatching on type. */
-export function createPassTime(config: Exclude<TimingConfig, { type: 'roofline' }>): PassTimeFn {
-  switch (config.type) {
+export function createPassTime(spec: TimingSpec): PassTimeFn {
+  switch (spec.type) {
+    case 'roofline':
+      return createRooflinePassTime(spec);
     case 'fixed': {
-      const prefillMs = config.prefill_ms;
-      const decodeMs = config.decode_ms;
+      const prefillMs = spec.prefillMs;
+      const decodeMs = spec.decodeMs;
       return (v) => (v.prefillTokens > 0 ? prefillMs : 0) + (v.emittedTokens > 0 ? decodeMs : 0);
     }
     case 'polynomial':
@@ -53,14 +91,9 @@ export function createPassTime(config: Exclude<TimingConfig, { type: 'roofline' 
         return ms;
       };
     case 'linear': {
-      // Coefficients converted once to ms per unit (no unit conversion in the loop).
-      const baseMs = config.base_ms;
-      const prefillTokenMs = config.prefill_token_us / 1e3;
-      const prefillPairMs = config.prefill_pair_ns / 1e6;
-      const decodeRequestMs = config.decode_request_us / 1e3;
-      const decodeKvTokenMs = config.decode_kv_token_ns / 1e6;
-      const exponent = config.decode_request_exponent;
-      const overlap = config.prefill_overlap;
+      const { baseMs, prefillTokenMs, prefillPairMs, decodeRequestMs, decodeKvTokenMs } = spec;
+      const exponent = spec.decodeRequestExponent;
+      const overlap = spec.prefillOverlap;
       if (overlap > 0) {
         // Roofline overlap: the prefill work (compute) and the rest of the pass (weights and
         // KV reads) overlap by `overlap` of the smaller of the two.

@@ -5,7 +5,7 @@
  */
 import { uniformInt } from 'pure-rand/distribution/uniformInt';
 import type { xoroshiro128plus } from 'pure-rand/generator/xoroshiro128plus';
-import type { ResolvedRun } from './resolve.js';
+import type { ResolvedRun } from './run.js';
 import { FOLD_AT } from './token-gaps.js';
 
 export type Rng = ReturnType<typeof xoroshiro128plus>;

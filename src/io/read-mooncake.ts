@@ -11,7 +11,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { InputError, formatValue } from '../config/errors.js';
-import type { TraceRows } from '../core/resolve.js';
+import type { TraceRows } from '../core/run.js';
 
 /**
  * The trace as the replay core takes it (`TraceRows`: rows kept, valid ones in file order, at

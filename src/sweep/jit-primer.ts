@@ -68,8 +68,7 @@ export function primerPicks(n: number): number[] {
 
 /**
  * The primer of a sweep: shrunken copies of the points `primerPicks` chooses among those with a
- * synthetic source. A point that replays a trace is not copied: the copy would read the whole trace
- * file again.
+ * synthetic source (points that replay a trace are not copied).
  */
 export function primerFor(points: readonly RunConfig[]): RunConfig[] {
   const synthetic = points.filter((p) => p.traffic.source.type !== 'trace');

@@ -4,21 +4,32 @@
  * primer, the primer runs (jit-primer.ts); the test-only fault hook; the replay; the split of the
  * summary into its deterministic part and its wall-time fields; and with `--aiperf` the point's
  * AIPerf artifacts.
+ *
+ * The point arrives resolved: the main thread parsed its config and read its trace once for the
+ * whole sweep, and posts the run description (`PreparedRun`, plain data) with the task.
  */
 import type { RunConfig } from '../config/types.js';
 import type { ReplaySummary, RequestRecord } from '../core/report-types.js';
+import type { PreparedRun } from '../replay.js';
 import { writeAiperfArtifacts } from '../io/write-aiperf-artifacts.js';
 import { splitWallTime, type PointSummary } from './results.js';
 
 export interface PointTask {
   id: string;
+  /** The effective config: echoed in the summary, labels the AIPerf artifacts. */
   config: RunConfig;
-  /** Folder that relative paths in the config (trace files) resolve against. */
-  baseDir: string;
+  /** The point's run description, resolved in the main thread. */
+  run: PreparedRun;
   /** With `sweep --aiperf`: the folder to write this point's AIPerf artifacts into. */
   aiperfDir?: string;
   /** Runs to replay and discard before this point if the thread has not primed yet (jit-primer.ts). */
-  primer?: RunConfig[];
+  primer?: PrimerRun[];
+}
+
+/** One run of a primer: its config and its run description. */
+export interface PrimerRun {
+  config: RunConfig;
+  run: PreparedRun;
 }
 
 export interface PointTaskResult {
@@ -31,7 +42,8 @@ export interface PointTaskResult {
 
 export type ReplayFn = (
   config: RunConfig,
-  opts: { baseDir: string; perRequest?: boolean },
+  run: PreparedRun,
+  opts: { perRequest?: boolean },
 ) => { summary: ReplaySummary; requests?: RequestRecord[] };
 
 /** Prefix of `engine.model` that asks for a fault, honoured only with SERVESIM_TEST_FAULTS=1. */
@@ -62,10 +74,10 @@ export function applyTestFault(config: RunConfig): void {
 let primed = false;
 
 /** Replays each primer run and discards it; a run that throws is skipped (each point reports its own errors). */
-function prime(primer: readonly RunConfig[], baseDir: string, replayFn: ReplayFn): void {
-  for (const config of primer) {
+function prime(primer: readonly PrimerRun[], replayFn: ReplayFn): void {
+  for (const { config, run } of primer) {
     try {
-      replayFn(config, { baseDir });
+      replayFn(config, run, {});
     } catch {
       // Only the JIT's warm-up is lost.
     }
@@ -76,11 +88,11 @@ export function runPointTask(task: PointTask, replayFn: ReplayFn): PointTaskResu
   const primes = !primed && task.primer !== undefined;
   if (primes) {
     primed = true;
-    prime(task.primer as RunConfig[], task.baseDir, replayFn);
+    prime(task.primer as PrimerRun[], replayFn);
   }
   applyTestFault(task.config);
   const aiperf = task.aiperfDir !== undefined;
-  const { summary, requests } = replayFn(task.config, { baseDir: task.baseDir, perRequest: aiperf });
+  const { summary, requests } = replayFn(task.config, task.run, { perRequest: aiperf });
   // AIPerf's files are written by the pool thread, so they cost the main thread nothing.
   if (aiperf) writeAiperfArtifacts(task.aiperfDir as string, summary, requests, task.config);
   return primes ? { ...splitWallTime(summary), primed: true } : splitWallTime(summary);

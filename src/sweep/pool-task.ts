@@ -1,11 +1,11 @@
 /**
  * Pool-thread entry (Piscina `filename`): runs one sweep point with the replay core and returns
- * its summary. Synchronous and pure apart from reading a trace file, so a thread can be reused for
- * the next point: the replay keeps no state between runs.
+ * its summary. Synchronous and pure (the point arrives resolved, its trace already read), so a
+ * thread can be reused for the next point: the replay keeps no state between runs.
  */
-import { replay } from '../replay.js';
+import { replayPrepared } from '../replay.js';
 import { runPointTask, type PointTask, type PointTaskResult } from './point-task.js';
 
 export default function poolTask(task: PointTask): PointTaskResult {
-  return runPointTask(task, (config, opts) => replay(config, opts));
+  return runPointTask(task, (config, run, opts) => replayPrepared(config, run, opts));
 }

@@ -62,8 +62,8 @@ export interface PointPoolOptions {
   pointTimeoutS?: number;
 }
 
-/** Text of an error that crossed from a pool thread: its message, prefixed with its class when not plain Error. */
-function describeError(err: unknown): string {
+/** Text of a point's error (thrown in the main thread or crossed from a pool thread): its message, prefixed with its class when not plain Error. */
+export function describeError(err: unknown): string {
   if (err instanceof Error || (err !== null && typeof err === 'object' && 'message' in err)) {
     const e = err as { name?: unknown; message?: unknown };
     const message = String(e.message);

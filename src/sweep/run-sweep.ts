@@ -11,8 +11,9 @@ import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node
 import { hostname } from 'node:os';
 import { join, resolve } from 'node:path';
 import { loadRunConfigFromObject } from '../config/load.js';
+import type { RunConfig } from '../config/types.js';
 import { buildPlan, formatOverrides, type Plan, type PlanPoint, type ValidateRunConfig } from './plan.js';
-import { PointPool, defaultPoolThreadCount } from './pool.js';
+import { PointPool, defaultPoolThreadCount, describeError, type PointOutcome } from './pool.js';
 import { silentProgress, type ProgressReporter } from './progress.js';
 import {
   CHART_FILE,
@@ -36,6 +37,8 @@ import { summaryCsv } from './summary-csv.js';
 import { aiperfFolderName } from '../io/write-aiperf-artifacts.js';
 import { renderChart } from './chart.js';
 import { primerFor } from './jit-primer.js';
+import type { PrimerRun } from './point-task.js';
+import { prepareRun, type PreparedRun } from '../replay.js';
 
 export interface RunSweepOptions {
   sweepFile: string;
@@ -240,20 +243,32 @@ async function runInDir(
     // optimizes on feedback from the paths the sweep takes (jit-primer.ts). Worth it when every
     // thread has several points to run; the copies ride on the tasks until each thread has primed.
     const primes = options.prime !== false && todo.length >= PRIMED_POINTS_PER_THREAD * pool.poolThreads;
-    const primer = primes ? primerFor(todo.map((p) => p.config)) : undefined;
+    const primer = primes ? preparePrimer(primerFor(todo.map((p) => p.config)), baseDir) : undefined;
     let primedThreads = 0;
     const lanes = Array.from({ length: Math.min(todo.length, pool.poolThreads * lanesPerThread) }, async () => {
       while (next < todo.length && !interrupted) {
         const point = todo[next++];
         const aiperfDir = options.aiperf ? join(outDir, 'aiperf', point.id, aiperfFolderName(point.config)) : undefined;
         const withPrimer = primer !== undefined && primedThreads < pool.poolThreads;
-        const outcome = await pool.run({
-          id: point.id,
-          config: point.config,
-          baseDir,
-          ...(aiperfDir ? { aiperfDir } : {}),
-          ...(withPrimer ? { primer } : {}),
-        });
+        // The point is resolved here: its trace is read once by this thread for the whole sweep
+        // (cached), and the pool thread gets the run description. A point that cannot be
+        // resolved (a bad trace) fails alone, as it did when its pool thread read the trace.
+        let prepared: PreparedRun | string;
+        try {
+          prepared = prepareRun(point.config, { baseDir });
+        } catch (err) {
+          prepared = describeError(err);
+        }
+        const outcome: PointOutcome =
+          typeof prepared === 'string'
+            ? { status: 'failed', error: prepared, wallMs: 0 }
+            : await pool.run({
+                id: point.id,
+                config: point.config,
+                run: prepared,
+                ...(aiperfDir ? { aiperfDir } : {}),
+                ...(withPrimer ? { primer } : {}),
+              });
         if (outcome.status === 'stopped') continue;
         const primedHere = outcome.status === 'ok' && outcome.result.primed === true;
         if (primedHere) primedThreads++;
@@ -326,6 +341,19 @@ async function runInDir(
     interrupted,
     timings: { planMs, runMs, writeMs },
   };
+}
+
+/** A primer's runs resolved for the pool threads; a copy that cannot be resolved is left out (only the warm-up is lost). */
+function preparePrimer(configs: RunConfig[], baseDir: string): PrimerRun[] {
+  const runs: PrimerRun[] = [];
+  for (const config of configs) {
+    try {
+      runs.push({ config, run: prepareRun(config, { baseDir }) });
+    } catch {
+      // Each point reports its own errors.
+    }
+  }
+  return runs;
 }
 
 export async function writeChart(

@@ -2,7 +2,8 @@
 import { parseRunConfig } from '../../src/config/load.js';
 import type { RunConfig } from '../../src/config/types.js';
 import { buildRequestRecords, buildSummary } from '../../src/core/report.js';
-import { resolveRun, type TraceRows } from '../../src/core/resolve.js';
+import { resolveRun } from '../../src/config/resolve.js';
+import type { TraceRows } from '../../src/core/run.js';
 import { Simulation } from '../../src/core/simulation.js';
 
 export function config(raw: unknown): RunConfig {

@@ -1,80 +1,41 @@
 /**
- * Compiles a validated RunConfig into the plain numbers the replay loop runs on (spec
- * replay.md §2-§6): unit conversions done once, zero-cost client stages switched off (spec §6:
- * all-zero costs are exactly the same as leaving the block out), stop limits made integers.
- * The core never sees YAML or files: a trace arrives already read, as columns. Derived
- * quantities shared with the loader (KV blocks per rank) come from config/kv-capacity.ts.
+ * Compiles a validated RunConfig into the run description the replay core runs on
+ * (`ResolvedRun`, spec replay.md §2-§6): unit conversions done once, zero-cost client stages
+ * switched off (spec §6: all-zero costs are exactly the same as leaving the block out), stop
+ * limits made integers, the timing provider's coefficients in the loop's units. The core never
+ * sees YAML or files: a trace arrives already read, as columns.
  */
-import { kvBlocksPerRank } from '../config/kv-capacity.js';
-import type { RunConfig } from '../config/types.js';
-import { frontendOf, rooflineOf } from '../config/deployment.js';
-import { createRooflinePassTime } from './roofline.js';
-import { createPassTime, type PassTimeFn } from './timing.js';
+import type { FifoStage, ResolvedLoad, ResolvedRun, ResolvedSource, TraceRows } from '../core/run.js';
+import type { TimingSpec } from '../core/timing.js';
+import { frontendOf, rooflineOf } from './deployment.js';
+import { kvBlocksPerRank } from './kv-capacity.js';
+import type { EngineConfig, RunConfig, TimingConfig, WorkerRoleConfig } from './types.js';
 
-/** A trace as columns, one entry per row in file order (what the Mooncake reader returns). */
-export interface TraceRows {
-  rows: number;
-  timestampMs: Float64Array;
-  inputLength: Int32Array;
-  outputLength: Int32Array;
-  /** Session id per row ('' = none), or null when no row has one. */
-  sessionId: string[] | null;
-  delayMs: Float64Array;
-}
-
-export interface FifoStage {
-  /** Servers per engine worker. */
-  serversPerWorker: number;
-  baseMs: number;
-  /** ms per token (input tokens for tokenization, outputs for detokenization). */
-  perTokenMs: number;
-  /** Detokenization only: at most this many outputs per job (0 = no limit). */
-  chunkOutputs: number;
-}
-
-export type ResolvedLoad =
-  | { kind: 'closed'; concurrency: number; rampUpMs: number }
-  | { kind: 'poisson'; ratePerSecond: number; seed: number }
-  | { kind: 'constant'; ratePerSecond: number }
-  | { kind: 'timestamps'; speedup: number };
-
-export type ResolvedSource =
-  | { kind: 'synthetic'; inputTokens: number; outputTokens: number; rangeRatio: number; seed: number }
-  | { kind: 'session'; turns: number; newInputTokens: number; outputTokens: number; interTurnDelayMs: number }
-  | { kind: 'trace'; trace: TraceRows; label: string };
-
-export interface ResolvedRun {
-  replicas: number;
-  ranksPerWorker: number;
-  gpusPerWorker: number;
-  maxBatchedTokens: number;
-  maxSequences: number;
-  chunkedPrefill: boolean;
-  blockSize: number;
-  /** KV blocks per attention-DP rank; 0 = unlimited. */
-  kvBlocksPerRank: number;
-  /**
-   * L = min(context_length, KV tokens per rank + 1). A prompt >= L is rejected; a request
-   * finishes once prompt + generated reaches L (spec §3.4, §3.6). Infinity when unlimited.
-   */
-  lengthLimit: number;
-  passTime: PassTimeFn;
-  /** The timing provider's type, to name it in errors. */
-  timingType: string;
-  /** Time from a send to the request reaching the server (client, HTTP, API server): ms, and ms per prompt token; 0 = none. */
-  frontendBaseMs: number;
-  frontendPerTokenMs: number;
-  tokenization: FifoStage | null;
-  detokenization: FifoStage | null;
-  /** Response overhead in ms: base and per output token; null = none. */
-  responseOverhead: { baseMs: number; perOutputTokenMs: number } | null;
-  load: ResolvedLoad;
-  source: ResolvedSource;
-  /** Requests to send at most (Infinity under a time cap alone). */
-  maxRequests: number;
-  /** Virtual-time cap in ms (Infinity without one). */
-  capMs: number;
-  warmupRequests: number;
+/**
+ * The timing provider of a config in the core's units (ms per unit). Roofline timing needs the
+ * engine and worker role it times (the catalog's model and GPU, the precision, the parallelism).
+ */
+export function timingSpec(config: TimingConfig, context?: { engine: EngineConfig; role: WorkerRoleConfig }): TimingSpec {
+  switch (config.type) {
+    case 'roofline':
+      if (context === undefined) throw new Error('roofline timing needs the engine it times');
+      return { type: 'roofline', ...rooflineOf(context.engine, context.role) };
+    case 'fixed':
+      return { type: 'fixed', prefillMs: config.prefill_ms, decodeMs: config.decode_ms };
+    case 'polynomial':
+      return { type: 'polynomial' };
+    case 'linear':
+      return {
+        type: 'linear',
+        baseMs: config.base_ms,
+        prefillTokenMs: config.prefill_token_us / 1e3,
+        prefillPairMs: config.prefill_pair_ns / 1e6,
+        decodeRequestMs: config.decode_request_us / 1e3,
+        decodeKvTokenMs: config.decode_kv_token_ns / 1e6,
+        decodeRequestExponent: config.decode_request_exponent,
+        prefillOverlap: config.prefill_overlap,
+      };
+  }
 }
 
 export function resolveRun(config: RunConfig, trace: TraceRows | null, traceLabel = 'trace'): ResolvedRun {
@@ -151,7 +112,7 @@ export function resolveRun(config: RunConfig, trace: TraceRows | null, traceLabe
       break;
     case 'trace':
       if (trace === null) throw new Error('traffic.source: a trace source needs the trace rows');
-      source = { kind: 'trace', trace, label: traceLabel };
+      source = { kind: 'trace', trace: traceColumns(trace), label: traceLabel };
       break;
   }
 
@@ -173,8 +134,8 @@ export function resolveRun(config: RunConfig, trace: TraceRows | null, traceLabe
     blockSize: role.kv_cache.block_size,
     kvBlocksPerRank: blocks,
     lengthLimit: Math.min(contextLimit, kvLimit),
-    passTime: role.timing.type === 'roofline' ? createRooflinePassTime(rooflineOf(config.engine, role)) : createPassTime(role.timing),
-    timingType: role.timing.type,
+    timing: timingSpec(role.timing, { engine: config.engine, role }),
+    router: { type: 'round_robin' },
     frontendBaseMs: frontend.baseMs,
     frontendPerTokenMs: frontend.perInputUs / 1e3,
     tokenization,
@@ -186,4 +147,10 @@ export function resolveRun(config: RunConfig, trace: TraceRows | null, traceLabe
     capMs,
     warmupRequests: config.report.warmup_requests,
   };
+}
+
+/** The columns the core reads, so that a posted run carries nothing else of the trace. */
+function traceColumns(trace: TraceRows): TraceRows {
+  const { rows, timestampMs, inputLength, outputLength, sessionId, delayMs } = trace;
+  return { rows, timestampMs, inputLength, outputLength, sessionId, delayMs };
 }

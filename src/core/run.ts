@@ -1,0 +1,85 @@
+/**
+ * The run description the replay core runs on: plain numbers, strings and typed arrays, no
+ * functions and no class instances, so that it can be posted to a pool thread as it is
+ * (structured clone). The config layer builds it (`config/resolve.ts`): units converted once,
+ * zero-cost client stages switched off, stop limits made integers, a trace already read into
+ * columns. The core builds its behaviour from it once per run (timing, KV store, batch policy,
+ * router, load generator), each chosen once so that the loop stays monomorphic.
+ */
+import type { TimingSpec } from './timing.js';
+
+/** A trace as columns, one entry per row in file order (what the Mooncake reader returns). */
+export interface TraceRows {
+  rows: number;
+  timestampMs: Float64Array;
+  inputLength: Int32Array;
+  outputLength: Int32Array;
+  /** Session id per row ('' = none), or null when no row has one. */
+  sessionId: string[] | null;
+  delayMs: Float64Array;
+}
+
+export interface FifoStage {
+  /** Servers per engine worker. */
+  serversPerWorker: number;
+  baseMs: number;
+  /** ms per token (input tokens for tokenization, outputs for detokenization). */
+  perTokenMs: number;
+  /** Detokenization only: at most this many outputs per job (0 = no limit). */
+  chunkOutputs: number;
+}
+
+export type ResolvedLoad =
+  | { kind: 'closed'; concurrency: number; rampUpMs: number }
+  | { kind: 'poisson'; ratePerSecond: number; seed: number }
+  | { kind: 'constant'; ratePerSecond: number }
+  | { kind: 'timestamps'; speedup: number };
+
+export type ResolvedSource =
+  | { kind: 'synthetic'; inputTokens: number; outputTokens: number; rangeRatio: number; seed: number }
+  | { kind: 'session'; turns: number; newInputTokens: number; outputTokens: number; interTurnDelayMs: number }
+  | { kind: 'trace'; trace: TraceRows; label: string };
+
+/** How a request reaching the scheduler is placed on an attention-DP rank (router.ts). */
+export type RouterSpec = { type: 'round_robin' };
+
+export interface ResolvedRun {
+  replicas: number;
+  ranksPerWorker: number;
+  gpusPerWorker: number;
+  maxBatchedTokens: number;
+  maxSequences: number;
+  chunkedPrefill: boolean;
+  blockSize: number;
+  /** KV blocks per attention-DP rank; 0 = unlimited. */
+  kvBlocksPerRank: number;
+  /**
+   * L = min(context_length, KV tokens per rank + 1). A prompt >= L is rejected; a request
+   * finishes once prompt + generated reaches L (spec §3.4, §3.6). Infinity when unlimited.
+   */
+  lengthLimit: number;
+  timing: TimingSpec;
+  router: RouterSpec;
+  /** Time from a send to the request reaching the server (client, HTTP, API server): ms, and ms per prompt token; 0 = none. */
+  frontendBaseMs: number;
+  frontendPerTokenMs: number;
+  tokenization: FifoStage | null;
+  detokenization: FifoStage | null;
+  /** Response overhead in ms: base and per output token; null = none. */
+  responseOverhead: { baseMs: number; perOutputTokenMs: number } | null;
+  load: ResolvedLoad;
+  source: ResolvedSource;
+  /** Requests to send at most (Infinity under a time cap alone). */
+  maxRequests: number;
+  /** Virtual-time cap in ms (Infinity without one). */
+  capMs: number;
+  warmupRequests: number;
+}
+
+/**
+ * Prompt tokens of turn `turn` (1-based) of a synthetic session: every turn resends the whole
+ * conversation so far, so turn k carries k new inputs and the k-1 earlier outputs.
+ */
+export function sessionTurnPromptTokens(newInputTokens: number, outputTokens: number, turn: number): number {
+  return turn * newInputTokens + (turn - 1) * outputTokens;
+}
