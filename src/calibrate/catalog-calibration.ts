@@ -221,3 +221,55 @@ export function efficiencyTableOf(fit: FactorFit, points: readonly FitPoint[]): 
   }
   return { default: asEntry(fit.layout.factors(fit.x, '', '')), entries };
 }
+
+/** One predicted point of the zero-shot evaluation. */
+export interface ZeroShotPoint {
+  label: string;
+  model: string;
+  hardware: string;
+  backend: string;
+  moe: boolean;
+  gpus: number;
+  concurrency: number;
+  measured: { ttftMs: number; itlMs: number };
+  predicted: { ttftMs: number; itlMs: number };
+}
+
+/**
+ * Leave one model out: fit the factors on every point of the other models (from the trajectories
+ * of the fit on all points, so each fit starts where that one ended), then replay the left-out
+ * model's points with them. No point of a model informs the factors that predict it.
+ */
+export async function zeroShot(
+  pool: TrajectoryPool,
+  points: readonly MeasuredPoint[],
+  load: SimLoadOptions,
+  options: { rounds?: number; log?: (line: string) => void } = {},
+): Promise<{ predictions: ZeroShotPoint[]; all: FactorFit }> {
+  const { fit: all, recorded } = await fitCatalogFactors(pool, points, load, options);
+  const models = [...new Set(points.map((p) => p.model))].sort();
+  const predictions: ZeroShotPoint[] = [];
+  for (const model of models) {
+    const started = performance.now();
+    const others = recorded.filter((p) => p.model !== model);
+    const fit = fitFactors(others, all.layout, { start: all.x });
+    const mine = points.filter((p) => p.model === model);
+    const replayed = await recordPoints(pool, mine, (p) => factorsFor(fit, p.hardware, p.backend), load);
+    replayed.forEach((r, i) => {
+      const p = mine[i];
+      predictions.push({
+        label: p.label,
+        model: p.model,
+        hardware: p.hardware,
+        backend: p.backend,
+        moe: r.deployment.model.architecture.moe !== undefined,
+        gpus: r.deployment.tensor * r.deployment.attentionData,
+        concurrency: p.concurrency,
+        measured: p.measured,
+        predicted: replayedMetrics(r),
+      });
+    });
+    options.log?.(`left out ${model}: ${mine.length} points predicted (${((performance.now() - started) / 1000).toFixed(0)} s)`);
+  }
+  return { predictions, all };
+}

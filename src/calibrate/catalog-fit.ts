@@ -26,9 +26,12 @@ const SHARES = new Set<FactorName>(['compute', 'memory', 'link', 'moe']);
 /** Prior standard deviations (transformed space) of the global level, GPU, backend and pair effects. */
 export const FIT_PRIORS = { global: 1.5, hardware: 0.5, backend: 0.5, pair: 0.3 } as const;
 
-/** Scale of the Cauchy loss on log errors: an error of e^0.3 - 1 = 35 % weighs half as much as a small one. */
-export const ROBUST_SCALE = 0.3;
-const robust = (r: number) => ROBUST_SCALE * ROBUST_SCALE * Math.log1p((r / ROBUST_SCALE) ** 2);
+/**
+ * Scale of the Cauchy loss on log errors of the catalog fit: a point off by a factor e (172 %)
+ * weighs half as much as a close one, so the few points the model cannot reach (a measured TTFT
+ * ten times the prediction) do not pull every factor. Infinity = least squares.
+ */
+export const ROBUST_SCALE = 1;
 
 const toZ = (name: FactorName, value: number): number =>
   SHARES.has(name) ? Math.log(value / (1 - Math.min(value, 0.999999))) : Math.log(Math.max(value, 1e-9));
@@ -181,10 +184,21 @@ export interface FactorFit {
 export function fitFactors(
   points: readonly FitPoint[],
   layout: ParameterLayout,
-  options: { start?: readonly number[]; maxIterations?: number; tolerance?: number } = {},
+  options: {
+    start?: readonly number[];
+    maxIterations?: number;
+    tolerance?: number;
+    /** Centre and standard deviations of the priors (default: the unfitted defaults, FIT_PRIORS). */
+    prior?: { centre: readonly number[]; sd: readonly number[] };
+    /** Scale of the Cauchy loss (default ROBUST_SCALE; Infinity: least squares). */
+    robustScale?: number;
+  } = {},
 ): FactorFit {
   const n = layout.size;
-  const prior = layout.start();
+  const prior = options.prior?.centre ?? layout.start();
+  const sd = options.prior?.sd ?? Array.from({ length: n }, (_, i) => layout.priorSd(i));
+  const scale = options.robustScale ?? ROBUST_SCALE;
+  const robust = (v: number) => (Number.isFinite(scale) ? scale * scale * Math.log1p((v / scale) ** 2) : v * v);
   let x = [...(options.start ?? prior)];
   const maxIterations = options.maxIterations ?? 40;
   const tolerance = options.tolerance ?? 1e-6;
@@ -199,7 +213,7 @@ export function fitFactors(
     });
     return r;
   };
-  const priorResiduals = (params: readonly number[]) => params.map((v, i) => (v - prior[i]) / layout.priorSd(i));
+  const priorResiduals = (params: readonly number[]) => params.map((v, i) => (v - prior[i]) / sd[i]);
   const lossOf = (r: Float64Array, params: readonly number[]) => {
     let data = 0;
     for (const v of r) data += robust(v);
@@ -217,7 +231,7 @@ export function fitFactors(
   while (!converged && iterations < maxIterations) {
     iterations++;
     // Iteratively reweighted: each residual's weight is the Cauchy loss's at the current errors.
-    const weight = Array.from(r, (v) => 1 / (1 + (v / ROBUST_SCALE) ** 2));
+    const weight = Array.from(r, (v) => (Number.isFinite(scale) ? 1 / (1 + (v / scale) ** 2) : 1));
     // J^T J and J^T r, accumulated point by point over the parameters each point depends on.
     const jtj = Matrix.zeros(n, n);
     const jtr = new Float64Array(n);
@@ -242,7 +256,7 @@ export function fitFactors(
     });
     const pr = priorResiduals(x);
     for (let j = 0; j < n; j++) {
-      const w = 1 / layout.priorSd(j);
+      const w = 1 / sd[j];
       jtj.set(j, j, jtj.get(j, j) + w * w);
       jtr[j] += w * pr[j];
     }
@@ -270,3 +284,11 @@ export function fitFactors(
   }
   return { layout, x, dataLoss: loss.data, loss: loss.total, iterations };
 }
+
+/** A factor set in the fit's transformed space (logit for shares, log for costs), in EFFICIENCY_NAMES order. */
+export function toTransformed(factors: EfficiencyFactors): number[] {
+  return FACTORS.map((name) => toZ(name, factors[name]));
+}
+
+/** Whether a factor is a share in (0, 1] (else a cost). */
+export const isShare = (name: FactorName): boolean => SHARES.has(name);

@@ -184,7 +184,7 @@ export async function simulatePoints(
   });
 }
 
-function scoreOf(
+export function scoreOf(
   simulated: readonly ScorePoint[],
   measured: readonly ScorePoint[],
   metrics: readonly MetricName[],

@@ -11,6 +11,7 @@ import { runDetokenizationFit, runPassTimeFit, runResponseOverheadFit, type Dire
 import { parseRoleMapping, parseSelectionArgs } from '../../calibrate/arguments.js';
 import { runEngineCalibration } from '../../calibrate/engine-command.js';
 import { runQuickstart } from '../../workflow/quickstart.js';
+import { calibrateCatalogCommand } from './calibrate-catalog.js';
 
 interface CommonArgs {
   out?: string;
@@ -125,6 +126,7 @@ export interface EngineArgs {
   set?: string[];
   refine?: number;
   pointWeights: 'load-rank' | 'uniform';
+  form: 'auto' | 'roofline' | 'linear';
 }
 
 const engineCommand: CommandModule<object, EngineArgs> = {
@@ -179,6 +181,12 @@ const engineCommand: CommandModule<object, EngineArgs> = {
         default: 'load-rank' as const,
         describe: "weights of the training points' residuals: by rank of load (0.5, 1, 1.5 for three points), or 1 each",
       })
+      .option('form', {
+        choices: ['auto', 'roofline', 'linear'] as const,
+        default: 'auto' as const,
+        describe:
+          "roofline: fit the catalog's efficiency factors, each held near the catalog's value; linear: fit free pass-time coefficients; auto: roofline when the model and GPU are in the catalog",
+      })
       .option('set', { type: 'string', array: true, describe: 'KEY=VALUE override of the base config (dotted path); repeatable' })
       .option('out', { type: 'string', describe: 'output folder [default: calibration-engine]' }) as unknown as Argv<EngineArgs>,
   handler: async (argv) => {
@@ -196,6 +204,7 @@ const engineCommand: CommandModule<object, EngineArgs> = {
       sets: argv.set,
       refineIterations: argv.refine,
       uniformPointWeights: argv.pointWeights === 'uniform',
+      form: argv.form,
     });
     process.stdout.write(outcome.text);
   },
@@ -203,14 +212,15 @@ const engineCommand: CommandModule<object, EngineArgs> = {
 
 export const calibrateCommand: CommandModule = {
   command: 'calibrate <target>',
-  describe: 'Fit run-config constants from measurements: detokenization, response-overhead, pass-time, engine',
+  describe: 'Fit run-config constants from measurements: detokenization, response-overhead, pass-time, engine, catalog',
   builder: (y: Argv) =>
     y
       .command(detokenizationCommand as CommandModule)
       .command(responseOverheadCommand as CommandModule)
       .command(passTimeCommand as CommandModule)
       .command(engineCommand as CommandModule)
-      .demandCommand(1, 'name what to fit: detokenization, response-overhead, pass-time or engine'),
+      .command(calibrateCatalogCommand as CommandModule)
+      .demandCommand(1, 'name what to fit: detokenization, response-overhead, pass-time, engine or catalog'),
   handler: () => {},
 };
 
