@@ -2,7 +2,6 @@ import { appendFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { ReplaySummary } from '../src/core/report-types.js';
-import { chartSpec, renderChart } from '../src/sweep/chart.js';
 import { createProgress, formatDuration } from '../src/sweep/progress.js';
 import { appendPoint, compactPoints, formatPointLine, readPoints, splitWallTime, type PointRecord } from '../src/sweep/results.js';
 import { summaryColumns, summaryCsv } from '../src/sweep/summary-csv.js';
@@ -152,64 +151,5 @@ describe('progress', () => {
     expect(formatDuration(5)).toBe('0:05');
     expect(formatDuration(3725)).toBe('1:02:05');
     expect(formatDuration(Number.NaN)).toBe('--:--');
-  });
-});
-
-describe('sweep.svg', () => {
-  const plan2: PlanOutline = {
-    name: 'chart-test',
-    axes: ['traffic.load.concurrency', 'engine.detokenization.workers'],
-    log2Axes: ['traffic.load.concurrency'],
-    points: [1, 2, 4].flatMap((c, i) =>
-      [1, 4].map((w, j) => ({
-        index: i * 2 + j,
-        id: `id-${c}-${w}`,
-        overrides: { 'traffic.load.concurrency': c, 'engine.detokenization.workers': w },
-      })),
-    ),
-  };
-  const byId = new Map(
-    plan2.points.map((p) => [
-      p.id,
-      {
-        id: p.id,
-        overrides: p.overrides,
-        status: p.index === 5 ? ('failed' as const) : ('ok' as const),
-        error: null,
-        summary: {
-          metrics: {
-            time_to_first_token: { avg: 10 + p.index, p90: 20 + p.index },
-            inter_token_latency: { avg: 2 },
-            request_latency: { avg: 50 },
-          },
-          run: { output_token_throughput: 100 * (p.index + 1) },
-        } as never,
-      },
-    ]),
-  );
-
-  it('draws each headline metric against the first axis, one line per value of the others, ok points only', () => {
-    const spec = chartSpec(plan2, plan2.points, byId) as unknown as {
-      data: { values: Array<{ x: number; series: string; metric: string }> };
-      spec: { encoding: { x: { scale: { type: string } }; color: { title: string } } };
-    };
-    const rows = spec.data.values;
-    expect(new Set(rows.map((r) => r.metric)).size).toBe(5);
-    expect(new Set(rows.map((r) => r.series))).toEqual(new Set(['1', '4']));
-    expect(rows.filter((r) => r.x === 4 && r.series === '4')).toHaveLength(0);
-    expect(spec.spec.encoding.x.scale.type).toBe('log');
-    expect(spec.spec.encoding.color.title).toBe('engine.detokenization.workers');
-  });
-
-  it('renders the same SVG every time', async () => {
-    const a = await renderChart(plan2, plan2.points, byId);
-    const b = await renderChart(plan2, [...plan2.points].reverse(), byId);
-    expect(a).toMatch(/^<svg /);
-    expect(a).toContain('TTFT avg (ms)');
-    expect(b).toBe(a);
-  });
-
-  it('has no chart without a swept key to draw against', () => {
-    expect(chartSpec({ ...plan2, axes: ['repeat'] }, plan2.points, byId)).toBeNull();
   });
 });
