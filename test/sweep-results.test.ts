@@ -147,6 +147,19 @@ describe('progress', () => {
     expect(c.text().endsWith('\n')).toBe(true);
   });
 
+  it('weighs the ETA by the expected cost of the points, not by their count', () => {
+    const c = capture(false);
+    // Three points costing 1, 1 and 98: after the two cheap ones, most of the work is left.
+    c.progress.start(3, 0, 100);
+    c.advance(2000);
+    c.progress.point({ id: 'aaaaaaaaaaaa', status: 'ok', label: 'x=1', cost: 1 });
+    c.advance(2000);
+    c.progress.point({ id: 'bbbbbbbbbbbb', status: 'ok', label: 'x=2', cost: 1 });
+    // 2 s per unit of cost so far: 99 units left take 3:18, then 98 units 3:16 (a count would say 0:04, 0:02).
+    expect(c.text()).toContain('sweep: 1/3 done, 0 failed, ETA 3:18');
+    expect(c.text()).toContain('sweep: 2/3 done, 0 failed, ETA 3:16');
+  });
+
   it('formats durations', () => {
     expect(formatDuration(5)).toBe('0:05');
     expect(formatDuration(3725)).toBe('1:02:05');

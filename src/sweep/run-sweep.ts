@@ -36,6 +36,7 @@ import { summaryCsv } from './summary-csv.js';
 import { aiperfFolderName } from '../io/write-aiperf-artifacts.js';
 import { renderChart } from './chart.js';
 import { primerFor } from './jit-primer.js';
+import { expectedCosts } from './point-cost.js';
 
 export interface RunSweepOptions {
   sweepFile: string;
@@ -222,7 +223,14 @@ async function runInDir(
   const tRun = performance.now();
   let ran = 0;
   let interrupted = options.stopSignal?.aborted === true;
-  progress.start(slice.length, alreadyDone);
+  // The ETA weighs points by their expected cost (requests x output tokens), not by count.
+  const todoCosts = expectedCosts(todo.map((p) => p.config));
+  const costs = new Map(todo.map((p, i) => [p.id, todoCosts[i]]));
+  progress.start(
+    slice.length,
+    alreadyDone,
+    [...costs.values()].reduce((sum, c) => sum + c, 0),
+  );
   if (todo.length > 0 && !interrupted) {
     const pool = started ?? newPointPool(options, todo.length);
     const onStop = () => {
@@ -277,6 +285,7 @@ async function runInDir(
           status: record.status,
           label: formatOverrides(point.overrides),
           error: record.error ?? undefined,
+          cost: costs.get(point.id),
         });
       }
     });
