@@ -25,6 +25,9 @@ export type {
 } from './core/report-types.js';
 export { writeAiperfArtifacts, aiperfFolderName } from './io/write-aiperf-artifacts.js';
 
+// Measured AIPerf runs, in every export layout (docs/aiperf-files.md).
+export { findAiperfRunDirs, readAiperfRun, summarizeAiperfRecords, type AiperfRun, type ReadAiperfRunOptions } from './io/read-aiperf.js';
+
 // Sweeps.
 export { runSweep, type RunSweepOptions, type RunSweepResult, type FailedPoint } from './sweep/run-sweep.js';
 export { mergeSweeps, type MergeOptions, type MergeResult } from './sweep/merge.js';

@@ -1,5 +1,5 @@
 /**
- * The engine fit with its held-out protocol (toolkit.md §3): fit on the training points (several
+ * The engine fit with its held-out protocol (docs/calibration.md): fit on the training points (several
  * fixed starts side by side on the fit pool, the lowest loss wins, ties to the first
  * start), simulate every measured point with the fitted constants on the sweep pool, and score
  * the held-out points with the scoring module. Used by `servesim calibrate engine`, by

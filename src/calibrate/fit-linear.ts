@@ -1,5 +1,5 @@
 /**
- * One linear cost model fitted to measured rows (toolkit.md §3): `y = base + sum_k c_k x_k`
+ * One linear cost model fitted to measured rows (docs/calibration.md): `y = base + sum_k c_k x_k`
  * with every cost >= 0 (`nnls.ts`). Reports each coefficient in its own unit, n, RMSE, MAE,
  * R^2, the residuals by input bucket, and, when asked, the error on held-out rows. A term whose
  * feature barely varies over the rows cannot be told apart from the base: it is left out and

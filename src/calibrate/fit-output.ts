@@ -1,5 +1,5 @@
 /**
- * What every direct fit writes (toolkit.md §3): `fit.json` (coefficients with units, n, RMSE,
+ * What every direct fit writes (docs/calibration.md): `fit.json` (coefficients with units, n, RMSE,
  * MAE, R^2, held-out error, notes), `snippet.yaml` (the block to paste into a run config),
  * `residuals.csv` (every row: measured, fitted, residual, bucket) and `fit.svg` (measured against
  * fitted, with the y = x line), plus the text printed on the terminal.
@@ -268,7 +268,7 @@ function againstFeature(fit: LinearFit, title: string, feature: string, linear: 
   };
 }
 
-/** The spec of `fit.svg` for a direct fit: against the fit's one feature when it has one, else measured against fitted. */
+/** The Vega-Lite spec of `fit.svg` for a direct fit: against the fit's one feature when it has one, else measured against fitted. */
 export function fitChartSpec(report: FitReport, featureNames: readonly string[]): TopLevelSpec {
   const title = `${report.target} fit (${report.model})`;
   if (report.target === 'pass-time') return measuredAgainstFitted(report.fit, title);

@@ -1,5 +1,5 @@
 /**
- * One attention-DP rank of an engine worker (spec replay.md §3): its `waiting` and `running`
+ * One attention-DP rank of an engine worker (docs/replay-model.md, "Engine"): its `waiting` and `running`
  * queues, token budget and KV pool, and the pass composition of vLLM v1's scheduler.
  *
  * composePass decides and allocates; finishPass applies the pass's compute at its end and
@@ -105,7 +105,7 @@ export class EngineRank {
   }
 
   /**
-   * Composes this rank's batch for a pass starting at nowMs (spec §3.1-§3.4). Returns true
+   * Composes this rank's batch for a pass starting at nowMs (docs/replay-model.md, "Engine", steps 1-4). Returns true
    * when the pass has anything to do for this rank (compute or rejections).
    */
   composePass(nowMs: number): boolean {
@@ -218,7 +218,7 @@ export class EngineRank {
   }
 
   /**
-   * Applies the pass at its end (spec §3.6): computed tokens advance; every request whose
+   * Applies the pass at its end (docs/replay-model.md, "Engine", step 6): computed tokens advance; every request whose
    * known sequence is now computed emits one token; finished requests free their blocks and
    * their running slot. Emissions and ends go to `out`; `onEmit` stamps emit times.
    */

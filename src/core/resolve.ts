@@ -1,6 +1,6 @@
 /**
- * Compiles a validated RunConfig into the plain numbers the replay loop runs on (spec
- * replay.md §2-§6): unit conversions done once, zero-cost client stages switched off (spec §6:
+ * Compiles a validated RunConfig into the plain numbers the replay loop runs on
+ * (docs/replay-model.md): unit conversions done once, zero-cost client stages switched off (docs/client-path.md:
  * all-zero costs are exactly the same as leaving the block out), stop limits made integers.
  * The core never sees YAML or files: a trace arrives already read, as columns. Derived
  * quantities shared with the loader (KV blocks per rank) come from config/kv-capacity.ts.
@@ -53,7 +53,7 @@ export interface ResolvedRun {
   kvBlocksPerRank: number;
   /**
    * L = min(context_length, KV tokens per rank + 1). A prompt >= L is rejected; a request
-   * finishes once prompt + generated reaches L (spec §3.4, §3.6). Infinity when unlimited.
+   * finishes once prompt + generated reaches L (docs/replay-model.md, "Engine", steps 4 and 6). Infinity when unlimited.
    */
   lengthLimit: number;
   passTime: PassTimeFn;

@@ -1,9 +1,9 @@
 /**
- * The replay loop (spec replay.md §1-§6): one discrete-event simulation of the load
+ * The replay loop (docs/replay-model.md and docs/client-path.md): one discrete-event simulation of the load
  * generator, the server's tokenization and detokenization processes, and the engine workers.
  *
  * Reading guide: `run` drains the event queue instant by instant; at each instant events pop
- * in the spec's tie order (pass ends, deliveries, arrivals) and passes start last, on every
+ * in the documented tie order (pass ends, deliveries, arrivals) and passes start last, on every
  * engine worker that became idle or got work. Request state lives in a RequestTable; the only
  * per-token work is in EngineRank.finishPass and `deliverOutputs`.
  */
@@ -208,7 +208,7 @@ export class Simulation {
     );
   }
 
-  // ---- Traffic (spec §5) -------------------------------------------------------------
+  // ---- Traffic (docs/replay-model.md, "Traffic") ----------------------------------------------
 
   private startTraffic(): void {
     const load = this.cfg.load;
@@ -338,7 +338,7 @@ export class Simulation {
     this.flagWorker(worker);
   }
 
-  /** The client acts on a finished response (spec §6): a session's next turn, or the slot's next unit. */
+  /** The client acts on a finished response (docs/client-path.md): a session's next turn, or the slot's next unit. */
   private act(id: number): void {
     const t = this.table;
     t.actedMs[id] = this.nowMs;
@@ -367,7 +367,7 @@ export class Simulation {
     const t = this.table;
     const id = this.createRequest();
     const turn = t.turnIndex[prev] + 1;
-    // The prompt carries the whole conversation so far (spec §5; no prefix cache).
+    // The prompt carries the whole conversation so far (docs/replay-model.md, "Traffic"; no prefix cache).
     t.prompt[id] = sessionTurnPromptTokens(
       { new_input_tokens_per_turn: source.newInputTokens, output_tokens_per_turn: source.outputTokens },
       turn + 1,
@@ -378,7 +378,7 @@ export class Simulation {
     this.send(id, t.slot[prev]);
   }
 
-  // ---- Engine (spec §3) ------------------------------------------------------------
+  // ---- Engine (docs/replay-model.md, "Engine") ------------------------------------------------
 
   private flagWorker(worker: number): void {
     if (this.workerBusy[worker] === 0 && this.workerFlagged[worker] === 0) {
@@ -428,7 +428,7 @@ export class Simulation {
     this.flagWorker(worker);
     if (this.checkInvariants) this.verifyKv(worker);
 
-    // Requests that ended without output skip detokenization (spec §6).
+    // Requests that ended without output skip detokenization (docs/client-path.md).
     for (let i = 0; i < out.endedCount; i++) this.receiveEnd(out.ended[i], now);
 
     const detok = this.cfg.detokenization;
@@ -457,7 +457,7 @@ export class Simulation {
     }
   }
 
-  // ---- Client path (spec §6) ----------------------------------------------------------
+  // ---- Client path (docs/client-path.md) ------------------------------------------------------
 
   /**
    * One FIFO job per server with outputs in this pass (or chunks of `chunkOutputs`). A FIFO

@@ -1,5 +1,5 @@
 /**
- * Measured points from a plain CSV table (toolkit.md §4), such as the silicon CSVs in
+ * Measured points from a plain CSV table (docs/scoring.md), such as the silicon CSVs in
  * `data/silicon/`: one row per load point, columns mapped by name to keys (concurrency,
  * request rate, ISL, OSL, any other) and to metrics (`time_to_first_token.avg`, ...), rows
  * filtered by column values to select one deployment. Errors name the file and the line.

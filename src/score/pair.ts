@@ -1,5 +1,5 @@
 /**
- * Matching simulated points with measured points (toolkit.md §4). Points match on the keys
+ * Matching simulated points with measured points (docs/scoring.md). Points match on the keys
  * both sides have (concurrency or request rate, ISL, OSL, any other key present on every
  * point of both sides); numbers compare to 12 significant digits. Several simulated points
  * may match one measured point (they differ in a key the measured side lacks, e.g. a swept

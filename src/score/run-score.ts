@@ -1,6 +1,6 @@
 /**
  * `servesim score`: read both sides, match, score, write the report, print the table and
- * hold the MAPEs to their limits (toolkit.md §4). The CLI command only parses arguments and
+ * hold the MAPEs to their limits (docs/scoring.md). The CLI command only parses arguments and
  * calls `runScore`.
  */
 import { statSync } from 'node:fs';

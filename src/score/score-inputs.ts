@@ -1,5 +1,5 @@
 /**
- * The two sides of a score, read from disk (toolkit.md §4):
+ * The two sides of a score, read from disk (docs/scoring.md):
  * - simulated: a sweep folder (`points.jsonl`, with `plan.json` for the swept keys), a
  *   folder of replay results (`summary.json` files), or AIPerf artifact folders written by
  *   `--aiperf`;

@@ -1,5 +1,5 @@
 /**
- * Renders a score (`ScoreResult`) as the files and the table users read (toolkit.md §4):
+ * Renders a score (`ScoreResult`) as the files and the table users read (docs/scoring.md):
  * `scores.json`, `scores.csv` (one row per point and metric), `report.md`, a self-contained
  * `report.html` (inline CSS and SVG charts, no script, nothing fetched), and the MAPE table
  * printed on the terminal.

@@ -1,5 +1,5 @@
 /**
- * Running a sweep (spec toolkit.md §2): plan and validate every point, resume from what the
+ * Running a sweep (docs/sweeps.md): plan and validate every point, resume from what the
  * output directory already holds, run the rest on the pool, append each finished point as it
  * finishes, then write `summary.csv` and `sweep.svg` in plan order.
  *

@@ -1,5 +1,5 @@
 /**
- * The out-of-the-box workflow (toolkit.md §5), `npm start` / `servesim quickstart`: on the
+ * The out-of-the-box workflow (docs/calibration.md, "Out of the box"), `npm start` / `servesim quickstart`: on the
  * measured concurrency sweep shipped in `data/silicon/` (MiniMax-M2.5 FP8, TP4 on B200, vLLM
  * 0.17, ISL = OSL = 1024, concurrency 4..64), fit the engine on the three lowest points, sweep a
  * concurrency grid (1..128) with the fitted model, score the sweep against the held-back
