@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { runDetokenizationFit, runPassTimeFit, runResponseOverheadFit } from '../src/calibrate/direct-fits.js';
-import { fitChartSpec, fitChartSvg, splitBucket } from '../src/calibrate/fit-output.js';
+import { fitChartSpec, fitChartSvg, fitJson, splitBucket } from '../src/calibrate/fit-output.js';
 
 interface Layer {
   data?: { values: Array<Record<string, unknown>> };
@@ -68,6 +68,14 @@ describe('fit.svg', () => {
     expect(line.data?.values.map((v) => v.x)).toEqual([126, 127]);
     for (const v of line.data?.values ?? []) expect(v.y).toBeCloseTo(base, 9);
     expect(spec.hconcat[1].layer[0].encoding.x.bin).toBeTruthy();
+  });
+
+  it('writes a mean residual that is rounding noise as 0', async () => {
+    // One bucket, intercept only: least squares makes its residuals sum to 0 (3.8e-17 ms before).
+    const outcome = await runResponseOverheadFit({ aiperf: 'calibration/aiperf-mlx-qwen3-0.6b-c1' });
+    const json = fitJson(outcome.report) as { residuals_by_bucket: Array<{ mean_residual: number; rmse: number }> };
+    expect(json.residuals_by_bucket.map((b) => b.mean_residual)).toEqual([0]);
+    expect(json.residuals_by_bucket[0].rmse).toBeGreaterThan(0.1);
   });
 
   it('detokenization: job time against outputs, the two-term fit as a line', async () => {
