@@ -21,7 +21,7 @@ interface Scores {
   metrics: Record<string, { mape: number; points: number; baseline_mape?: number }>;
   points: Array<{ key: { concurrency: number }; metric: string }>;
   curves: { sim: unknown[]; training: Array<{ key: { concurrency: number } }> };
-  inputs: { measured: string[]; measured_notes: string[] };
+  inputs: { measured: string[]; measured_notes: string[]; sim: string; baseline?: string };
 }
 
 const ape = (sim: number, measured: number) => (Math.abs(sim - measured) / measured) * 100;
@@ -39,6 +39,7 @@ describe('servesim score against peers and with selections', () => {
     const printed = JSON.parse(r.stdout) as Scores;
     // --json prints the object the command writes.
     expect(printed).toEqual(JSON.parse(readFileSync(join(out, 'scores.json'), 'utf8')));
+    expect(printed.inputs).toMatchObject({ sim: `${TABLE} (rows source=mocker)`, baseline: `${TABLE} (rows source=aic)` });
     // The rows of the table at concurrency 32 and 64 (ttft_ms, tpot_ms), by hand:
     // hardware 146.0999 / 16.3156 and 220.4310 / 20.6377; mocker 148.0492 / 17.0569 and
     // 216.6858 / 22.1114; aic 142.4820 / 16.9440 and 167.7540 / 21.7330.

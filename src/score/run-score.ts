@@ -129,6 +129,11 @@ function pair(sim: ScorePoint[], measured: ScorePoint[]): PairResult {
   }
 }
 
+/** ` (rows source=mocker)` after a side read from a table's chosen rows. */
+function rowsNote(selections: readonly ColumnSelection[]): string {
+  return selections.length > 0 ? ` (rows ${selections.map(formatSelection).join(', ')})` : '';
+}
+
 /** `--sim-select` / `--baseline-select`: only for a side read from a CSV table. */
 function sideSelections(flag: string, path: string | undefined, items: readonly string[] | undefined): ColumnSelection[] {
   if (items === undefined || items.length === 0) return [];
@@ -235,14 +240,14 @@ export async function runScore(options: ScoreOptions): Promise<ScoreOutcome> {
     baseline: baseline && baselinePaired ? { paired: baselinePaired, skipped: skippedOf(baseline) } : undefined,
     curves: { sim: simPoints, ...(baselinePoints ? { baseline: baselinePoints } : {}), training },
     inputs: {
-      sim: shortPath(options.sim),
+      sim: shortPath(options.sim) + rowsNote(simSelect),
       sim_label: options.simLabel ?? labelOf(options.sim),
       measured: options.measured.map(shortPath),
       measured_notes: measured.notes,
       ...(options.train !== undefined ? { train: options.train } : {}),
       ...(options.baseline !== undefined
         ? {
-            baseline: shortPath(options.baseline),
+            baseline: shortPath(options.baseline) + rowsNote(baselineSelect),
             baseline_label:
               options.baselineLabel ?? (labelOf(options.baseline) === labelOf(options.sim) ? 'baseline' : labelOf(options.baseline)),
           }
