@@ -1,5 +1,5 @@
 /**
- * The replay entry point: one run config in, one report out (spec replay.md). In two steps, so
+ * The replay entry point: one run config in, one report out (docs/replay-model.md). In two steps, so
  * that a sweep does the first in its main thread and posts the result to a pool thread:
  * `prepareRun` reads the trace a config names (cached per process by path, since sweeps
  * replay one trace many times) and compiles the config into the core's run description;
@@ -44,7 +44,7 @@ function loadTrace(path: string, label: string, blockSize: number, skipInvalid: 
   return rows;
 }
 
-/** With chunked prefill off, every prompt must fit one pass (spec §2): checked per trace row. */
+/** With chunked prefill off, every prompt must fit one pass (docs/config.md): checked per trace row. */
 function checkTracePrompts(config: RunConfig, trace: TraceRows, file: string): void {
   const scheduler = config.engine.workers.aggregated.scheduler;
   if (scheduler.chunked_prefill) return;
