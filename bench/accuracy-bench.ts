@@ -2,7 +2,7 @@
  * `npm run bench:accuracy [-- --per-stratum K] [--check-set] [--ablation] [--refine N] [--json] [--points]
  * [--prior-ratio R] [--prior-weight W] [--prefill-overlap H] [--point-weights uniform|W,W,W] [--exponents MOE,DENSE] [--oracle]
  * [--train-points N] [--score-above K]`: held-out accuracy of the
- * engine fit on real silicon (toolkit.md §3; docs/calibration.md).
+ * engine fit on real silicon (docs/calibration.md; docs/calibration.md).
  *
  * Deployments: from `data/silicon/aic-silicon-sample.csv` (`silicon-deployments.ts`), every
  * aggregated deployment with 5 or more concurrency points and OSL <= 1024 (longer outputs cost

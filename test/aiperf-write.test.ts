@@ -14,7 +14,7 @@ import {
   writeAiperfArtifacts,
 } from '../src/io/write-aiperf-artifacts.js';
 
-/** Notes §3.5: closed loop at concurrency 2, ISL 100, four requests. */
+/** The worked example of docs/aiperf-files.md: closed loop at concurrency 2, ISL 100, four requests. */
 function workedExampleConfig() {
   return parseRunConfig(
     {
@@ -98,7 +98,7 @@ function placeholderSummary(config: unknown): ReplaySummary {
   };
 }
 
-/** The notes' CSV of the worked example (§3.1), row for row. */
+/** AIPerf's CSV of the worked example, row for row. */
 const NOTES_CSV_ROWS = `Request Latency (error-adjusted) (ms),,40.00,,,40.00,40.00,40.00,130.00,150.00,150.00,,,,
 Time to First Token (error-adjusted) (ms),,40.00,,,40.00,40.00,40.00,50.00,60.00,60.00,,,,
 E2E Output Token Throughput (tokens/sec/user),30.04,25.00,38.46,90.13,25.03,25.17,25.33,25.83,26.67,32.56,36.10,37.28,38.23,5.99

@@ -1,5 +1,5 @@
 /**
- * Client path (spec replay.md §6; seeds 000 and 002): tokenization, detokenization and the
+ * Client path (docs/client-path.md): tokenization, detokenization and the
  * client's response overhead. Every expected time is derived by hand in the comment above it.
  * Engine: fixed timing, a pass costs 10 ms with prefill plus 2 ms when it emits a token.
  * FNV-1a assignments used below: fnv1a32("0".."3") % 2 = 1, 0, 1, 0.

@@ -3,6 +3,8 @@
  * selections. A malformed argument is a usage error (exit status 2) naming it.
  */
 
+import { parseSelection, type ColumnSelection } from '../io/selection.js';
+
 export class CalibrateUsageError extends Error {
   readonly exitCode = 2;
   constructor(message: string) {
@@ -26,9 +28,15 @@ export function parseRoleMapping(items: readonly string[] | undefined): Record<s
   return mapping;
 }
 
-export function parseSelectionArgs(items: readonly string[] | undefined): Array<{ column: string; value: string }> {
+/** `--select` conditions (`io/selection.ts`): `COLUMN=VALUE`, `COLUMN=V1|V2`, `COLUMN!=V`, `COLUMN<=N` ... */
+export function parseSelectionArgs(items: readonly string[] | undefined): ColumnSelection[] {
   return (items ?? []).map((item) => {
-    const [column, value] = splitPair(item, '--select', 'COLUMN=VALUE, e.g. model=llama2-70b');
-    return { column, value };
+    const selection = parseSelection(item);
+    if (selection === null) {
+      throw new CalibrateUsageError(
+        `--select ${item}: expected COLUMN=VALUE, COLUMN=V1|V2, COLUMN!=VALUE or COLUMN<=NUMBER (also <, >, >=), e.g. model=llama2-70b`,
+      );
+    }
+    return selection;
   });
 }

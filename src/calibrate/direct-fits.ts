@@ -8,6 +8,7 @@ import type { LinearFit } from './fit-linear.js';
 import { LINEAR_TERMS } from './features.js';
 import { fitPassTime, readPasses, type PassLayout } from './pass-time.js';
 import { readTable, selectRows } from './read-table.js';
+import { formatSelection, type ColumnSelection } from '../io/selection.js';
 import { fitResponseOverhead, readAiperfGaps, readGapTable } from './response-overhead.js';
 
 export interface DirectFitCommon {
@@ -106,7 +107,7 @@ export async function runResponseOverheadFit(options: DirectFitCommon & { aiperf
 }
 
 export async function runPassTimeFit(
-  options: DirectFitCommon & { input: string; layout: PassLayout; select?: ReadonlyArray<{ column: string; value: string }> },
+  options: DirectFitCommon & { input: string; layout: PassLayout; select?: readonly ColumnSelection[] },
 ): Promise<DirectFitOutcome> {
   const table = selectRows(readTable(options.input), options.select ?? []);
   if (table.rows.length === 0)
@@ -121,7 +122,7 @@ export async function runPassTimeFit(
     inputs: [options.input],
     fit,
     snippet: { 'engine.workers.aggregated.timing': timing },
-    extra: { layout: options.layout, passes: passes.length, selection: (options.select ?? []).map((s) => `${s.column}=${s.value}`) },
+    extra: { layout: options.layout, passes: passes.length, selection: (options.select ?? []).map(formatSelection) },
   };
   return finish(report, ['prefill_tokens', 'prefill_pairs', 'decode_requests', 'decode_kv_tokens'], options.out);
 }

@@ -1,5 +1,5 @@
 /**
- * The engine fit proper (toolkit.md §3, "engine (end to end)"): find the `linear` timing
+ * The engine fit proper (docs/calibration.md, "Engine (end to end)"): find the `linear` timing
  * coefficients (and optionally a client-path delay) for which the replay core reproduces the
  * chosen metrics of the training points. Synchronous and deterministic: a Levenberg-Marquardt
  * search (`ml-levenberg-marquardt`) over the logarithms of the free coefficients (so every cost

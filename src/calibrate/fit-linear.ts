@@ -1,5 +1,5 @@
 /**
- * One linear cost model fitted to measured rows (toolkit.md §3): `y = base + sum_k c_k x_k`
+ * One linear cost model fitted to measured rows (docs/calibration.md): `y = base + sum_k c_k x_k`
  * with every cost >= 0 (`nnls.ts`). Reports each coefficient in its own unit, n, RMSE, MAE,
  * R^2, the residuals by input bucket, and, when asked, the error on held-out rows. A term whose
  * feature barely varies over the rows cannot be told apart from the base: it is left out and
@@ -176,7 +176,9 @@ export function fitLinearModel(spec: LinearModelSpec, rows: readonly FitRow[], o
       list.map((row) => row.fitted),
     );
     const mean = list.reduce((sum, row) => sum + (row.fitted - row.measured), 0) / list.length;
-    return { bucket, n: list.length, mean_residual: mean, rmse: s.rmse, mae: s.mae };
+    // Least squares leaves the residuals of an intercept-only bucket summing to 0 up to rounding
+    // (3.8e-17 ms): below a billionth of the bucket's RMSE, the mean is 0.
+    return { bucket, n: list.length, mean_residual: Math.abs(mean) <= 1e-9 * s.rmse ? 0 : mean, rmse: s.rmse, mae: s.mae };
   });
   return {
     coefficients,

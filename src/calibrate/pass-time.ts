@@ -1,5 +1,5 @@
 /**
- * Pass-time fit (toolkit.md §3): the `linear` timing coefficients (spec replay.md §4) from
+ * Pass-time fit (docs/calibration.md): the `linear` timing coefficients (docs/replay-model.md, "Timing providers") from
  * measured per-pass rows. Two layouts:
  * - `passes`: one row per engine pass with its duration and features (forward-pass metrics):
  *   roles `duration_ms, prefill_tokens, prefill_pairs, decode_requests, decode_kv_tokens`;

@@ -6,6 +6,7 @@
 import { readFileSync } from 'node:fs';
 import { parse } from 'csv-parse/sync';
 import { InputError } from '../config/errors.js';
+import { matchesSelection, type ColumnSelection } from '../io/selection.js';
 
 export interface TableRow {
   line: number;
@@ -74,14 +75,12 @@ export function numberCell(table: Table, row: TableRow, column: string, nonNegat
   return value;
 }
 
-/** Keeps the rows whose cells equal the selections (`column=value`); numbers compare as numbers. */
-export function selectRows(table: Table, selections: ReadonlyArray<{ column: string; value: string }>): Table {
+/** Keeps the rows whose cells meet the selections (`column=value`, `column<=value`, ...: `io/selection.ts`). */
+export function selectRows(table: Table, selections: readonly ColumnSelection[]): Table {
   for (const selection of selections) {
     if (!table.columns.includes(selection.column)) {
       throw new InputError(table.file, 1, `no column "${selection.column}" to select on (columns: ${table.columns.join(', ')})`);
     }
   }
-  const matches = (cell: string, wanted: string) =>
-    cell === wanted || (cell !== '' && wanted !== '' && Number(cell) === Number(wanted) && Number.isFinite(Number(cell)));
-  return { ...table, rows: table.rows.filter((row) => selections.every((s) => matches(row.cells[s.column], s.value))) };
+  return { ...table, rows: table.rows.filter((row) => selections.every((s) => matchesSelection(row.cells[s.column], s))) };
 }

@@ -1,5 +1,5 @@
 /**
- * How a measured load point is simulated (toolkit.md §3, "how a simulated point starts"): a
+ * How a measured load point is simulated (docs/calibration.md, "How a simulated point starts"): a
  * closed-loop point at concurrency C with the point's ISL/OSL becomes a synthetic source with
  * C slots. The options that move TTFT at high load are explicit:
  * - start: every slot sends its first request at t = 0 (the replay core's closed loop; AIPerf

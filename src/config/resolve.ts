@@ -1,7 +1,7 @@
 /**
  * Compiles a validated RunConfig into the run description the replay core runs on
- * (`ResolvedRun`, spec replay.md §2-§6): unit conversions done once, zero-cost client stages
- * switched off (spec §6: all-zero costs are exactly the same as leaving the block out), stop
+ * (`ResolvedRun`, docs/replay-model.md): unit conversions done once, zero-cost client stages
+ * switched off (docs/client-path.md: all-zero costs are exactly the same as leaving the block out), stop
  * limits made integers, the timing provider's coefficients in the loop's units. The core never
  * sees YAML or files: a trace arrives already read, as columns.
  */

@@ -1,5 +1,5 @@
 /**
- * Cross-field rules of a run config (spec replay.md §2) that a per-field schema cannot
+ * Cross-field rules of a run config (docs/config.md) that a per-field schema cannot
  * express. They run on a config that already passed `schema.ts`, and return every broken
  * rule as a (dotted path, reason) pair.
  */

@@ -1,5 +1,5 @@
 /**
- * The zod schema of one run config (spec replay.md §2): every key, its default and its
+ * The zod schema of one run config (docs/config.md): every key, its default and its
  * per-field rule. Objects are strict (unknown keys are errors); blocks with a `type` are
  * discriminated unions whose `type` defaults to the first option. Every field carries its
  * own error text (`must be a positive integer, got 0`). Cross-field rules live in
@@ -182,7 +182,7 @@ const timingSchema = byType(
       efficiency: efficiencySchema.optional(),
     }).describe('Pass time from engine.model and engine.hardware in the catalog: compute, memory and link time of each pass.'),
   ],
-).describe('Pass time provider (spec replay.md section 4).');
+).describe('Pass time provider (docs/replay-model.md, "Timing providers").');
 
 const workerRoleSchema = strict({
   parallelism: parallelismSchema.prefault({}),
@@ -218,14 +218,14 @@ const tokenizationSchema = strict({
   workers: positiveInt().default(1).describe('FIFO tokenizer servers per engine worker.'),
   base_ms: cost().default(0).describe('Cost of one request, ms.'),
   per_input_us: cost().default(0).describe('Cost per prompt token, us.'),
-}).describe('Optional: tokenization before the scheduler queue (spec replay.md section 6).');
+}).describe('Optional: tokenization before the scheduler queue (docs/client-path.md).');
 
 const detokenizationSchema = strict({
   workers: positiveInt().default(1).describe('FIFO detokenizer servers per engine worker.'),
   base_ms: cost().default(0).describe('Cost of one job (one server share of one pass), ms.'),
   per_output_us: cost().default(0).describe('Cost per output token in the job, us.'),
   chunk_outputs: positiveInt().optional().describe('Split a job into jobs of at most this many outputs, each paying base_ms.'),
-}).describe('Optional: detokenization between a pass end and the client (spec replay.md section 6).');
+}).describe('Optional: detokenization between a pass end and the client (docs/client-path.md).');
 
 const engineSchema = strict({
   model: label()
@@ -283,7 +283,7 @@ const responseOverheadSchema = strict({
   per_output_token_us: cost().default(0).describe('Per output token of the response, us.'),
 })
   .optional()
-  .describe('Optional: client-side cost before acting on a finished response (spec replay.md section 6).');
+  .describe('Optional: client-side cost before acting on a finished response (docs/client-path.md).');
 
 const loadSchema = byType(
   ['concurrency', 'poisson', 'constant_rate', 'trace_timestamps'],

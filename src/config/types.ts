@@ -1,7 +1,7 @@
 /**
- * The run config after validation and defaults (spec replay.md §2), spelled exactly as the
+ * The run config after validation and defaults (docs/config.md), spelled exactly as the
  * YAML spells it. `config/schema.ts` produces it; `config/resolve.ts` compiles it into plain
- * numbers for the replay loop. Nothing here is optional except the blocks the spec marks
+ * numbers for the replay loop. Nothing here is optional except the blocks the docs mark
  * optional (tokenization, detokenization, response_overhead), which are absent when off.
  */
 
@@ -49,7 +49,7 @@ export interface FixedTimingConfig {
   decode_ms: number;
 }
 
-/** The polynomial provider has no knobs: its coefficients are the spec's (replay.md §4). */
+/** The polynomial provider has no knobs: its coefficients are fixed (docs/replay-model.md, "Timing providers"). */
 export interface PolynomialTimingConfig {
   type: 'polynomial';
 }
@@ -65,7 +65,7 @@ export interface LinearTimingConfig {
   decode_request_exponent: number;
   /**
    * Share in [0, 1] of the smaller of the prefill work and the rest of the pass that the two
-   * overlap by (roofline): 0 = the spec's sum, 1 = the larger of the two.
+   * overlap by (roofline): 0 = the plain sum, 1 = the larger of the two.
    */
   prefill_overlap: number;
 }

@@ -2,7 +2,7 @@
  * The event queue: events over parallel typed arrays (no event objects), in a binary min-heap
  * plus a FIFO lane for events pushed in key order (see EventQueue).
  * Order key: (timeMs, phase, seq). `seq` is the insertion count, so events at one instant and
- * phase pop in the order they were pushed. Phases encode the tie order of spec replay.md §3:
+ * phase pop in the order they were pushed. Phases encode the tie order of docs/replay-model.md, "Engine":
  * pass ends before arrivals. Deliveries to the client are not events: they are applied inside the
  * pass end (no detokenization) or stamped when a detokenization job is queued, its end being known
  * then (see Simulation.queueDetokJobs). Pass starts are not events either: the loop starts passes

@@ -1,5 +1,5 @@
 /**
- * Shapes of what a replay reports (spec replay.md §7): the summary written as `summary.json`
+ * Shapes of what a replay reports (docs/replay-model.md, "Report"): the summary written as `summary.json`
  * and one record per request written as `requests.jsonl`. Names are AIPerf's tags.
  */
 import type { Stats } from './stats.js';

@@ -1,5 +1,5 @@
 /**
- * Turns a finished simulation into the report of spec replay.md §7, with AIPerf's metric
+ * Turns a finished simulation into the report of docs/replay-model.md, "Report", with AIPerf's metric
  * definitions: per valid request (completed, at least one output token, not warmup) from the
  * client receive times; statistics after the run, in a fixed order.
  */

@@ -55,7 +55,7 @@ export interface ResolvedRun {
   kvBlocksPerRank: number;
   /**
    * L = min(context_length, KV tokens per rank + 1). A prompt >= L is rejected; a request
-   * finishes once prompt + generated reaches L (spec §3.4, §3.6). Infinity when unlimited.
+   * finishes once prompt + generated reaches L (docs/replay-model.md, "Engine"). Infinity when unlimited.
    */
   lengthLimit: number;
   timing: TimingSpec;

@@ -1,9 +1,9 @@
 /**
- * The replay loop (spec replay.md §1-§6): one discrete-event simulation of the load
+ * The replay loop (docs/replay-model.md and docs/client-path.md): one discrete-event simulation of the load
  * generator, the server's tokenization and detokenization processes, and the engine workers.
  *
  * Reading guide: `run` drains the event queue instant by instant; at each instant events pop
- * in the spec's tie order (pass ends, deliveries, arrivals) and passes start last, on every
+ * in the documented tie order (pass ends, deliveries, arrivals) and passes start last, on every
  * engine worker that became idle or got work. Request state lives in a RequestTable; the only
  * per-token work is in EngineRank.finishPass and `deliverOutputs`.
  *
@@ -212,7 +212,7 @@ export class Simulation implements TrafficSink {
     );
   }
 
-  // ---- Traffic (spec §5): the load generator's side of the kernel -------------------------
+  // ---- Traffic (docs/replay-model.md, "Traffic"): the load generator's side of the kernel ------
 
   schedule(atMs: number, kind: TrafficEventKind, target: number): void {
     this.events.push(atMs, kind, target);
@@ -271,13 +271,13 @@ export class Simulation implements TrafficSink {
     this.flagWorker((rank / this.cfg.ranksPerWorker) | 0);
   }
 
-  /** The client acts on a finished response (spec §6): the load generator sends what follows. */
+  /** The client acts on a finished response (docs/client-path.md): the load generator sends what follows. */
   private act(id: number): void {
     this.table.actedMs[id] = this.nowMs;
     this.traffic.onActed(id);
   }
 
-  // ---- Engine (spec §3) ------------------------------------------------------------
+  // ---- Engine (docs/replay-model.md, "Engine") ------------------------------------------------
 
   private flagWorker(worker: number): void {
     if (this.workerBusy[worker] === 0 && this.workerFlagged[worker] === 0) {
@@ -333,7 +333,7 @@ export class Simulation implements TrafficSink {
     this.flagWorker(worker);
     if (this.checkInvariants) this.verifyKv(worker);
 
-    // Requests that ended without output skip detokenization (spec §6).
+    // Requests that ended without output skip detokenization (docs/client-path.md).
     for (let i = 0; i < out.endedCount; i++) this.receiveEnd(out.ended[i], now);
 
     const detok = this.cfg.detokenization;
@@ -355,7 +355,7 @@ export class Simulation implements TrafficSink {
     }
   }
 
-  // ---- Client path (spec §6) ----------------------------------------------------------
+  // ---- Client path (docs/client-path.md) ------------------------------------------------------
 
   /**
    * One FIFO job per server with outputs in this pass (or chunks of `chunkOutputs`). A FIFO

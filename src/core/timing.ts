@@ -1,5 +1,5 @@
 /**
- * Timing providers (spec replay.md §4): the duration of one pass of one attention-DP rank,
+ * Timing providers (docs/replay-model.md, "Timing providers"): the duration of one pass of one attention-DP rank,
  * from the batch the scheduler composed. One method, one contract: the result is finite and
  * >= 0, or the run stops with an error that names the provider.
  *

@@ -1,6 +1,6 @@
 /**
  * Reader of AIPerf's summary CSV (`profile_export_aiperf.csv`, GenAI-Perf's
- * `profile_export_genai_perf.csv`), notes §3.1: section 1 `Metric,<stats>` (rows
+ * `profile_export_genai_perf.csv`), docs/aiperf-files.md: section 1 `Metric,<stats>` (rows
  * `Header (unit)`), a blank line, section 2 `Metric,Value`, and in the newest layout a GPU
  * telemetry section after two blank lines. Columns are mapped by header text, never by
  * position; rows by header, never by order. Errors name the file and the line.
@@ -174,7 +174,7 @@ function parseStatRow(row: CsvLine, statColumns: string[], kind: AiperfMetric['k
     if (value === undefined) {
       const trimmed = cell.trim();
       if (trimmed === '') {
-        // Empty cells of an error-adjusted row are infinite statistics (notes §2).
+        // Empty cells of an error-adjusted row are infinite statistics (docs/aiperf-files.md).
         if (parsed.isAdjusted) stats[column as AiperfStat] = Infinity;
         continue;
       }

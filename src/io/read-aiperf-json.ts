@@ -1,6 +1,6 @@
 /**
  * Reader of AIPerf's summary JSON (`profile_export_aiperf.json`, GenAI-Perf's
- * `profile_export_genai_perf.json`) in every layout (notes §0, §3.2): metric blocks under
+ * `profile_export_genai_perf.json`) in every layout (docs/aiperf-files.md): metric blocks under
  * `records` (early AIPerf) or flat at the top level, stats mapped by key. Errors name the
  * file and the dotted key, or the line of a syntax error.
  */

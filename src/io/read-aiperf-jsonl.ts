@@ -1,5 +1,5 @@
 /**
- * Reader of AIPerf's per-request `profile_export.jsonl` (notes §3.3), every layout: the
+ * Reader of AIPerf's per-request `profile_export.jsonl` (docs/aiperf-files.md), every layout: the
  * newest metadata (`credit_issued_ns`, `request_start_ns`, `request_end_ns`), the early
  * `timestamp_ns` plus per-record `min_request_timestamp`/`max_response_timestamp`.
  *

@@ -1,5 +1,5 @@
 /**
- * Reader of Mooncake trace JSONL (spec replay.md §5): one JSON object per line with
+ * Reader of Mooncake trace JSONL (docs/replay-model.md, "Traffic"): one JSON object per line with
  * `timestamp` (ms), `input_length`, `output_length`, `hash_ids` (one id per block_size
  * prompt tokens), optional `session_id` and `delay` (ms). Rows come back as columns.
  * Every line is checked; a bad line is an `InputError` naming the file and line, unless

@@ -1,5 +1,5 @@
 /**
- * Measured points from a plain CSV table (toolkit.md §4), such as the silicon CSVs in
+ * Measured points from a plain CSV table (docs/scoring.md), such as the silicon CSVs in
  * `data/silicon/`: one row per load point, columns mapped by name to keys (concurrency,
  * request rate, ISL, OSL, any other) and to metrics (`time_to_first_token.avg`, ...), rows
  * filtered by column values to select one deployment. Errors name the file and the line.
@@ -9,6 +9,7 @@ import { parse } from 'csv-parse/sync';
 import { AiperfInputError } from './read-aiperf-errors.js';
 import { parseNumberText } from './read-aiperf-json.js';
 import { canonicalTag, getMetricInfo } from './read-aiperf-tags.js';
+import { matchesSelection, type ColumnSelection } from './selection.js';
 
 /**
  * Column names recognised without a mapping: the silicon sample (`batch_size`,
@@ -29,10 +30,7 @@ export const DEFAULT_TABULAR_MAPPING: Readonly<Record<string, string>> = {
   itl_ms: 'inter_token_latency.avg',
 };
 
-export interface ColumnSelection {
-  column: string;
-  value: string;
-}
+export type { ColumnSelection } from './selection.js';
 
 export interface TabularPoint {
   file: string;
@@ -58,7 +56,7 @@ export interface TabularRead {
 export interface ReadTabularOptions {
   /** column -> target; replaces the default mapping for the columns it names. */
   mapping?: Record<string, string>;
-  /** Keep only rows whose cells equal these values (numbers compared as numbers). */
+  /** Keep only rows whose cells meet these conditions (`selection.ts`; numbers compared as numbers). */
   select?: readonly ColumnSelection[];
   /** Use only the explicit mapping, not the default column names. */
   explicitOnly?: boolean;
@@ -83,13 +81,6 @@ export function parseMappingArguments(items: readonly string[]): Record<string, 
     mapping[item.slice(0, equals).trim()] = item.slice(equals + 1).trim();
   }
   return mapping;
-}
-
-function cellMatches(cell: string, wanted: string): boolean {
-  if (cell === wanted) return true;
-  const a = parseNumberText(cell);
-  const b = parseNumberText(wanted);
-  return a !== undefined && b !== undefined && a === b;
 }
 
 /** The header row of a CSV file (trimmed cells). */
@@ -172,7 +163,7 @@ export function parseTabularPoints(text: string, file: string, options: ReadTabu
     if (record.length !== columns.length) {
       throw new AiperfInputError(file, { line }, `the row has ${record.length} cells; the header has ${columns.length}`);
     }
-    if (!select.every((selection) => cellMatches(record[columnIndex.get(selection.column) as number].trim(), selection.value))) {
+    if (!select.every((selection) => matchesSelection(record[columnIndex.get(selection.column) as number].trim(), selection))) {
       skippedRows++;
       continue;
     }

@@ -1,9 +1,9 @@
 /**
- * Writes a simulated run in AIPerf's newest export layout (aiperf.md "Writing"; notes §3),
+ * Writes a simulated run in AIPerf's newest export layout (docs/aiperf-files.md, "Writing simulated runs"),
  * so that anything that reads AIPerf output reads servesim's too:
  * `profile_export_aiperf.json`, `profile_export_aiperf.csv` and `profile_export.jsonl`.
  *
- * Per-request values come from the request records with AIPerf's definitions (notes §1.4);
+ * Per-request values come from the request records with AIPerf's definitions (docs/aiperf-files.md);
  * warmup and incomplete requests are left out, as AIPerf leaves out warmup and unfinished
  * requests; a rejected request is a failed record (`error`, `error_isl`, error-adjusted
  * rows). Virtual time is ms from 0; timestamps are `AIPERF_EPOCH_NS + round(ms * 1e6)`
@@ -104,7 +104,7 @@ export interface AiperfExport {
   jsonlText: string | undefined;
 }
 
-/** The stimulus part of AIPerf's artifact folder name for this load (notes §3). */
+/** The stimulus part of AIPerf's artifact folder name for this load (docs/aiperf-files.md). */
 export function aiperfStimulus(config: RunConfig): string {
   const load = config.traffic.load;
   switch (load.type) {
@@ -150,7 +150,7 @@ interface ExportedRequest {
   endMs: number;
 }
 
-/** AIPerf's per-request metrics of one simulated request (notes §1.4, §6 emitter 1). */
+/** AIPerf's per-request metrics of one simulated request (docs/aiperf-files.md). */
 function exportRequest(record: RequestRecord): ExportedRequest | null {
   if (record.warmup || record.status === 'incomplete') return null;
   const startMs = record.sent_ms;
@@ -193,7 +193,7 @@ function single(metrics: Record<string, ExportedMetric>, tag: string, value: num
   metrics[tag] = { tag, unit: unitOf(tag), kind: 'single', stats: { avg: value } };
 }
 
-/** Metrics of the run from its requests, with AIPerf's aggregation (notes §6 emitter 2-3). */
+/** Metrics of the run from its requests, with AIPerf's aggregation (docs/aiperf-files.md). */
 function metricsFromRequests(requests: ExportedRequest[]): Record<string, ExportedMetric> {
   const valid = requests.filter((request) => request.isValid);
   const failed = requests.filter((request) => !request.isValid);
@@ -416,7 +416,7 @@ function buildJsonText(metrics: Record<string, ExportedMetric>, config: RunConfi
   return `${JSON.stringify(document, null, 2)}\n`;
 }
 
-/** The summary CSV: CRLF, rows sorted by tag, `%.2f`, unit left out for requests/count (notes §3.1). */
+/** The summary CSV: CRLF, rows sorted by tag, `%.2f`, unit left out for requests/count (docs/aiperf-files.md). */
 export function buildCsvText(metrics: Record<string, ExportedMetric>): string {
   const rows: string[] = [`Metric,${CSV_STATS.join(',')}`];
   const tags = Object.keys(metrics).sort();

@@ -1,5 +1,5 @@
 /**
- * Renders a score (`ScoreResult`) as the files and the table users read (toolkit.md §4):
+ * Renders a score (`ScoreResult`) as the files and the table users read (docs/scoring.md):
  * `scores.json`, `scores.csv` (one row per point and metric), `report.md`, a self-contained
  * `report.html` (inline CSS and SVG charts, no script, nothing fetched), and the MAPE table
  * printed on the terminal.
@@ -442,8 +442,7 @@ export function formatHtmlReport(result: ScoreResult, charts: ScoreCharts, limit
   out.push('<h2>APE per point</h2>');
   out.push('<div class="charts">');
   if (charts.ape) out.push(`<div class="chart">${charts.ape}</div>`);
-  if (charts.baselineApe) out.push(`<div class="chart">${charts.baselineApe}</div>`);
-  if (!charts.ape && !charts.baselineApe) out.push('<p>No point was scored.</p>');
+  else out.push('<p>No point was scored.</p>');
   out.push('</div>');
   out.push('<h2>Points</h2>');
   for (const metric of Object.keys(result.metrics)) {

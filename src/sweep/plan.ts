@@ -1,5 +1,5 @@
 /**
- * Sweep file -> ordered points (spec toolkit.md §2). Pure: the run-config validator is passed in,
+ * Sweep file -> ordered points (docs/sweeps.md). Pure: the run-config validator is passed in,
  * nothing is read or written here.
  *
  * Order: the grid is a cartesian product with the first key outermost (like itertools.product),

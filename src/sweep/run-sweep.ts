@@ -1,5 +1,5 @@
 /**
- * Running a sweep (spec toolkit.md §2): plan and validate every point, resume from what the
+ * Running a sweep (docs/sweeps.md): plan and validate every point, resume from what the
  * output directory already holds, run the rest on the pool, append each finished point as it
  * finishes, then write `summary.csv` and `sweep.svg` in plan order.
  *
@@ -39,6 +39,7 @@ import { renderChart } from './chart.js';
 import { primerFor } from './jit-primer.js';
 import type { PrimerRun } from './point-task.js';
 import { prepareRun, type PreparedRun } from '../replay.js';
+import { expectedCosts } from './point-cost.js';
 
 export interface RunSweepOptions {
   sweepFile: string;
@@ -225,7 +226,14 @@ async function runInDir(
   const tRun = performance.now();
   let ran = 0;
   let interrupted = options.stopSignal?.aborted === true;
-  progress.start(slice.length, alreadyDone);
+  // The ETA weighs points by their expected cost (requests x output tokens), not by count.
+  const todoCosts = expectedCosts(todo.map((p) => p.config));
+  const costs = new Map(todo.map((p, i) => [p.id, todoCosts[i]]));
+  progress.start(
+    slice.length,
+    alreadyDone,
+    [...costs.values()].reduce((sum, c) => sum + c, 0),
+  );
   if (todo.length > 0 && !interrupted) {
     const pool = started ?? newPointPool(options, todo.length);
     const onStop = () => {
@@ -292,6 +300,7 @@ async function runInDir(
           status: record.status,
           label: formatOverrides(point.overrides),
           error: record.error ?? undefined,
+          cost: costs.get(point.id),
         });
       }
     });

@@ -1,5 +1,5 @@
 /**
- * The sweep file (spec toolkit.md §2): a base run config plus the overrides that make each point.
+ * The sweep file (docs/sweeps.md): a base run config plus the overrides that make each point.
  * `parseSweepFile` checks the shape and expands ranges into plain value lists; it does not look at
  * the run config itself (that is `plan.ts`'s job, point by point). Every error names the sweep file
  * and the dotted path of the field at fault.

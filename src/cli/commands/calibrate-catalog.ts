@@ -19,6 +19,7 @@ interface CatalogFitArgs {
   threads?: number;
   requestsPerSlot?: number;
   maxOsl?: number;
+  json?: boolean;
 }
 
 export const CATALOG_SAMPLE = 'data/silicon/aic-silicon-sample.csv';
@@ -51,9 +52,9 @@ export async function runCatalogFit(args: CatalogFitArgs, log: (line: string) =>
       // Written next to the target and renamed over it: a failed write leaves the old table.
       writeFileSync(`${args.write}.tmp`, text);
       renameSync(`${args.write}.tmp`, args.write);
-      return `wrote ${args.write}\n`;
     }
-    return text;
+    if (args.json === true) return `${JSON.stringify(table, null, 2)}\n`;
+    return args.write !== undefined ? `wrote ${args.write}\n` : text;
   } finally {
     await pool.destroy();
   }
@@ -72,7 +73,8 @@ export const calibrateCatalogCommand: CommandModule<object, CatalogFitArgs> = {
       .option('rounds', { type: 'number', default: 3, describe: 'rounds of replays and fits' })
       .option('max-osl', { type: 'number', describe: 'only deployments with at most this many output tokens (faster)' })
       .option('requests-per-slot', { type: 'number', describe: 'simulated requests per concurrency slot [default: 10]' })
-      .option('threads', { type: 'number', describe: 'pool threads [default: cores]' }),
+      .option('threads', { type: 'number', describe: 'pool threads [default: cores]' })
+      .option('json', { type: 'boolean', default: false, describe: 'print the table as JSON (also with --write)' }),
   handler: async (argv) => {
     process.stdout.write(await runCatalogFit(argv, (line) => process.stderr.write(`${line}\n`)));
   },

@@ -1,15 +1,15 @@
 /**
- * `servesim calibrate <target>` (toolkit.md §3; docs/calibration.md): turn measurements into
- * run-config constants. Direct fits (`detokenization`, `response-overhead`, `pass-time`) regress
- * measured rows; `engine` runs the replay core inside an optimizer to fit the `linear` timing
+ * `servesim calibrate <target>` (docs/calibration.md): turn measurements into run-config
+ * constants. Direct fits (`detokenization`, `response-overhead`, `pass-time`) regress measured
+ * rows; `engine` runs the replay core inside an optimizer to fit the `linear` timing
  * coefficients to a few measured load points and scores the rest. `servesim quickstart` runs the
- * out-of-the-box workflow (toolkit.md §5). Parsing only; the work is in src/calibrate/ and
- * src/workflow/.
+ * out-of-the-box workflow. Parsing only; the work is in src/calibrate/ and src/workflow/.
  */
 import type { Argv, CommandModule } from 'yargs';
 import { runDetokenizationFit, runPassTimeFit, runResponseOverheadFit, type DirectFitOutcome } from '../../calibrate/direct-fits.js';
 import { parseRoleMapping, parseSelectionArgs } from '../../calibrate/arguments.js';
 import { runEngineCalibration } from '../../calibrate/engine-command.js';
+import { fitJson } from '../../calibrate/fit-output.js';
 import { runQuickstart } from '../../workflow/quickstart.js';
 import { calibrateCatalogCommand } from './calibrate-catalog.js';
 
@@ -17,7 +17,31 @@ interface CommonArgs {
   out?: string;
   holdout?: number;
   map?: string[];
+  json?: boolean;
 }
+
+const JSON_OPTION = { type: 'boolean', default: false, describe: 'print the fit.json object instead of the text' } as const;
+
+/** `servesim calibrate` without a target: the targets, what each fits from what, and an example of each. */
+export const CALIBRATE_TARGETS_TEXT = [
+  'servesim calibrate needs a target:',
+  '  detokenization      engine.detokenization costs, from one row per detokenizer job',
+  "  response-overhead   the load generator's turnaround, from an AIPerf run (profile_export.jsonl)",
+  '  pass-time           the linear pass-time coefficients, from per-pass measurements',
+  '  engine              the pass-time model and a client delay, from measured load points, by replaying them',
+  "  catalog             the catalog's efficiency factors (roofline timing), from measured points of many deployments",
+  '',
+  'for example, on the inputs shipped in calibration/ and data/:',
+  '  npx servesim calibrate detokenization --input calibration/detokenization-jobs.csv',
+  '  npx servesim calibrate response-overhead --aiperf calibration/aiperf-mlx-qwen3-0.6b-c1',
+  '  npx servesim calibrate pass-time --input calibration/splitwise-perf-model.csv --layout prefill-decode \\',
+  '    --select model=llama2-70b --select hardware=h100-80gb --select tensor_parallel=4',
+  '  npx servesim calibrate engine --config calibration/minimax-m25-b200-tp4.base.yaml \\',
+  '    --measured data/silicon/dynosim-b200-minimax-m25-tp4-isl1k-osl1k.csv --select source=hardware --train lowest:3',
+  '',
+  'servesim calibrate <target> --help lists its options; docs/calibration.md describes each fit.',
+  '',
+].join('\n');
 
 function commonOptions<T>(y: Argv<T>): Argv<T> {
   return y
@@ -27,11 +51,12 @@ function commonOptions<T>(y: Argv<T>): Argv<T> {
       type: 'string',
       array: true,
       describe: 'ROLE=COLUMN: read a role from a differently named column; repeatable',
-    });
+    })
+    .option('json', JSON_OPTION);
 }
 
-function print(outcome: DirectFitOutcome): void {
-  process.stdout.write(outcome.text);
+function print(outcome: DirectFitOutcome, json: boolean | undefined): void {
+  process.stdout.write(json === true ? `${JSON.stringify(fitJson(outcome.report), null, 2)}\n` : outcome.text);
 }
 
 const detokenizationCommand: CommandModule<object, CommonArgs & { input: string; model: 'two-term' | 'four-term' }> = {
@@ -54,6 +79,7 @@ const detokenizationCommand: CommandModule<object, CommonArgs & { input: string;
         holdout: argv.holdout,
         mapping: parseRoleMapping(argv.map),
       }),
+      argv.json,
     );
   },
 };
@@ -75,6 +101,7 @@ const responseOverheadCommand: CommandModule<object, CommonArgs & { aiperf?: str
         holdout: argv.holdout,
         mapping: parseRoleMapping(argv.map),
       }),
+      argv.json,
     );
   },
 };
@@ -94,7 +121,8 @@ const passTimeCommand: CommandModule<object, CommonArgs & { input: string; layou
       .option('select', {
         type: 'string',
         array: true,
-        describe: 'COLUMN=VALUE: keep only these rows (e.g. model=llama2-70b); repeatable',
+        describe:
+          'COLUMN=VALUE, COLUMN=V1|V2, COLUMN!=V or COLUMN<=N (<, >, >=): keep only the rows that meet it (e.g. model=llama2-70b); repeatable',
       }),
   handler: async (argv) => {
     print(
@@ -106,6 +134,7 @@ const passTimeCommand: CommandModule<object, CommonArgs & { input: string; layou
         holdout: argv.holdout,
         mapping: parseRoleMapping(argv.map),
       }),
+      argv.json,
     );
   },
 };
@@ -127,6 +156,7 @@ export interface EngineArgs {
   refine?: number;
   pointWeights: 'load-rank' | 'uniform';
   form: 'auto' | 'roofline' | 'linear';
+  json?: boolean;
 }
 
 const engineCommand: CommandModule<object, EngineArgs> = {
@@ -146,7 +176,12 @@ const engineCommand: CommandModule<object, EngineArgs> = {
         demandOption: true,
         describe: 'AIPerf run folders or a CSV of measured points (e.g. data/silicon/*.csv)',
       })
-      .option('select', { type: 'string', array: true, describe: 'COLUMN=VALUE: keep only these measured rows/points; repeatable' })
+      .option('select', {
+        type: 'string',
+        array: true,
+        describe:
+          'COLUMN=VALUE, COLUMN=V1|V2, COLUMN!=V or COLUMN<=N (<, >, >=): keep only the measured rows/points that meet it; repeatable',
+      })
       .option('map', { type: 'string', array: true, describe: 'COLUMN=TARGET for CSV tables (as servesim score)' })
       .option('train', {
         type: 'string',
@@ -188,7 +223,8 @@ const engineCommand: CommandModule<object, EngineArgs> = {
           "roofline: fit the catalog's efficiency factors, each held near the catalog's value; linear: fit free pass-time coefficients; auto: roofline when the model and GPU are in the catalog",
       })
       .option('set', { type: 'string', array: true, describe: 'KEY=VALUE override of the base config (dotted path); repeatable' })
-      .option('out', { type: 'string', describe: 'output folder [default: calibration-engine]' }) as unknown as Argv<EngineArgs>,
+      .option('out', { type: 'string', describe: 'output folder [default: calibration-engine]' })
+      .option('json', JSON_OPTION) as unknown as Argv<EngineArgs>,
   handler: async (argv) => {
     const outcome = await runEngineCalibration({
       config: argv.config,
@@ -206,12 +242,12 @@ const engineCommand: CommandModule<object, EngineArgs> = {
       uniformPointWeights: argv.pointWeights === 'uniform',
       form: argv.form,
     });
-    process.stdout.write(outcome.text);
+    process.stdout.write(argv.json === true ? `${JSON.stringify(outcome.fitJson, null, 2)}\n` : outcome.text);
   },
 };
 
 export const calibrateCommand: CommandModule = {
-  command: 'calibrate <target>',
+  command: 'calibrate [target]',
   describe: 'Fit run-config constants from measurements: detokenization, response-overhead, pass-time, engine, catalog',
   builder: (y: Argv) =>
     y
@@ -219,9 +255,13 @@ export const calibrateCommand: CommandModule = {
       .command(responseOverheadCommand as CommandModule)
       .command(passTimeCommand as CommandModule)
       .command(engineCommand as CommandModule)
-      .command(calibrateCatalogCommand as CommandModule)
-      .demandCommand(1, 'name what to fit: detokenization, response-overhead, pass-time, engine or catalog'),
-  handler: () => {},
+      .command(calibrateCatalogCommand as CommandModule),
+  // Reached only without a known target (each target has its own handler).
+  handler: (argv) => {
+    const target = (argv as { target?: string | number }).target;
+    process.stderr.write(`${target === undefined ? '' : `error: unknown target ${target}\n`}${CALIBRATE_TARGETS_TEXT}`);
+    process.exitCode = 2;
+  },
 };
 
 export const quickstartCommand: CommandModule<object, { out: string; threads?: number }> = {
