@@ -3,18 +3,17 @@
  * that a sweep does the first in its main thread and posts the result to a pool thread:
  * `prepareRun` reads the trace a config names (cached per process by path, since sweeps
  * replay one trace many times) and compiles the config into the core's run description;
- * `replayPrepared` runs the simulation and builds the summary.
+ * `replayPrepared` (replay-run.ts, which loads only the core: a pool thread needs nothing else)
+ * runs the simulation and builds the summary.
  */
 import { statSync } from 'node:fs';
 import { resolve as resolvePath } from 'node:path';
-import { performance } from 'node:perf_hooks';
 import { InputError } from './config/errors.js';
 import type { RunConfig } from './config/types.js';
-import { buildRequestRecords, buildSummary } from './core/report.js';
-import type { ReplaySummary, RequestRecord } from './core/report-types.js';
+import { deploymentSummary } from './config/deployment.js';
 import { resolveRun } from './config/resolve.js';
-import type { ResolvedRun, TraceRows } from './core/run.js';
-import { Simulation } from './core/simulation.js';
+import type { TraceRows } from './core/run.js';
+import { replayPrepared, type PreparedRun, type ReplayResult } from './replay-run.js';
 import { readMooncakeTrace, type MooncakeTrace } from './io/read-mooncake.js';
 
 export interface ReplayOptions {
@@ -26,10 +25,7 @@ export interface ReplayOptions {
   skipInvalidTraceRows?: boolean;
 }
 
-export interface ReplayResult {
-  summary: ReplaySummary;
-  requests?: RequestRecord[];
-}
+export { replayPrepared, type PreparedRun, type ReplayResult } from './replay-run.js';
 
 type LoadedTrace = MooncakeTrace;
 const traceCache = new Map<string, { key: string; rows: LoadedTrace }>();
@@ -59,13 +55,6 @@ function checkTracePrompts(config: RunConfig, trace: TraceRows, file: string): v
   }
 }
 
-/** A run ready to replay: plain data, structured-cloneable (a sweep posts it to a pool thread). */
-export interface PreparedRun {
-  run: ResolvedRun;
-  /** With a trace source: what the summary reports of the trace. */
-  input?: { trace: string; trace_rows: number; skipped_trace_rows: number };
-}
-
 /** Reads what the config names (a trace) and compiles it; throws the input errors a replay would. */
 export function prepareRun(config: RunConfig, options: Omit<ReplayOptions, 'perRequest'>): PreparedRun {
   let trace: LoadedTrace | null = null;
@@ -78,38 +67,10 @@ export function prepareRun(config: RunConfig, options: Omit<ReplayOptions, 'perR
     checkTracePrompts(config, trace, source.path);
   }
   const run = resolveRun(config, trace, traceLabel);
-  if (trace === null) return { run };
-  return { run, input: { trace: traceLabel, trace_rows: trace.rows, skipped_trace_rows: trace.skipped } };
-}
-
-/** Replays a prepared run; `config` is echoed in the summary. */
-export function replayPrepared(config: RunConfig, prepared: PreparedRun, options: { perRequest?: boolean } = {}): ReplayResult {
-  const run = prepared.run;
-  const perRequest = options.perRequest === true;
-  const started = performance.now();
-  const result = new Simulation(run, { recordTokens: perRequest }).run();
-  const core = buildSummary(run, result);
-  // The gap buffer goes back to this thread's cache for the next replay (core/scratch.ts).
-  result.gaps.release();
-  const wallMs = performance.now() - started;
-  let outputTokens = 0;
-  for (let id = 0; id < result.requestCount; id++) outputTokens += result.table.received[id];
-  const summary: ReplaySummary = {
-    metrics: core.metrics,
-    run: core.run,
-    ttft_stages: core.ttft_stages,
-    simulator: {
-      wall_time_ms: wallMs,
-      us_per_output_token: outputTokens > 0 ? (wallMs * 1000) / outputTokens : 0,
-      output_tokens: outputTokens,
-      passes: core.engine.passes,
-      preemptions: core.engine.preemptions,
-      virtual_end_ms: core.engine.virtual_end_ms,
-    },
-    config,
-  };
-  if (prepared.input !== undefined) summary.input = prepared.input;
-  return perRequest ? { summary, requests: buildRequestRecords(result) } : { summary };
+  const role = config.engine.workers.aggregated;
+  const deployment = deploymentSummary(config.engine, role, run.kvBlocksPerRank > 0 ? run.kvBlocksPerRank : null);
+  if (trace === null) return { run, deployment };
+  return { run, deployment, input: { trace: traceLabel, trace_rows: trace.rows, skipped_trace_rows: trace.skipped } };
 }
 
 export function replay(config: RunConfig, options: ReplayOptions): ReplayResult {

@@ -91,8 +91,9 @@ function placeholderSummary(config: unknown): ReplaySummary {
       worker_seconds: 0,
       gpu_hours: 0,
     },
-    ttft_stages: { mean_tokenization_ms: 0, mean_queue_ms: 0, mean_prefill_ms: 0, mean_detokenization_ms: 0 },
+    ttft_stages: { mean_frontend_ms: 0, mean_tokenization_ms: 0, mean_queue_ms: 0, mean_prefill_ms: 0, mean_detokenization_ms: 0 },
     simulator: { wall_time_ms: 0, us_per_output_token: 0, output_tokens: 10, passes: 0, preemptions: 0, virtual_end_ms: 170.8 },
+    deployment: { gpus: 1, weights_gib_per_gpu: null, kv_cache_tokens_per_rank: null },
     config,
   };
 }

@@ -25,7 +25,7 @@ describe('servesim replay', () => {
     const { code, stdout } = servesim('replay', join(FIXTURES, 'run.yaml'), '--json', '--set', 'traffic.load.concurrency=1');
     expect(code).toBe(0);
     const summary = JSON.parse(stdout);
-    expect(Object.keys(summary)).toEqual(['metrics', 'run', 'ttft_stages', 'simulator', 'config']);
+    expect(Object.keys(summary)).toEqual(['metrics', 'run', 'ttft_stages', 'simulator', 'deployment', 'config']);
     expect(summary.config.traffic.load.concurrency).toBe(1);
     expect(summary.metrics.time_to_first_token.count).toBe(6);
     expect(Object.keys(summary.metrics.time_to_first_token)).toEqual([

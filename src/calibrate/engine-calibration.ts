@@ -158,7 +158,7 @@ export async function simulatePoints(
   base: RunConfig,
   baseDir: string,
   keys: readonly PointKey[],
-  constants: EngineConstants,
+  constants: EngineConstants | null,
   load: SimLoadOptions,
 ): Promise<ScorePoint[]> {
   const outcomes = await Promise.all(
@@ -184,7 +184,7 @@ export async function simulatePoints(
   });
 }
 
-function scoreOf(
+export function scoreOf(
   simulated: readonly ScorePoint[],
   measured: readonly ScorePoint[],
   metrics: readonly MetricName[],

@@ -40,7 +40,7 @@ const fmt = formatNumber;
  */
 export function rejectionReason(config: RunConfig): string {
   const role = config.engine.workers.aggregated;
-  const blocks = kvBlocksPerRank(role);
+  const blocks = kvBlocksPerRank(config.engine, role);
   const poolLimit = blocks === null ? Infinity : blocks * role.kv_cache.block_size + 1;
   const contextLimit = config.engine.context_length === 'max' ? Infinity : config.engine.context_length;
   if (contextLimit <= poolLimit) return `prompt of context_length ${contextLimit.toLocaleString('en-US')} tokens or more`;
@@ -82,10 +82,19 @@ export function formatSummaryTable(summary: ReplaySummary): string {
     ['Worker Time (sec)', fmt(run.worker_seconds)],
     ['GPU Hours', fmt(run.gpu_hours)],
     [
-      'TTFT stages (ms): tokenization / queue / prefill / detokenization',
-      [s.mean_tokenization_ms, s.mean_queue_ms, s.mean_prefill_ms, s.mean_detokenization_ms].map(fmt).join(' / '),
+      'TTFT stages (ms): frontend / tokenization / queue / prefill / detokenization',
+      [s.mean_frontend_ms, s.mean_tokenization_ms, s.mean_queue_ms, s.mean_prefill_ms, s.mean_detokenization_ms].map(fmt).join(' / '),
     ],
   ];
+  const d = summary.deployment;
+  valueRows.push([
+    'Deployment: GPUs / weights per GPU (GiB) / KV cache per rank (tokens)',
+    [
+      String(d.gpus),
+      d.weights_gib_per_gpu === null ? '-' : fmt(d.weights_gib_per_gpu),
+      d.kv_cache_tokens_per_rank === null ? 'unlimited' : d.kv_cache_tokens_per_rank.toLocaleString('en-US'),
+    ].join(' / '),
+  ]);
   const sim = summary.simulator;
   const speed = `simulated ${sim.output_tokens.toLocaleString('en-US')} output tokens in ${fmt(sim.wall_time_ms)} ms (${fmt(sim.us_per_output_token)} us per token), ${sim.passes.toLocaleString('en-US')} passes, ${sim.preemptions.toLocaleString('en-US')} preemptions`;
   return [grid(metricRows, 1), '', grid(valueRows, 1), '', speed].join('\n');

@@ -8,6 +8,7 @@ import yargs from 'yargs';
 import { hideBin } from 'yargs/helpers';
 import { ConfigError, INPUT_ERROR_EXIT_CODE, InputError } from '../config/errors.js';
 import { calibrateCommands } from './commands/calibrate.js';
+import { catalogCommand } from './commands/catalog.js';
 import { replayCommand } from './commands/replay.js';
 import { schemaCommand } from './commands/schema.js';
 import { scoreCommand } from './commands/score.js';
@@ -41,6 +42,7 @@ export async function main(argv: string[]): Promise<number> {
       .command(schemaCommand)
       .command(calibrateCommands)
       .command(scoreCommand)
+      .command(catalogCommand)
       .demandCommand(1, 'name a command (servesim --help lists them)')
       .strict()
       .fail((msg, err) => {

@@ -7,12 +7,19 @@
  */
 import type { FifoStage, ResolvedLoad, ResolvedRun, ResolvedSource, TraceRows } from '../core/run.js';
 import type { TimingSpec } from '../core/timing.js';
+import { frontendOf, rooflineOf } from './deployment.js';
 import { kvBlocksPerRank } from './kv-capacity.js';
-import type { RunConfig, TimingConfig } from './types.js';
+import type { EngineConfig, RunConfig, TimingConfig, WorkerRoleConfig } from './types.js';
 
-/** The timing provider of a config in the core's units (ms per unit). */
-export function timingSpec(config: TimingConfig): TimingSpec {
+/**
+ * The timing provider of a config in the core's units (ms per unit). Roofline timing needs the
+ * engine and worker role it times (the catalog's model and GPU, the precision, the parallelism).
+ */
+export function timingSpec(config: TimingConfig, context?: { engine: EngineConfig; role: WorkerRoleConfig }): TimingSpec {
   switch (config.type) {
+    case 'roofline':
+      if (context === undefined) throw new Error('roofline timing needs the engine it times');
+      return { type: 'roofline', ...rooflineOf(context.engine, context.role) };
     case 'fixed':
       return { type: 'fixed', prefillMs: config.prefill_ms, decodeMs: config.decode_ms };
     case 'polynomial':
@@ -34,7 +41,7 @@ export function timingSpec(config: TimingConfig): TimingSpec {
 export function resolveRun(config: RunConfig, trace: TraceRows | null, traceLabel = 'trace'): ResolvedRun {
   const role = config.engine.workers.aggregated;
   // The loader guarantees at least one block for a limited pool; 0 stands for unlimited here.
-  const blocks = kvBlocksPerRank(role) ?? 0;
+  const blocks = kvBlocksPerRank(config.engine, role) ?? 0;
   const contextLimit = config.engine.context_length === 'max' ? Infinity : config.engine.context_length;
   const kvLimit = blocks > 0 ? blocks * role.kv_cache.block_size + 1 : Infinity;
 
@@ -59,6 +66,7 @@ export function resolveRun(config: RunConfig, trace: TraceRows | null, traceLabe
       ? { baseMs: overhead.base_ms, perOutputTokenMs: overhead.per_output_token_us / 1e3 }
       : null;
 
+  const frontend = frontendOf(config);
   const loadConfig = config.traffic.load;
   let load: ResolvedLoad;
   let loadUnit: number;
@@ -126,8 +134,10 @@ export function resolveRun(config: RunConfig, trace: TraceRows | null, traceLabe
     blockSize: role.kv_cache.block_size,
     kvBlocksPerRank: blocks,
     lengthLimit: Math.min(contextLimit, kvLimit),
-    timing: timingSpec(role.timing),
+    timing: timingSpec(role.timing, { engine: config.engine, role }),
     router: { type: 'round_robin' },
+    frontendBaseMs: frontend.baseMs,
+    frontendPerTokenMs: frontend.perInputUs / 1e3,
     tokenization,
     detokenization,
     responseOverhead,

@@ -3,6 +3,7 @@
  * express. They run on a config that already passed `schema.ts`, and return every broken
  * rule as a (dotted path, reason) pair.
  */
+import { autoKvCapacity, deploymentOf } from './deployment.js';
 import { kvBlocksPerRank, largestSyntheticPromptTokens } from './kv-capacity.js';
 import type { RunConfig } from './types.js';
 
@@ -34,9 +35,43 @@ export function checkRunConfigRules(config: RunConfig): RuleViolation[] {
     });
   }
 
+  const parallelism = role.parallelism;
+  const gpus = parallelism.tensor * parallelism.attention_data;
+  if (gpus % parallelism.expert !== 0) {
+    violations.push({
+      path: `${ROLE}.parallelism.expert`,
+      reason: `must divide the worker's GPUs (tensor ${parallelism.tensor} x attention_data ${parallelism.attention_data} = ${gpus}), got ${parallelism.expert}`,
+    });
+  }
+
+  // Roofline timing and an auto KV pool (when written) need the catalog's model and GPU.
   const capacity = role.kv_cache.capacity;
+  const needs = timing.type === 'roofline' ? 'timing type roofline' : capacity.type === 'auto' ? 'kv_cache.capacity type auto' : null;
+  const found = deploymentOf(config.engine, role);
+  if (needs !== null && found.deployment === null) {
+    const name = found.missing === 'model' ? config.engine.model : config.engine.hardware;
+    const list = found.missing === 'model' ? 'models' : 'hardware';
+    violations.push({
+      path: `engine.${found.missing}`,
+      reason: `${JSON.stringify(name)} is not in the catalog, which ${needs} needs (servesim catalog ${list} lists it; docs/hardware-and-models.md says how to add one)`,
+    });
+  }
+  if (capacity.type === 'auto' && found.deployment !== null) {
+    const auto = autoKvCapacity(config.engine, role);
+    const blocks = kvBlocksPerRank(config.engine, role) ?? 0;
+    if (auto !== null && blocks < 1) {
+      const gib = (bytes: number) => (bytes / 2 ** 30).toFixed(1);
+      violations.push({
+        path: `${ROLE}.kv_cache.capacity`,
+        reason:
+          `leaves no room for the KV cache: ${found.deployment.model.id} (${found.deployment.precision}) needs ${gib(auto.weightBytesPerGpu)} GiB of weights` +
+          ` and ${gib(auto.reserveBytesPerGpu + auto.sequenceStateBytesPerGpu)} GiB of activations per GPU of ${gib(auto.usableBytesPerGpu)} GiB usable` +
+          ` on ${found.deployment.hardware.id}; use more GPUs (parallelism.tensor) or a lower precision`,
+      });
+    }
+  }
   if (capacity.type === 'memory') {
-    const blocks = kvBlocksPerRank(role) ?? 0;
+    const blocks = kvBlocksPerRank(config.engine, role) ?? 0;
     if (blocks < 1) {
       violations.push({
         path: `${ROLE}.kv_cache.capacity`,

@@ -7,7 +7,9 @@
  */
 import * as z from 'zod';
 import { formatValue } from './errors.js';
-import type { RunConfig, StopConfig } from './types.js';
+import { efficiencyShape } from '../catalog/efficiency.js';
+import { PRECISIONS } from '../catalog/schema.js';
+import { BACKENDS, type RunConfig, type StopConfig } from './types.js';
 
 export { kvBlocksPerRank, largestSyntheticPromptTokens, sessionTurnPromptTokens } from './kv-capacity.js';
 
@@ -85,6 +87,11 @@ const parallelismSchema = strict({
   attention_data: positiveInt()
     .default(1)
     .describe('Attention data-parallel ranks per worker, each with its own queues, budget and KV pool.'),
+  expert: positiveInt()
+    .default(1)
+    .describe(
+      'Expert-parallel groups the routed experts of a mixture-of-experts model are split over (roofline timing and memory); must divide tensor x attention_data.',
+    ),
 }).describe('GPUs per worker = tensor x attention_data.');
 
 const schedulerSchema = strict({
@@ -96,9 +103,20 @@ const schedulerSchema = strict({
 });
 
 const capacitySchema = byType(
-  ['unlimited', 'fixed', 'memory'],
+  ['auto', 'unlimited', 'fixed', 'memory'],
   [
-    strict({ type: exactly('unlimited').default('unlimited') }),
+    strict({
+      type: exactly('auto').default('auto'),
+      gpu_memory_utilization: fraction()
+        .optional()
+        .describe("Share of each GPU's memory the engine may use (vLLM --gpu-memory-utilization); default 0.9."),
+      reserve_gib: cost()
+        .optional()
+        .describe(
+          'Memory per GPU kept for activations, CUDA graphs and buffers, GiB; default: an estimate from the model and the token budget.',
+        ),
+    }),
+    strict({ type: exactly('unlimited') }),
     strict({
       type: exactly('fixed'),
       blocks: positiveInt().describe('KV blocks per attention-DP rank.'),
@@ -112,16 +130,28 @@ const capacitySchema = byType(
     }),
   ],
 ).describe(
-  'KV pool per attention-DP rank. memory: floor((tensor x gpu_memory_gib x memory_fraction - weights_gib) x 2^30 / (kv_bytes_per_token x block_size)) blocks.',
+  'KV pool per attention-DP rank. auto: from engine.model and engine.hardware in the catalog (unlimited when either is not in it and auto was not written); memory: floor((tensor x gpu_memory_gib x memory_fraction - weights_gib) x 2^30 / (kv_bytes_per_token x block_size)) blocks.',
 );
 
 const kvCacheSchema = strict({
   block_size: positiveInt().default(16).describe('Tokens per KV block.'),
+  dtype: z
+    .enum(['auto', ...PRECISIONS], { error: says(`must be one of auto, ${PRECISIONS.join(', ')}`) })
+    .default('auto')
+    .describe(
+      'KV cache element type (auto: BF16, FP8 under trtllm with FP8 or FP4 weights); sizes the cache of capacity auto and the KV reads of roofline timing.',
+    ),
   capacity: capacitySchema.prefault({}),
 });
 
+const efficiencySchema = strict(
+  Object.fromEntries(Object.entries(efficiencyShape).map(([name, schema]) => [name, schema.optional()])) as {
+    [K in keyof typeof efficiencyShape]: z.ZodOptional<(typeof efficiencyShape)[K]>;
+  },
+).describe('Overrides of the fitted efficiency factors of the catalog (data/efficiency.yaml).');
+
 const timingSchema = byType(
-  ['fixed', 'polynomial', 'linear'],
+  ['fixed', 'polynomial', 'linear', 'roofline'],
   [
     strict({
       type: exactly('fixed').default('fixed'),
@@ -147,6 +177,10 @@ const timingSchema = byType(
           'Roofline overlap h in [0, 1] of the prefill terms F = prefill_token_us P + prefill_pair_ns Q and the rest of the pass R (base and decode terms): pass time R + F - h min(R, F). 0 (the default) is the plain sum; 1 is max(R, F): prefill tokens that ride along with a memory-bound decode step cost nothing until their compute outgrows it.',
         ),
     }),
+    strict({
+      type: exactly('roofline'),
+      efficiency: efficiencySchema.optional(),
+    }).describe('Pass time from engine.model and engine.hardware in the catalog: compute, memory and link time of each pass.'),
   ],
 ).describe('Pass time provider (docs/replay-model.md, "Timing providers").');
 
@@ -167,6 +201,19 @@ const contextLengthSchema = z
   .default('max')
   .describe('Most tokens (prompt + output) of one request, or max for no limit; a prompt of this many tokens or more is rejected.');
 
+const autoCost = (what: string) =>
+  z
+    .union([cost(), z.literal('auto')], { error: says('must be a finite non-negative number or auto') })
+    .default('auto')
+    .describe(`${what} auto: the catalog's fitted value under roofline timing, else 0.`);
+
+const frontendSchema = strict({
+  base_ms: autoCost('Per request, ms.'),
+  per_input_us: autoCost('Per prompt token, us.'),
+}).describe(
+  "Time from the client's send to the request reaching the server's tokenizer or queue (client, HTTP, API server): base_ms + per_input_us x prompt tokens; a TTFT stage of its own, holding no engine resource.",
+);
+
 const tokenizationSchema = strict({
   workers: positiveInt().default(1).describe('FIFO tokenizer servers per engine worker.'),
   base_ms: cost().default(0).describe('Cost of one request, ms.'),
@@ -181,10 +228,20 @@ const detokenizationSchema = strict({
 }).describe('Optional: detokenization between a pass end and the client (docs/client-path.md).');
 
 const engineSchema = strict({
-  model: label().default('unknown').describe('Label carried into reports.'),
-  hardware: label().default('unknown').describe('Label carried into reports.'),
-  backend: exactly('vllm').default('vllm').describe('Scheduling semantics; only vllm for now.'),
+  model: label()
+    .default('unknown')
+    .describe('Model: a catalog name (servesim catalog models) for roofline timing and KV capacity auto, else a label.'),
+  hardware: label().default('unknown').describe('GPU: a catalog name (servesim catalog hardware), else a label.'),
+  backend: z
+    .enum(BACKENDS, { error: says(`must be one of ${BACKENDS.join(', ')}`) })
+    .default('vllm')
+    .describe('Serving engine: picks the efficiency factors of roofline timing.'),
+  precision: z
+    .enum(PRECISIONS, { error: says(`must be one of ${PRECISIONS.join(', ')}`) })
+    .optional()
+    .describe("Weight precision of the matmuls (default: the catalog model's own)."),
   context_length: contextLengthSchema,
+  frontend: frontendSchema.prefault({}),
   workers: strict({ aggregated: workerRoleSchema.prefault({}) }).prefault({}),
   tokenization: tokenizationSchema.optional(),
   detokenization: detokenizationSchema.optional(),

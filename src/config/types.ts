@@ -9,7 +9,15 @@ export interface ParallelismConfig {
   replicas: number;
   tensor: number;
   attention_data: number;
+  /** Expert-parallel groups of a mixture-of-experts model (divides tensor x attention_data). */
+  expert: number;
 }
+
+/** Serving engines whose efficiency factors the catalog keeps. */
+export const BACKENDS = ['vllm', 'sglang', 'trtllm'] as const;
+export type Backend = (typeof BACKENDS)[number];
+
+export type Precision = 'bf16' | 'fp8' | 'fp4' | 'int4';
 
 export interface SchedulerConfig {
   max_batched_tokens: number;
@@ -18,6 +26,7 @@ export interface SchedulerConfig {
 }
 
 export type KvCapacityConfig =
+  | { type: 'auto'; gpu_memory_utilization?: number; reserve_gib?: number }
   | { type: 'unlimited' }
   | { type: 'fixed'; blocks: number }
   | {
@@ -30,6 +39,7 @@ export type KvCapacityConfig =
 
 export interface KvCacheConfig {
   block_size: number;
+  dtype: 'auto' | Precision;
   capacity: KvCapacityConfig;
 }
 
@@ -60,7 +70,24 @@ export interface LinearTimingConfig {
   prefill_overlap: number;
 }
 
-export type TimingConfig = FixedTimingConfig | PolynomialTimingConfig | LinearTimingConfig;
+/** Pass time from the catalog's model and GPU; `efficiency` overrides the fitted factors. */
+export interface RooflineTimingConfig {
+  type: 'roofline';
+  efficiency?: {
+    compute?: number;
+    memory?: number;
+    link?: number;
+    collective_us?: number;
+    pass_overhead_ms?: number;
+    per_request_us?: number;
+    per_layer_us?: number;
+    moe?: number;
+    frontend_ms?: number;
+    frontend_us_per_token?: number;
+  };
+}
+
+export type TimingConfig = FixedTimingConfig | PolynomialTimingConfig | LinearTimingConfig | RooflineTimingConfig;
 
 export interface WorkerRoleConfig {
   parallelism: ParallelismConfig;
@@ -86,9 +113,13 @@ export interface DetokenizationConfig {
 export interface EngineConfig {
   model: string;
   hardware: string;
-  backend: 'vllm';
+  backend: Backend;
+  /** Absent: the catalog model's own precision. */
+  precision?: Precision;
   /** Positive integer, or 'max' for no limit. */
   context_length: number | 'max';
+  /** Client to server time before tokenization: base_ms + per_input_us x prompt; auto = the catalog's with roofline timing, else 0. */
+  frontend: { base_ms: number | 'auto'; per_input_us: number | 'auto' };
   workers: { aggregated: WorkerRoleConfig };
   tokenization?: TokenizationConfig;
   detokenization?: DetokenizationConfig;

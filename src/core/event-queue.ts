@@ -29,9 +29,11 @@ export const EventKind = {
   Send: 3,
   /** target = closed-loop slot: its first request, under a ramp-up */
   SlotStart: 4,
+  /** target = request id: the request has crossed the frontend (HTTP, API server) and reaches the server */
+  FrontendDone: 5,
 } as const;
 
-const KIND_PHASE = [Phase.PassEnd, Phase.Arrival, Phase.Arrival, Phase.Arrival, Phase.Arrival];
+const KIND_PHASE = [Phase.PassEnd, Phase.Arrival, Phase.Arrival, Phase.Arrival, Phase.Arrival, Phase.Arrival];
 
 /** 2^40 sequence numbers per phase: far more events than any run makes. */
 const PHASE_STRIDE = 2 ** 40;

@@ -55,6 +55,8 @@ export interface RunStats {
 }
 
 export interface TtftStages {
+  /** Client to server (engine.frontend). */
+  mean_frontend_ms: number;
   mean_tokenization_ms: number;
   mean_queue_ms: number;
   mean_prefill_ms: number;
@@ -78,6 +80,8 @@ export interface ReplaySummary {
   run: RunStats;
   ttft_stages: TtftStages;
   simulator: SimulatorStats;
+  /** GPUs, weights and KV cache of the deployment (from the catalog where the model and GPU are in it). */
+  deployment: { gpus: number; weights_gib_per_gpu: number | null; kv_cache_tokens_per_rank: number | null };
   /** The effective config (defaults filled, overrides applied). */
   config: unknown;
   /** With a trace source: the trace, its usable rows and the rows skipped (`--skip-invalid-rows`). */

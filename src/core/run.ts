@@ -60,6 +60,9 @@ export interface ResolvedRun {
   lengthLimit: number;
   timing: TimingSpec;
   router: RouterSpec;
+  /** Time from a send to the request reaching the server (client, HTTP, API server): ms, and ms per prompt token; 0 = none. */
+  frontendBaseMs: number;
+  frontendPerTokenMs: number;
   tokenization: FifoStage | null;
   detokenization: FifoStage | null;
   /** Response overhead in ms: base and per output token; null = none. */

@@ -22,7 +22,7 @@ import { createLoadGenerator, type LoadGenerator, type TrafficEventKind, type Tr
 import { RequestTable, Status } from './request-table.js';
 import { createRouter, type Router } from './router.js';
 import type { ResolvedRun } from './run.js';
-import { TimingError, createPassTime, type PassTimeFn } from './timing.js';
+import { TimingError, createPassTime, type PassTimeFn, type PassView } from './timing.js';
 import { TokenGapPool } from './token-gaps.js';
 import { expectedGaps } from './traffic.js';
 
@@ -51,6 +51,12 @@ export interface SimulationOptions {
    * (event time never decreases). For tests: it costs a scan of every rank per pass.
    */
   checkInvariants?: boolean;
+  /**
+   * Called at the start of every pass with the worker, the pass's start and end, and the view of
+   * its slowest rank (read it during the call: the object is reused). For the catalog fit, which
+   * reads the passes each request waited through; costs nothing when absent.
+   */
+  onPass?: (worker: number, startMs: number, endMs: number, view: PassView) => void;
 }
 
 export class Simulation implements TrafficSink {
@@ -85,6 +91,7 @@ export class Simulation implements TrafficSink {
   private readonly tokenEmittedMs: number[][] | null;
   private readonly recordEmit: ((id: number, nowMs: number) => void) | null;
   private readonly checkInvariants: boolean;
+  private readonly onPass: ((worker: number, startMs: number, endMs: number, view: PassView) => void) | null;
 
   constructor(run: ResolvedRun, options: SimulationOptions = {}) {
     this.cfg = run;
@@ -126,6 +133,7 @@ export class Simulation implements TrafficSink {
     const emitted = this.tokenEmittedMs;
     this.recordEmit = emitted === null ? null : (id, nowMs) => emitted[id].push(nowMs);
     this.checkInvariants = options.checkInvariants === true;
+    this.onPass = options.onPass ?? null;
   }
 
   /** One rank's KV store: the same class for every rank of the run. */
@@ -176,6 +184,9 @@ export class Simulation implements TrafficSink {
         case EventKind.SlotStart:
           this.traffic.onSlotStart(target);
           break;
+        case EventKind.FrontendDone:
+          this.reachServer(target);
+          break;
       }
     }
     let preemptions = 0;
@@ -225,6 +236,15 @@ export class Simulation implements TrafficSink {
       this.tokenReceivedMs[id] = [];
       (this.tokenEmittedMs as number[][])[id] = [];
     }
+    const frontendMs = this.cfg.frontendBaseMs + this.cfg.frontendPerTokenMs * t.prompt[id];
+    if (frontendMs > 0) this.events.push(now + frontendMs, EventKind.FrontendDone, id);
+    else this.reachServer(id);
+  }
+
+  /** The request reaches the server: tokenization, or straight to the scheduler. */
+  private reachServer(id: number): void {
+    const t = this.table;
+    const now = this.nowMs;
     const tok = this.cfg.tokenization;
     if (tok === null) {
       this.enterScheduler(id);
@@ -278,6 +298,7 @@ export class Simulation implements TrafficSink {
       this.workerFlagged[worker] = 0;
       let any = false;
       let durationMs = 0;
+      let slowest: EngineRank | null = null;
       for (let k = 0; k < ranksPerWorker; k++) {
         const rank = this.ranks[worker * ranksPerWorker + k];
         if (!rank.hasWork) continue;
@@ -287,13 +308,17 @@ export class Simulation implements TrafficSink {
           // Attention-DP ranks run in lockstep: the pass ends when the slowest rank ends.
           const ms = passTime(rank.view);
           if (!(ms >= 0 && ms < Infinity)) throw new TimingError(this.cfg.timing.type, ms);
-          if (ms > durationMs) durationMs = ms;
+          if (ms > durationMs || slowest === null) {
+            durationMs = ms;
+            slowest = rank;
+          }
         }
       }
       if (!any) continue;
       this.workerBusy[worker] = 1;
       this.passCount++;
       if (this.checkInvariants) this.verifyKv(worker);
+      if (this.onPass !== null && slowest !== null) this.onPass(worker, this.nowMs, this.nowMs + durationMs, slowest.view);
       this.events.push(this.nowMs + durationMs, EventKind.PassEnd, worker);
     }
   }

@@ -8,6 +8,8 @@
  * provider is a new member of the union and a new case here; the loop never dispatches on type.
  */
 
+import { createRooflinePassTime, type RooflineCoefficients } from './roofline.js';
+
 /** What a timing provider sees of one rank's pass. One shape for every provider. */
 export interface PassView {
   /** New prefill tokens computed in the pass (P); tokens served from the prefix cache are not counted. */
@@ -53,7 +55,10 @@ export interface LinearTiming {
   prefillOverlap: number;
 }
 
-export type TimingSpec = FixedTiming | PolynomialTiming | LinearTiming;
+/** Pass time from architecture, datasheet and efficiency factors: coefficients in ms per unit (roofline.ts). */
+export type RooflineTiming = { type: 'roofline' } & RooflineCoefficients;
+
+export type TimingSpec = FixedTiming | PolynomialTiming | LinearTiming | RooflineTiming;
 
 export class TimingError extends Error {
   constructor(provider: string, value: number) {
@@ -65,6 +70,8 @@ export class TimingError extends Error {
 /** Builds the pass-time function once per run; the loop calls it without dispatching on type. */
 export function createPassTime(spec: TimingSpec): PassTimeFn {
   switch (spec.type) {
+    case 'roofline':
+      return createRooflinePassTime(spec);
     case 'fixed': {
       const prefillMs = spec.prefillMs;
       const decodeMs = spec.decodeMs;

@@ -25,7 +25,13 @@ const RUN_FIELDS = [
   'gpu_hours',
 ] as const;
 
-const TTFT_STAGE_FIELDS = ['mean_tokenization_ms', 'mean_queue_ms', 'mean_prefill_ms', 'mean_detokenization_ms'] as const;
+const TTFT_STAGE_FIELDS = [
+  'mean_frontend_ms',
+  'mean_tokenization_ms',
+  'mean_queue_ms',
+  'mean_prefill_ms',
+  'mean_detokenization_ms',
+] as const;
 
 export function summaryColumns(axes: string[]): string[] {
   const columns = ['id', 'status', ...axes];

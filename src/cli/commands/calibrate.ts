@@ -11,6 +11,7 @@ import { parseRoleMapping, parseSelectionArgs } from '../../calibrate/arguments.
 import { runEngineCalibration } from '../../calibrate/engine-command.js';
 import { fitJson } from '../../calibrate/fit-output.js';
 import { runQuickstart } from '../../workflow/quickstart.js';
+import { calibrateCatalogCommand } from './calibrate-catalog.js';
 
 interface CommonArgs {
   out?: string;
@@ -28,6 +29,7 @@ export const CALIBRATE_TARGETS_TEXT = [
   "  response-overhead   the load generator's turnaround, from an AIPerf run (profile_export.jsonl)",
   '  pass-time           the linear pass-time coefficients, from per-pass measurements',
   '  engine              the pass-time model and a client delay, from measured load points, by replaying them',
+  "  catalog             the catalog's efficiency factors (roofline timing), from measured points of many deployments",
   '',
   'for example, on the inputs shipped in calibration/ and data/:',
   '  npx servesim calibrate detokenization --input calibration/detokenization-jobs.csv',
@@ -153,6 +155,7 @@ export interface EngineArgs {
   set?: string[];
   refine?: number;
   pointWeights: 'load-rank' | 'uniform';
+  form: 'auto' | 'roofline' | 'linear';
   json?: boolean;
 }
 
@@ -213,6 +216,12 @@ const engineCommand: CommandModule<object, EngineArgs> = {
         default: 'load-rank' as const,
         describe: "weights of the training points' residuals: by rank of load (0.5, 1, 1.5 for three points), or 1 each",
       })
+      .option('form', {
+        choices: ['auto', 'roofline', 'linear'] as const,
+        default: 'auto' as const,
+        describe:
+          "roofline: fit the catalog's efficiency factors, each held near the catalog's value; linear: fit free pass-time coefficients; auto: roofline when the model and GPU are in the catalog",
+      })
       .option('set', { type: 'string', array: true, describe: 'KEY=VALUE override of the base config (dotted path); repeatable' })
       .option('out', { type: 'string', describe: 'output folder [default: calibration-engine]' })
       .option('json', JSON_OPTION) as unknown as Argv<EngineArgs>,
@@ -231,6 +240,7 @@ const engineCommand: CommandModule<object, EngineArgs> = {
       sets: argv.set,
       refineIterations: argv.refine,
       uniformPointWeights: argv.pointWeights === 'uniform',
+      form: argv.form,
     });
     process.stdout.write(argv.json === true ? `${JSON.stringify(outcome.fitJson, null, 2)}\n` : outcome.text);
   },
@@ -238,13 +248,14 @@ const engineCommand: CommandModule<object, EngineArgs> = {
 
 export const calibrateCommand: CommandModule = {
   command: 'calibrate [target]',
-  describe: 'Fit run-config constants from measurements: detokenization, response-overhead, pass-time, engine',
+  describe: 'Fit run-config constants from measurements: detokenization, response-overhead, pass-time, engine, catalog',
   builder: (y: Argv) =>
     y
       .command(detokenizationCommand as CommandModule)
       .command(responseOverheadCommand as CommandModule)
       .command(passTimeCommand as CommandModule)
-      .command(engineCommand as CommandModule),
+      .command(engineCommand as CommandModule)
+      .command(calibrateCatalogCommand as CommandModule),
   // Reached only without a known target (each target has its own handler).
   handler: (argv) => {
     const target = (argv as { target?: string | number }).target;
