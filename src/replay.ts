@@ -6,13 +6,15 @@
 import { statSync } from 'node:fs';
 import { resolve as resolvePath } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { InputError } from './config/errors.js';
+import { ConfigError, InputError } from './config/errors.js';
+import { checkRunResources, everyTraceRowRejected } from './config/run-checks.js';
 import type { RunConfig } from './config/types.js';
 import { buildRequestRecords, buildSummary } from './core/report.js';
 import type { ReplaySummary, RequestRecord } from './core/report-types.js';
 import { resolveRun, type TraceRows } from './core/resolve.js';
 import { Simulation } from './core/simulation.js';
 import { readMooncakeTrace } from './io/read-mooncake.js';
+import { unreadableReason } from './io/read-text.js';
 
 export interface ReplayOptions {
   /** Folder that relative paths in the config (the trace) are resolved against. */
@@ -21,6 +23,12 @@ export interface ReplayOptions {
   perRequest?: boolean;
   /** Skip trace rows that cannot be used (counted in the summary's `input`) instead of failing. */
   skipInvalidTraceRows?: boolean;
+  /** The config file as the user named it, for errors (`config` by default). */
+  label?: string;
+  /** The option that asked for per-request records, named when they would not fit in memory. */
+  perRequestFlag?: string;
+  /** AIPerf's files will be written from the records (their JSONL lines are held too). */
+  aiperf?: boolean;
 }
 
 export interface ReplayResult {
@@ -59,15 +67,27 @@ function checkTracePrompts(config: RunConfig, trace: TraceRows, file: string): v
 export function replay(config: RunConfig, options: ReplayOptions): ReplayResult {
   let trace: LoadedTrace | null = null;
   let traceLabel = 'trace';
+  const label = options.label ?? 'config';
   const source = config.traffic.source;
   if (source.type === 'trace') {
     const path = resolvePath(options.baseDir, source.path);
+    const unreadable = unreadableReason(path);
+    if (unreadable !== null) throw new ConfigError(label, 'traffic.source.path', `${source.path}: ${unreadable} (looked for ${path})`);
     trace = loadTrace(path, source.path, source.block_size, options.skipInvalidTraceRows === true);
     traceLabel = source.path;
     checkTracePrompts(config, trace, source.path);
+    const limit = 'requests' in config.traffic.stop ? config.traffic.stop.requests : trace.rows;
+    const rejected = everyTraceRowRejected(config, trace, limit);
+    if (rejected !== null) throw new ConfigError(label, 'engine.context_length', `${source.path}: ${rejected}`);
   }
-  const run = resolveRun(config, trace, traceLabel);
   const perRequest = options.perRequest === true;
+  const resources = checkRunResources(config, {
+    trace,
+    perRequestFlag: perRequest ? (options.perRequestFlag ?? 'per-request records') : undefined,
+    aiperf: options.aiperf,
+  });
+  if (resources.length > 0) throw new ConfigError(label, resources[0].path, resources[0].reason);
+  const run = resolveRun(config, trace, traceLabel);
   const started = performance.now();
   const result = new Simulation(run, { recordTokens: perRequest }).run();
   const core = buildSummary(run, result);

@@ -5,12 +5,14 @@
  * and the line for YAML syntax errors. Nothing is resolved here (the trace path stays as
  * written; `baseDir` says what it is relative to).
  */
-import { readFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
-import { parseDocument } from 'yaml';
+import { Composer, isMap, isScalar, isSeq, LineCounter, Parser, type Document } from 'yaml';
 import type * as z from 'zod';
+import { readTextFile } from '../io/read-text.js';
 import { ConfigError, InputError, makeConfigIssue, type ConfigIssue } from './errors.js';
+import { MAX_YAML_BYTES, MAX_YAML_DEPTH, formatFileSize } from './limits.js';
 import { checkRunConfigRules } from './rules.js';
+import { checkEngineStartup, checkRunResources } from './run-checks.js';
 import { runConfigSchema } from './schema.js';
 import { applySet, parseSetAssignment, type SetAssignment } from './set-override.js';
 import type { RunConfig } from './types.js';
@@ -32,12 +34,16 @@ export function parseRunConfig(raw: unknown, file: string): RunConfig {
   return validate(raw, file, []);
 }
 
-/** Applies `--set` assignments to an in-memory config (not modified), then validates it. */
+/**
+ * Applies `--set` assignments to an in-memory config (not modified), then validates it, including
+ * the checks a run for a user must pass (run-checks.ts: engine start-up checks, request and
+ * memory bounds).
+ */
 export function loadRunConfigFromObject(raw: unknown, label: string, sets: readonly string[] = []): RunConfig {
   const assignments = sets.map((set) => parseSetAssignment(set));
   let current: unknown = raw ?? {};
   for (const assignment of assignments) current = applySet(current as object, assignment);
-  return validate(current, label, assignments);
+  return validate(current, label, assignments, true);
 }
 
 /** Reads a YAML (or JSON) config file, applies `--set` assignments, and validates it. */
@@ -47,29 +53,43 @@ export function loadRunConfig(path: string, sets: readonly string[] = []): Loade
 }
 
 /**
- * Reads one YAML document. An empty document is `{}`. Syntax errors (including duplicate
- * keys) are `InputError`s naming `label` and the line.
+ * Reads one YAML document. An empty document is `{}`. A missing file, a folder, a file over
+ * MAX_YAML_BYTES (checked before it is read), bytes that are not UTF-8 text, nesting deeper than
+ * MAX_YAML_DEPTH and syntax errors (including duplicate keys) are `InputError`s naming `label`
+ * and, where there is one, the line.
  */
 export function readYamlFile(path: string, label: string): unknown {
-  let text: string;
-  try {
-    text = readFileSync(path, 'utf8');
-  } catch (err) {
-    throw new InputError(label, 0, `cannot read the file (${err instanceof Error ? err.message : String(err)})`);
-  }
-  return parseYamlText(text, label);
+  return parseYamlText(readTextFile(path, label, MAX_YAML_BYTES, 'config or sweep file'), label);
 }
 
 /** Parses YAML text as one document; see `readYamlFile`. */
 export function parseYamlText(text: string, label: string): unknown {
-  const doc = parseDocument(text, { prettyErrors: true });
+  if (text.length > MAX_YAML_BYTES) {
+    throw new InputError(
+      label,
+      0,
+      `is ${formatFileSize(text.length)}, more than the ${formatFileSize(MAX_YAML_BYTES)} a config or sweep file may have`,
+    );
+  }
+  // One pass of the parser; its syntax tree is checked for depth before the document is built.
+  const lineCounter = new LineCounter();
+  const tokens = [...new Parser(lineCounter.addNewLine).parse(text)];
+  checkNesting(tokens, label, lineCounter);
+  // The library's own duplicate-key check compares each key with every earlier key of its
+  // mapping (quadratic: 40,000 keys took a minute); `uniqueKeys: false` turns it off and
+  // `checkUniqueKeys` does the same check with a set per mapping.
+  const docs = [...new Composer({ uniqueKeys: false }).compose(tokens, true, text.length)];
+  const doc = docs[0];
   const first = doc.errors[0];
   if (first !== undefined) {
-    const position = first.linePos?.[0];
-    const detail = first.message.split('\n')[0].replace(/ at line \d+, column \d+:?$/, '');
-    const column = position === undefined ? '' : ` (column ${position.col})`;
-    throw new InputError(label, position?.line ?? 0, `invalid YAML: ${detail}${column}`);
+    const position = lineCounter.linePos(first.pos[0]);
+    throw new InputError(label, position.line, `invalid YAML: ${first.message.split('\n')[0]} (column ${position.col})`);
   }
+  if (docs.length > 1) {
+    const position = lineCounter.linePos(docs[1].range[0]);
+    throw new InputError(label, position.line, 'invalid YAML: the file holds several documents (a line of ---); a config is one');
+  }
+  checkUniqueKeys(doc, label, lineCounter);
   try {
     return doc.toJS() ?? {};
   } catch (err) {
@@ -77,9 +97,70 @@ export function parseYamlText(text: string, label: string): unknown {
   }
 }
 
+/** A YAML syntax tree node as the parser yields it (only the fields the walk reads). */
+interface CstNode {
+  type?: string;
+  offset?: number;
+  value?: CstNode;
+  key?: CstNode | null;
+  items?: Array<{ key?: CstNode | null; value?: CstNode }>;
+}
+
+const COLLECTIONS = new Set(['block-map', 'block-seq', 'flow-collection']);
+
+/**
+ * Refuses nesting deeper than MAX_YAML_DEPTH before the document is built (building it recurses
+ * once per level, and thousands of levels overflow the stack). Walks the parser's syntax tree
+ * with an explicit stack.
+ */
+function checkNesting(tokens: readonly CstNode[], label: string, lineCounter: LineCounter): void {
+  const stack: Array<[CstNode, number]> = tokens.map((token) => [token, 0]);
+  while (stack.length > 0) {
+    const [node, parentDepth] = stack.pop() as [CstNode, number];
+    const depth = COLLECTIONS.has(node.type ?? '') ? parentDepth + 1 : parentDepth;
+    if (depth > MAX_YAML_DEPTH) {
+      const line = lineCounter.linePos(node.offset ?? 0).line;
+      throw new InputError(label, line, `nested more than ${MAX_YAML_DEPTH} levels deep; a config needs a handful`);
+    }
+    if (node.value) stack.push([node.value, depth]);
+    if (node.key) stack.push([node.key, depth]);
+    for (const item of node.items ?? []) {
+      if (item.value) stack.push([item.value, depth]);
+      if (item.key) stack.push([item.key, depth]);
+    }
+  }
+}
+
+/** Two equal scalar keys in one mapping are an error at the second (YAML requires unique keys). */
+function checkUniqueKeys(doc: Document, label: string, lineCounter: LineCounter): void {
+  const stack: unknown[] = [doc.contents];
+  while (stack.length > 0) {
+    const node = stack.pop();
+    if (isMap(node)) {
+      const seen = new Set<unknown>();
+      for (const pair of node.items) {
+        const key = pair.key;
+        if (isScalar(key)) {
+          const value = typeof key.value === 'string' ? `s:${key.value}` : key.value;
+          if (seen.has(value)) {
+            const { line, col } = lineCounter.linePos(key.range?.[0] ?? 0);
+            throw new InputError(label, line, `invalid YAML: Map keys must be unique (column ${col})`);
+          }
+          seen.add(value);
+        } else if (key !== null) {
+          stack.push(key);
+        }
+        stack.push(pair.value);
+      }
+    } else if (isSeq(node)) {
+      for (const item of node.items) stack.push(item);
+    }
+  }
+}
+
 type PathKey = string | number;
 
-function validate(raw: unknown, file: string, sets: readonly SetAssignment[]): RunConfig {
+function validate(raw: unknown, file: string, sets: readonly SetAssignment[], runChecks = false): RunConfig {
   const parsed = runConfigSchema.safeParse(raw, { reportInput: true });
   const found: { path: PathKey[]; reason: string }[] = [];
   let config: RunConfig | undefined;
@@ -87,6 +168,12 @@ function validate(raw: unknown, file: string, sets: readonly SetAssignment[]): R
     config = parsed.data;
     for (const violation of checkRunConfigRules(config)) {
       found.push({ path: violation.path.split('.'), reason: violation.reason });
+    }
+    // Start-up and resource checks assume a config that follows the rules.
+    if (runChecks && found.length === 0) {
+      const more = checkEngineStartup(config);
+      if (more.length === 0) more.push(...checkRunResources(config));
+      for (const violation of more) found.push({ path: violation.path.split('.'), reason: violation.reason });
     }
   } else {
     found.push(...fromZodIssues(parsed.error.issues));

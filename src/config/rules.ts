@@ -4,6 +4,7 @@
  * rule as a (dotted path, reason) pair.
  */
 import { kvBlocksPerRank, largestSyntheticPromptTokens } from './kv-capacity.js';
+import { MAX_KV_BLOCKS, MAX_RANKS, MAX_REQUESTS, MAX_TOKENS_PER_REQUEST, formatCount } from './limits.js';
 import type { RunConfig } from './types.js';
 
 export interface RuleViolation {
@@ -34,9 +35,25 @@ export function checkRunConfigRules(config: RunConfig): RuleViolation[] {
     });
   }
 
+  const { replicas, attention_data } = role.parallelism;
+  if (replicas * attention_data > MAX_RANKS) {
+    violations.push({
+      path: `${ROLE}.parallelism.replicas`,
+      reason: `${replicas} replicas x ${attention_data} attention-DP ranks make ${formatCount(replicas * attention_data)} ranks, more than the limit of ${formatCount(MAX_RANKS)}`,
+    });
+  }
+
   const capacity = role.kv_cache.capacity;
   if (capacity.type === 'memory') {
     const blocks = kvBlocksPerRank(role) ?? 0;
+    if (blocks > MAX_KV_BLOCKS) {
+      violations.push({
+        path: `${ROLE}.kv_cache.capacity`,
+        reason:
+          `gives ${formatCount(blocks)} KV blocks per rank, more than the limit of ${formatCount(MAX_KV_BLOCKS)}` +
+          ` (is kv_bytes_per_token ${capacity.kv_bytes_per_token} bytes for all layers and KV heads?)`,
+      });
+    }
     if (blocks < 1) {
       violations.push({
         path: `${ROLE}.kv_cache.capacity`,
@@ -49,6 +66,14 @@ export function checkRunConfigRules(config: RunConfig): RuleViolation[] {
   }
 
   const largestPrompt = largestSyntheticPromptTokens(source);
+  if (source.type === 'synthetic-session' && largestPrompt !== null && largestPrompt > MAX_TOKENS_PER_REQUEST) {
+    violations.push({
+      path: 'traffic.source.turns',
+      reason:
+        `turn ${source.turns} would resend ${formatCount(largestPrompt)} prompt tokens, more than the limit of` +
+        ` ${formatCount(MAX_TOKENS_PER_REQUEST)} tokens per request; use fewer turns or shorter turns`,
+    });
+  }
   const budget = role.scheduler.max_batched_tokens;
   if (!role.scheduler.chunked_prefill && largestPrompt !== null && largestPrompt > budget) {
     const what = source.type === 'synthetic-session' ? `the last session turn's prompt` : 'the prompt';
@@ -75,6 +100,16 @@ export function checkRunConfigRules(config: RunConfig): RuleViolation[] {
         'must set exactly one of requests, requests_per_load_unit, max_virtual_time_seconds, ' +
         (stopKeys.length === 0 ? 'got none' : `got ${stopKeys.join(', ')}`),
     });
+  }
+  if ('requests_per_load_unit' in stop && load.type !== 'trace_timestamps') {
+    const unit = load.type === 'concurrency' ? load.concurrency : load.requests_per_second;
+    const requests = Math.round(stop.requests_per_load_unit * unit);
+    if (requests > MAX_REQUESTS) {
+      violations.push({
+        path: 'traffic.stop.requests_per_load_unit',
+        reason: `${stop.requests_per_load_unit} x ${unit} makes ${formatCount(requests)} requests, more than the limit of ${formatCount(MAX_REQUESTS)}`,
+      });
+    }
   }
   if ('requests_per_load_unit' in stop && load.type === 'trace_timestamps') {
     violations.push({
