@@ -8,7 +8,7 @@
  * point has the same id in every sweep, on every machine, whatever the key order in the files.
  */
 import { createHash } from 'node:crypto';
-import { applySet } from '../config/set-override.js';
+import { applySet, assignInPlace } from '../config/set-override.js';
 import type { RunConfig } from '../config/types.js';
 import type { SweepFile } from './sweep-file.js';
 
@@ -188,11 +188,14 @@ export function buildPlan({ sweep, baseRaw, baseLabel, validate }: BuildPlanInpu
   };
 
   for (const combo of combos) {
-    let raw = baseRaw as Record<string, unknown>;
+    // One copy of the base per point, the overrides written into it (a value that is a mapping is
+    // copied, so that a later key cannot write into the sweep file's own value).
+    const raw = structuredClone(baseRaw) as Record<string, unknown>;
     let applied = true;
     for (const [key, value] of [...sweep.set, ...Object.entries(combo)]) {
       try {
-        raw = applyOverride(raw, key, value);
+        const copy = value !== null && typeof value === 'object' ? structuredClone(value) : value;
+        assignInPlace(raw, { text: `${key}=${JSON.stringify(value)}`, path: key, segments: key.split('.'), value: copy });
       } catch (err) {
         const field = errorField(err) || key;
         const reason = (err as { reason?: unknown }).reason;
