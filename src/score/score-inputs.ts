@@ -13,6 +13,7 @@ import type { ReplaySummary } from '../core/report-types.js';
 import { findAiperfRunDirs, readAiperfRun, type AiperfRun } from '../io/read-aiperf.js';
 import { AiperfInputError, parseJsonText } from '../io/read-aiperf-errors.js';
 import { readTabularColumns, readTabularPoints, type ColumnSelection, type TabularRead } from '../io/read-tabular.js';
+import { pointRecordProblem } from '../sweep/results.js';
 import { parseMetricName } from './metric-names.js';
 import {
   canonicalKeyName,
@@ -94,8 +95,13 @@ export function readSweepPoints(dir: string): SimSide {
     const text = lines[index];
     if (text.trim() === '') continue;
     const record = parseJsonText(text, pointsFile, index + 1);
-    if (!isObject(record) || typeof record.id !== 'string') {
-      throw new AiperfInputError(pointsFile, { line: index + 1 }, 'expected a point record {id, overrides, status, summary}');
+    const problem = pointRecordProblem(record);
+    if (problem !== null || !isObject(record) || typeof record.id !== 'string') {
+      throw new AiperfInputError(
+        pointsFile,
+        { line: index + 1 },
+        `${problem ?? 'expected a point record {id, overrides, status, summary}'}; the record is damaged`,
+      );
     }
     byId.set(record.id, { record, line: index + 1 });
   }
@@ -146,6 +152,13 @@ export function readSimPoints(path: string): SimSide {
   if (summaries.length > 0) {
     const points = summaries.map((file) => simPointFromSummary(readJsonFile(file), {}, [], file, file));
     return { kind: 'replay results', path, points, skipped: [], axes: [] };
+  }
+  if (statSync(path).isFile() && !/(_aiperf|_genai_perf)\.(json|csv)$/.test(basename(path))) {
+    throw new AiperfInputError(
+      path,
+      undefined,
+      'not a simulated side: give a sweep folder (points.jsonl), replay results (summary.json) or AIPerf artifact folders',
+    );
   }
   const runs = findAiperfRunDirs(path);
   if (runs.length === 0) {

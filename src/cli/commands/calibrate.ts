@@ -16,7 +16,15 @@ interface CommonArgs {
   out?: string;
   holdout?: number;
   map?: string[];
+  force?: boolean;
 }
+
+const FORCE_OPTION = {
+  type: 'boolean',
+  default: false,
+  describe:
+    'write a fit that cannot be trusted (fewer measured values than constants, columns that cannot be told apart, mixed deployments, an open-loop run); refused otherwise',
+} as const;
 
 function commonOptions<T>(y: Argv<T>): Argv<T> {
   return y
@@ -26,7 +34,8 @@ function commonOptions<T>(y: Argv<T>): Argv<T> {
       type: 'string',
       array: true,
       describe: 'ROLE=COLUMN: read a role from a differently named column; repeatable',
-    });
+    })
+    .option('force', FORCE_OPTION);
 }
 
 function print(outcome: DirectFitOutcome): void {
@@ -52,6 +61,7 @@ const detokenizationCommand: CommandModule<object, CommonArgs & { input: string;
         out: argv.out,
         holdout: argv.holdout,
         mapping: parseRoleMapping(argv.map),
+        force: argv.force,
       }),
     );
   },
@@ -73,6 +83,7 @@ const responseOverheadCommand: CommandModule<object, CommonArgs & { aiperf?: str
         out: argv.out,
         holdout: argv.holdout,
         mapping: parseRoleMapping(argv.map),
+        force: argv.force,
       }),
     );
   },
@@ -104,6 +115,7 @@ const passTimeCommand: CommandModule<object, CommonArgs & { input: string; layou
         out: argv.out,
         holdout: argv.holdout,
         mapping: parseRoleMapping(argv.map),
+        force: argv.force,
       }),
     );
   },
@@ -125,6 +137,7 @@ export interface EngineArgs {
   set?: string[];
   refine?: number;
   pointWeights: 'load-rank' | 'uniform';
+  force?: boolean;
 }
 
 const engineCommand: CommandModule<object, EngineArgs> = {
@@ -180,6 +193,7 @@ const engineCommand: CommandModule<object, EngineArgs> = {
         describe: "weights of the training points' residuals: by rank of load (0.5, 1, 1.5 for three points), or 1 each",
       })
       .option('set', { type: 'string', array: true, describe: 'KEY=VALUE override of the base config (dotted path); repeatable' })
+      .option('force', FORCE_OPTION)
       .option('out', { type: 'string', describe: 'output folder [default: calibration-engine]' }) as unknown as Argv<EngineArgs>,
   handler: async (argv) => {
     const outcome = await runEngineCalibration({
@@ -196,6 +210,7 @@ const engineCommand: CommandModule<object, EngineArgs> = {
       sets: argv.set,
       refineIterations: argv.refine,
       uniformPointWeights: argv.pointWeights === 'uniform',
+      force: argv.force,
     });
     process.stdout.write(outcome.text);
   },
