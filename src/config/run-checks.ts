@@ -318,12 +318,18 @@ export interface MemoryBudget {
   heapBytes: number;
 }
 
+let budgetCache: { budget: MemoryBudget; at: number } | null = null;
+
+/** Read at most once a second: a sweep checks every point, and reading the machine's memory costs a file read. */
 export function memoryBudget(): MemoryBudget {
+  const now = Date.now();
+  if (budgetCache !== null && now - budgetCache.at < 1000) return budgetCache.budget;
   const constrained = process.constrainedMemory?.() ?? 0;
   const machine = constrained > 0 && constrained < totalmem() ? constrained : totalmem();
   // Room for what else runs: 80 % of the machine, and no more than is free plus what caches hold.
   const offHeapBytes = Math.min(0.8 * machine, Math.max(freemem(), 0.5 * machine));
-  return { offHeapBytes, heapBytes: 0.8 * getHeapStatistics().heap_size_limit };
+  budgetCache = { budget: { offHeapBytes, heapBytes: 0.8 * getHeapStatistics().heap_size_limit }, at: now };
+  return budgetCache.budget;
 }
 
 export interface ResourceCheckOptions {
@@ -358,13 +364,14 @@ export function checkRunResources(config: RunConfig, options: ResourceCheckOptio
     ];
   }
   const budget = options.budget ?? memoryBudget();
-  const shown = `${formatCount(Math.round(requests))} requests of ${formatCount(Math.round(estimate.outputTokensPerRequest))} output tokens`;
+  const shown = () =>
+    `${formatCount(Math.round(requests))} requests of ${formatCount(Math.round(estimate.outputTokensPerRequest))} output tokens`;
   if (estimate.tableBytes > budget.offHeapBytes) {
     return [
       {
         path: requestsFrom,
         reason:
-          `${shown} need about ${formatBytes(estimate.tableBytes)} of memory, more than the ${formatBytes(budget.offHeapBytes)} this machine can give;` +
+          `${shown()} need about ${formatBytes(estimate.tableBytes)} of memory, more than the ${formatBytes(budget.offHeapBytes)} this machine can give;` +
           ' lower it (a sweep over smaller runs gives the same curves)',
       },
     ];
@@ -374,7 +381,7 @@ export function checkRunResources(config: RunConfig, options: ResourceCheckOptio
       {
         path: requestsFrom,
         reason:
-          `${shown} with ${options.perRequestFlag} keep every token's times in memory: about ${formatBytes(estimate.recordBytes)},` +
+          `${shown()} with ${options.perRequestFlag} keep every token's times in memory: about ${formatBytes(estimate.recordBytes)},` +
           ` more than the ${formatBytes(budget.heapBytes)} of JS heap this process may use; lower it, drop ${options.perRequestFlag},` +
           ' or raise the heap (NODE_OPTIONS=--max-old-space-size=MB)',
       },

@@ -12,7 +12,7 @@ import { join, resolve } from 'node:path';
 import { loadRunConfigFromObject } from '../config/load.js';
 import { checkOutputDir, makeOutputDir, removeStaleTemporaries } from '../io/write-output.js';
 import { takeLock } from './lock.js';
-import { buildPlan, formatOverrides, type Plan, type PlanPoint, type ValidateRunConfig } from './plan.js';
+import { buildPlanInterruptibly, formatOverrides, type Plan, type PlanPoint, type ValidateRunConfig } from './plan.js';
 import { PointPool, defaultPoolThreadCount } from './pool.js';
 import { silentProgress, type ProgressReporter } from './progress.js';
 import {
@@ -127,7 +127,24 @@ export async function runSweep(options: RunSweepOptions): Promise<RunSweepResult
       : undefined;
   try {
     const validate = options.validate ?? defaultValidate;
-    const plan: Plan = buildPlan({ sweep, baseRaw: base.raw, baseLabel: base.label, validate });
+    const plan = await buildPlanInterruptibly({ sweep, baseRaw: base.raw, baseLabel: base.label, validate }, options.stopSignal);
+    if (plan === null) {
+      // Stopped while planning: nothing was run, nothing is written.
+      const outDir = outDirOf(sweep.name);
+      return {
+        name: sweep.name,
+        outDir,
+        planned: 0,
+        slice: 0,
+        alreadyDone: 0,
+        ran: 0,
+        ok: 0,
+        failed: [],
+        pending: 0,
+        interrupted: true,
+        timings: { planMs: performance.now() - t0, runMs: 0, writeMs: 0 },
+      };
+    }
     const slice = plan.points.filter((p) => isInShard(p.index, options.shard));
 
     const outDir = outDirOf(plan.name);
@@ -281,9 +298,13 @@ async function runInDir(
   const runMs = performance.now() - tRun;
 
   const tWrite = performance.now();
-  compactPoints(pointsPath, plan, records);
-  writeFileAtomic(join(outDir, SUMMARY_FILE), summaryCsv(plan, slice, byId));
-  if (options.chart !== false) await writeChart(plan, slice, byId, join(outDir, CHART_FILE), note);
+  // Stopped before a point ran: the files are as the last run left them (and a large plan's
+  // summary and chart would only delay the exit).
+  if (!(interrupted && ran === 0)) {
+    compactPoints(pointsPath, plan, records);
+    writeFileAtomic(join(outDir, SUMMARY_FILE), summaryCsv(plan, slice, byId));
+    if (options.chart !== false) await writeChart(plan, slice, byId, join(outDir, CHART_FILE), note);
+  }
   const writeMs = performance.now() - tWrite;
 
   const failed: FailedPoint[] = [];
