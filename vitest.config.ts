@@ -1,9 +1,24 @@
 import { defineConfig } from 'vitest/config';
 
+/**
+ * Two suites. `unit` (npm test): fast tests that run the TypeScript sources only. `e2e`
+ * (npm run test:e2e, which builds first): the `*.e2e.test.ts` files, which spawn the compiled
+ * CLI, drive the pool threads (compiled modules), run whole workflows or check many random
+ * configs. Its global setup refuses a dist/ older than the sources.
+ */
 export default defineConfig({
   test: {
-    include: ['test/**/*.test.ts'],
     testTimeout: 60_000,
     pool: 'forks',
+    projects: [
+      {
+        extends: true,
+        test: { name: 'unit', include: ['test/**/*.test.ts'], exclude: ['test/**/*.e2e.test.ts'] },
+      },
+      {
+        extends: true,
+        test: { name: 'e2e', include: ['test/**/*.e2e.test.ts'], globalSetup: ['test/helpers/fresh-dist.ts'] },
+      },
+    ],
   },
 });

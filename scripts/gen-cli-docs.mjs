@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // Writes docs/cli.md from the built CLI's own --help texts (run `npm run build` first):
 //   node scripts/gen-cli-docs.mjs
-// test/cli-docs.test.ts fails when docs/cli.md and the CLI disagree.
+// test/cli-docs.e2e.test.ts fails when docs/cli.md and the CLI disagree.
 import { execFileSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';

@@ -3,7 +3,7 @@
  * up as a diff to review. Regenerate with `UPDATE_GOLDEN=1 npx vitest run test/golden.test.ts`
  * only when a change of behaviour is intended (a spec change or a fixed bug), and say so in the
  * commit; test/golden/README.md says the same. The behaviours they combine are each pinned by
- * hand-derived tests and by the laws of test/properties.test.ts; a golden adds their interplay.
+ * hand-derived tests and by the laws of test/helpers/core-laws.ts; a golden adds their interplay.
  */
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';

@@ -1,7 +1,7 @@
 /**
  * The pool threads' JIT primer (src/sweep/jit-primer.ts): which points it copies, how it shrinks
  * them, and that the copies replay. That priming changes no result is checked on the real pool in
- * sweep-run.test.ts.
+ * sweep-run.e2e.test.ts.
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';

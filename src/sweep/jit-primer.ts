@@ -18,7 +18,7 @@
  * The primer rides on the tasks (`PointTask.primer`) until every pool thread has reported priming
  * (`PointTaskResult.primed`). Its results are discarded, and it changes no point's result: a replay
  * keeps no state between runs apart from scratch buffers whose contents are never read before
- * being written (core/scratch.ts); `test/sweep-run.test.ts` compares primed and unprimed sweeps.
+ * being written (core/scratch.ts); `test/sweep-run.e2e.test.ts` compares primed and unprimed sweeps.
  */
 import type { RunConfig } from '../config/types.js';
 
