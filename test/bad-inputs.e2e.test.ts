@@ -1485,6 +1485,11 @@ add('calibration inputs', [
     expect: ['--train'],
   },
   {
+    name: 'a score --train that is not an expression',
+    argv: ['score', '--sim', SIM, '--measured', MLX, '--train', 'the low ones', '--out', 'out'],
+    expect: ['--train the low ones', 'lowest:N'],
+  },
+  {
     name: 'engine --metrics naming no metric',
     argv: [
       'calibrate',

@@ -19,6 +19,7 @@ import { parseMetricList, type MetricName } from '../score/metric-names.js';
 import { selectPoints } from '../score/pair.js';
 import { formatKey, metricValue, missingMetrics, type ScorePoint } from '../score/points.js';
 import { readMeasuredPoints, shortPath } from '../score/score-inputs.js';
+import { selectTraining, TrainSelectionError } from '../score/train-select.js';
 import { writeScoreReport } from '../score/score-report.js';
 import { CalibrateUsageError, parseSelectionArgs, refuseUntrusted } from './arguments.js';
 import { calibrateEngine, type EngineCalibration } from './engine-calibration.js';
@@ -26,7 +27,6 @@ import { freeConstants } from './engine-fit.js';
 import { calibrateRoofline, DEPLOYMENT_PRIOR_SD, type RooflineCalibration } from './roofline-calibration.js';
 import { round6, snippetYaml } from './fit-output.js';
 import { childObject, resolveSimLoad, withConstants, type EngineConstants, type RawObject, type SimLoadOptions } from './sim-load.js';
-import { selectTraining } from './train-select.js';
 
 export const DEFAULT_ENGINE_METRICS = ['time_to_first_token.avg', 'inter_token_latency.avg'] as const;
 
@@ -342,10 +342,16 @@ export async function runEngineCalibration(options: EngineCommandOptions): Promi
       `--metrics: no measured point has ${missing.map((m) => m.id).join(', ')} (in ${options.measured.join(', ')}: ${found.join(', ') || 'no metric'})`,
     );
   }
-  const trainIndices = selectTraining(
-    measured.map((p) => p.key),
-    options.train,
-  );
+  let trainIndices: number[];
+  try {
+    trainIndices = selectTraining(
+      measured.map((p) => p.key),
+      options.train,
+    );
+  } catch (error) {
+    if (error instanceof TrainSelectionError) throw new CalibrateUsageError(error.message);
+    throw error;
+  }
   if (trainIndices.length === 0)
     throw new CalibrateUsageError(`--train ${options.train}: selects none of the ${measured.length} measured points`);
   const form = formOf(options.form ?? 'auto', loaded.config);

@@ -8,8 +8,7 @@ import { basename, dirname, join, resolve } from 'node:path';
 import { parseMappingArguments } from '../io/read-tabular.js';
 import { formatSelection, parseSelection, type ColumnSelection } from '../io/selection.js';
 import { DEFAULT_SCORE_METRICS, parseMetricList, parseMetricName, type MetricName } from './metric-names.js';
-import { CalibrateUsageError } from '../calibrate/arguments.js';
-import { selectTraining } from '../calibrate/train-select.js';
+import { selectTraining, TrainSelectionError } from './train-select.js';
 import { PairError, keyText, pairPoints, selectPoints, type PairResult } from './pair.js';
 import { CANONICAL_KEYS, type ScorePoint } from './points.js';
 import { isPointTable, readMeasuredPoints, readSimPoints, shortPath, tabularColumnsOf, type SimSide } from './score-inputs.js';
@@ -156,7 +155,7 @@ function splitTraining(points: ScorePoint[], expr: string | undefined): { scored
       expr,
     );
   } catch (error) {
-    if (error instanceof CalibrateUsageError) throw new ScoreUsageError(error.message);
+    if (error instanceof TrainSelectionError) throw new ScoreUsageError(error.message);
     throw error;
   }
   const chosen = new Set(indices);

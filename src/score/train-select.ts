@@ -2,10 +2,19 @@
  * `--train EXPR`: which measured points the engine is fitted on; the others are held out and
  * scored. Forms: `lowest:N` / `highest:N` (by the load key, concurrency or request rate, then
  * ISL and OSL), `all`, or conditions on point keys joined by `and`: `concurrency<=16`,
- * `concurrency=4|8|16`, `isl!=8192`. The split is written into fit.json.
+ * `concurrency=4|8|16`, `isl!=8192`. Used by `calibrate engine` (the split is written into fit.json)
+ * and by `score --train` (the training points are left out of the score).
  */
-import { CalibrateUsageError } from './arguments.js';
-import type { PointKey } from '../score/points.js';
+import type { PointKey } from './points.js';
+
+/** A `--train` expression that cannot be used; the command that took it reports it as its usage error (exit status 2). */
+export class TrainSelectionError extends Error {
+  readonly exitCode = 2;
+  constructor(message: string) {
+    super(message);
+    this.name = 'TrainSelectionError';
+  }
+}
 
 function loadOf(key: PointKey): number {
   const value = key.concurrency ?? key.request_rate;
@@ -44,7 +53,7 @@ export function selectTraining(keys: readonly PointKey[], expr: string): number[
   const extreme = /^(lowest|highest):(\d+)$/.exec(text);
   if (extreme) {
     const n = Number(extreme[2]);
-    if (n < 1) throw new CalibrateUsageError(`--train ${expr}: N must be at least 1`);
+    if (n < 1) throw new TrainSelectionError(`--train ${expr}: N must be at least 1`);
     const list = extreme[1] === 'lowest' ? ordered : [...ordered].reverse();
     return list
       .slice(0, n)
@@ -55,14 +64,14 @@ export function selectTraining(keys: readonly PointKey[], expr: string): number[
   const conditions = text.split(/\s+and\s+|\s*&&\s*/).map((part) => {
     const match = CONDITION.exec(part);
     if (!match)
-      throw new CalibrateUsageError(
+      throw new TrainSelectionError(
         `--train ${expr}: expected lowest:N, highest:N, all, or KEY<=VALUE / KEY=V1|V2 conditions joined by "and"`,
       );
     return { name: match[1], op: match[2], value: match[3] };
   });
   for (const condition of conditions) {
     if (!keys.some((key) => condition.name in key)) {
-      throw new CalibrateUsageError(
+      throw new TrainSelectionError(
         `--train ${expr}: no measured point has a key ${condition.name} (keys: ${[...new Set(keys.flatMap((key) => Object.keys(key)))].join(', ')})`,
       );
     }
