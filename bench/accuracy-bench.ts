@@ -29,7 +29,7 @@
  * each sweep's K lowest, to compare such fits on the same points (`--train-points 3 --score-above
  * 4` against `--train-points 4`). Run after `npm run build`.
  */
-import { availableParallelism, loadavg } from 'node:os';
+import { availableParallelism } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { dirname, join } from 'node:path';
 import { calibrateEngine, PREFILL_PRIOR, type EngineCalibration } from '../src/calibrate/engine-calibration.js';
@@ -48,6 +48,7 @@ import { parseMetricList } from '../src/score/metric-names.js';
 import type { ScorePoint } from '../src/score/points.js';
 import { PointPool } from '../src/sweep/pool.js';
 import { zeroShotBench } from './accuracy-zero-shot.js';
+import { benchEnvironment, describeEnvironment, JSON_OUTPUT, say } from './environment.js';
 import { TrajectoryPool } from '../src/calibrate/catalog-calibration.js';
 import { calibrateRoofline, type RooflineCalibration } from '../src/calibrate/roofline-calibration.js';
 import { catalogBaseConfig } from '../src/calibrate/silicon-deployments.js';
@@ -323,7 +324,7 @@ async function runVariant(
               .map(([name, v]) => `${name} ${Number((v as number).toPrecision(3))}`)
               .join(', ')}`
           : linearConstants(calibration);
-      process.stdout.write(`\n${all[i].label}\n  fitted: ${fitted}\n  C      TTFT meas    sim     err %   ITL meas    sim     err %\n`);
+      say(`\n${all[i].label}\n  fitted: ${fitted}\n  C      TTFT meas    sim     err %   ITL meas    sim     err %\n`);
       const byC = new Map<number, Record<string, { sim: number | null; measured: number | null; held: boolean }>>();
       for (const [held, score] of [
         [false, calibration.trainScore],
@@ -339,7 +340,7 @@ async function runVariant(
           x && x.sim !== null && x.measured !== null
             ? `${x.measured.toFixed(2).padStart(9)} ${x.sim.toFixed(2).padStart(8)} ${(((x.sim - x.measured) / x.measured) * 100).toFixed(1).padStart(7)}`
             : ''.padStart(26);
-        process.stdout.write(`  ${String(c).padEnd(5)} ${cell(m[TTFT])}  ${cell(m[ITL])}${m[TTFT]?.held ? '' : '  (train)'}\n`);
+        say(`  ${String(c).padEnd(5)} ${cell(m[TTFT])}  ${cell(m[ITL])}${m[TTFT]?.held ? '' : '  (train)'}\n`);
       }
     });
   }
@@ -373,7 +374,8 @@ async function main(): Promise<void> {
   const checkSet = process.argv.includes('--check-set');
   const perStratum = argValue('--per-stratum', checkSet ? 8 : 3);
   const ablation = process.argv.includes('--ablation');
-  const json = process.argv.includes('--json');
+  const environment = benchEnvironment();
+  let document: Record<string, unknown> | undefined;
   const threads = argValue('--threads', availableParallelism());
   const benchmarkLabels = new Set(selectCases(3).map((c) => c.label));
   const cases = checkSet ? selectCases(perStratum).filter((c) => !benchmarkLabels.has(c.label)) : selectCases(perStratum);
@@ -389,8 +391,8 @@ async function main(): Promise<void> {
     itlUnsat: number | null;
   }> = [];
   try {
-    process.stdout.write(
-      `accuracy of the engine fit: ${cases.length} silicon deployments (${perStratum} per stratum${checkSet ? ", check set: without the benchmark's" : ''})${checkSet ? '' : ' + the B200 dynosim sweep'}; ${ORACLE ? 'fit on all points (--oracle)' : `fit on the ${TRAIN_POINTS} lowest concurrencies`}, scored on ${SCORE_ABOVE === TRAIN_POINTS && !ORACLE ? 'the rest' : `the points above the ${SCORE_ABOVE} lowest`}; ${threads} threads; load ${loadavg()[0].toFixed(2)}\n`,
+    say(
+      `accuracy of the engine fit: ${cases.length} silicon deployments (${perStratum} per stratum${checkSet ? ", check set: without the benchmark's" : ''})${checkSet ? '' : ' + the B200 dynosim sweep'}; ${ORACLE ? 'fit on all points (--oracle)' : `fit on the ${TRAIN_POINTS} lowest concurrencies`}, scored on ${SCORE_ABOVE === TRAIN_POINTS && !ORACLE ? 'the rest' : `the points above the ${SCORE_ABOVE} lowest`}; ${threads} threads\n${describeEnvironment(environment)}\n`,
     );
     for (const variant of variants(ablation)) {
       const started = performance.now();
@@ -407,22 +409,21 @@ async function main(): Promise<void> {
         itlUnsat: mean(rows.flatMap((r) => r.unsaturated.itl)),
       });
       if (variant.name !== 'defaults') {
-        process.stdout.write(
+        say(
           `\nvariant "${variant.name}": held-out TTFT avg MAPE ${fmt(mean(ttftAll))} %, ITL avg MAPE ${fmt(mean(itlAll))} % over ${ttftAll.length} points (${(wall / 1000).toFixed(0)} s)\n`,
         );
         continue;
       }
-      if (json) {
-        process.stdout.write(
-          `${JSON.stringify({ rows: rows.map(({ apes: _a, unsaturated: _u, ...r }) => r), overall: { ttft: mean(ttftAll), itl: mean(itlAll), points: ttftAll.length } }, null, 2)}\n`,
-        );
-      }
+      document = {
+        rows: rows.map(({ apes: _a, unsaturated: _u, ...r }) => r),
+        overall: { ttft: mean(ttftAll), itl: mean(itlAll), points: ttftAll.length },
+      };
       const width = Math.max(...rows.map((r) => r.label.length), 10);
-      process.stdout.write(
+      say(
         `\n${'deployment'.padEnd(width)}  ${'stratum'.padEnd(12)}  ${'points (concurrency)'.padEnd(28)}  ${'TTFT avg MAPE %'.padStart(15)}  ${'ITL avg MAPE %'.padStart(14)}  fit s  saturated (measured)\n`,
       );
       for (const r of rows) {
-        process.stdout.write(
+        say(
           `${r.label.padEnd(width)}  ${r.stratum.padEnd(12)}  ${r.points.padEnd(28)}  ${fmt(r.ttft).padStart(15)}  ${fmt(r.itl).padStart(14)}  ${(r.wallMs / 1000).toFixed(1).padStart(5)}  ${r.saturated.length > 0 ? `from C=${r.saturated[0]}` : ''}\n`,
         );
       }
@@ -430,7 +431,7 @@ async function main(): Promise<void> {
       const heldOut = (b200?.holdout ?? []).filter((p) => !b200Low.has(Number(p.key.concurrency)));
       for (const source of b200 ? ['mocker', 'aic'] : []) {
         const m = otherSimulatorMape(source, heldOut);
-        process.stdout.write(
+        say(
           `${`  same B200 held-out points, ${source} (other simulator)`.padEnd(width)}  ${''.padEnd(12)}  ${heldOut
             .map((p) => p.key.concurrency)
             .join(',')
@@ -439,28 +440,28 @@ async function main(): Promise<void> {
       }
       const ttftUnsat = rows.flatMap((r) => r.unsaturated.ttft);
       const itlUnsat = rows.flatMap((r) => r.unsaturated.itl);
-      process.stdout.write(
+      say(
         `\noverall (point-weighted over ${ttftAll.length} held-out points of ${rows.length} deployments): TTFT avg MAPE ${fmt(mean(ttftAll))} %, ITL avg MAPE ${fmt(mean(itlAll))} %   (targets: 10 %, 5 %)\n`,
       );
-      process.stdout.write(
+      say(
         `without saturated points (measured TTFT growing > ${SATURATION_TTFT_JUMP}x as fast as the concurrency from the next lower point, and above; ${ttftAll.length - ttftUnsat.length} points): TTFT avg MAPE ${fmt(mean(ttftUnsat))} %, ITL avg MAPE ${fmt(mean(itlUnsat))} % over ${ttftUnsat.length} points\n`,
       );
       const byStratum = new Map<string, Row[]>();
       for (const r of rows) byStratum.set(r.stratum, [...(byStratum.get(r.stratum) ?? []), r]);
-      process.stdout.write(`by stratum: all held-out points | without saturated points\n`);
+      say(`by stratum: all held-out points | without saturated points\n`);
       for (const [stratum, list] of byStratum) {
-        process.stdout.write(
+        say(
           `  ${stratum.padEnd(12)} TTFT ${fmt(mean(list.flatMap((r) => r.apes.ttft))).padStart(6)} %  ITL ${fmt(mean(list.flatMap((r) => r.apes.itl))).padStart(6)} %  (${list.flatMap((r) => r.apes.ttft).length} points)` +
             `  |  TTFT ${fmt(mean(list.flatMap((r) => r.unsaturated.ttft))).padStart(6)} %  ITL ${fmt(mean(list.flatMap((r) => r.unsaturated.itl))).padStart(6)} %  (${list.flatMap((r) => r.unsaturated.ttft).length} points)\n`,
         );
       }
-      process.stdout.write(`wall time ${(wall / 1000).toFixed(0)} s\n`);
+      say(`wall time ${(wall / 1000).toFixed(0)} s\n`);
     }
     if (ablation) {
-      process.stdout.write('\nsimulated-load options, overall held-out MAPE:\n');
-      process.stdout.write(`  ${''.padEnd(42)} all held-out points     | without saturated points\n`);
+      say('\nsimulated-load options, overall held-out MAPE:\n');
+      say(`  ${''.padEnd(42)} all held-out points     | without saturated points\n`);
       for (const s of summary)
-        process.stdout.write(
+        say(
           `  ${s.variant.padEnd(42)} TTFT ${fmt(s.ttft).padStart(6)} %  ITL ${fmt(s.itl).padStart(6)} %  |  TTFT ${fmt(s.ttftUnsat).padStart(6)} %  ITL ${fmt(s.itlUnsat).padStart(6)} %\n`,
         );
     }
@@ -468,6 +469,10 @@ async function main(): Promise<void> {
     await fitPool.destroy();
     await pointPool.destroy();
     await trajectoryPool?.destroy();
+  }
+  if (JSON_OUTPUT) {
+    const options = { form: FORM, check_set: checkSet, per_stratum: perStratum, threads, argv: process.argv.slice(2) };
+    process.stdout.write(`${JSON.stringify({ bench: 'accuracy', environment, options, ...document, variants: summary }, null, 2)}\n`);
   }
 }
 

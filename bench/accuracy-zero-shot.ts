@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { catalogPoints, TrajectoryPool, zeroShot, type ZeroShotPoint } from '../src/calibrate/catalog-calibration.js';
 import { resolveSimLoad } from '../src/calibrate/sim-load.js';
 import { packageRoot } from '../src/catalog/load.js';
+import { benchEnvironment, describeEnvironment, JSON_OUTPUT, say } from './environment.js';
 
 const argValue = (name: string, fallback: number) =>
   process.argv.includes(name) ? Number(process.argv[process.argv.indexOf(name) + 1]) : fallback;
@@ -29,6 +30,7 @@ function mape(points: readonly ZeroShotPoint[]): { ttft: number; itl: number; n:
 
 export async function zeroShotBench(): Promise<void> {
   const started = performance.now();
+  const environment = benchEnvironment();
   const threads = argValue('--threads', availableParallelism());
   const maxOsl = argValue('--max-osl', Infinity);
   const { points, skipped } = catalogPoints(
@@ -36,16 +38,16 @@ export async function zeroShotBench(): Promise<void> {
     Number.isFinite(maxOsl) ? { maxOsl } : {},
   );
   const load = resolveSimLoad({});
-  process.stdout.write(
+  say(
     `zero-shot accuracy: ${points.length} points of ${new Set(points.map((p) => p.label)).size} aggregated deployments, ${new Set(points.map((p) => p.model)).size} models` +
-      `${skipped.length > 0 ? ` (${skipped.length} deployments not buildable from the catalog)` : ''}; leave one model out; ${threads} threads\n`,
+      `${skipped.length > 0 ? ` (${skipped.length} deployments not buildable from the catalog)` : ''}; leave one model out; ${threads} threads\n${describeEnvironment(environment)}\n`,
   );
   const pool = new TrajectoryPool(threads);
   let predictions: ZeroShotPoint[];
   try {
     ({ predictions } = await zeroShot(pool, points, load, {
       rounds: argValue('--rounds', 3),
-      log: (line) => process.stdout.write(`  ${line}\n`),
+      log: (line) => say(`  ${line}\n`),
     }));
   } finally {
     await pool.destroy();
@@ -58,21 +60,18 @@ export async function zeroShotBench(): Promise<void> {
   const rows = [...strata.entries()].sort(([a], [b]) => (a < b ? -1 : 1));
   const cell = (m: { ttft: number; itl: number; n: number }) =>
     `${m.ttft.toFixed(1).padStart(6)} % ${m.itl.toFixed(1).padStart(6)} % ${String(m.n).padStart(5)}`;
-  process.stdout.write(`\n${'stratum'.padEnd(14)} ${'all points: TTFT    ITL      n'.padEnd(28)}   single-node: TTFT    ITL      n\n`);
-  for (const [stratum, list] of rows)
-    process.stdout.write(`${stratum.padEnd(14)} ${cell(mape(list))}   ${cell(mape(list.filter(singleNode)))}\n`);
-  process.stdout.write(`${'overall'.padEnd(14)} ${cell(mape(predictions))}   ${cell(mape(predictions.filter(singleNode)))}\n`);
-  process.stdout.write(
-    `targets: TTFT avg MAPE <= 20 %, ITL avg MAPE <= 12 % per stratum; wall ${((performance.now() - started) / 1000).toFixed(0)} s\n`,
-  );
+  say(`\n${'stratum'.padEnd(14)} ${'all points: TTFT    ITL      n'.padEnd(28)}   single-node: TTFT    ITL      n\n`);
+  for (const [stratum, list] of rows) say(`${stratum.padEnd(14)} ${cell(mape(list))}   ${cell(mape(list.filter(singleNode)))}\n`);
+  say(`${'overall'.padEnd(14)} ${cell(mape(predictions))}   ${cell(mape(predictions.filter(singleNode)))}\n`);
+  say(`targets: TTFT avg MAPE <= 20 %, ITL avg MAPE <= 12 % per stratum; wall ${((performance.now() - started) / 1000).toFixed(0)} s\n`);
   const byModel = new Map<string, ZeroShotPoint[]>();
   for (const p of predictions) byModel.set(p.model, [...(byModel.get(p.model) ?? []), p]);
-  process.stdout.write('\nby model (left out of the fit that predicts it):\n');
+  say('\nby model (left out of the fit that predicts it):\n');
   for (const [model, list] of [...byModel.entries()].sort(([a], [b]) => (a < b ? -1 : 1)))
-    process.stdout.write(`  ${model.padEnd(40)} ${cell(mape(list))}\n`);
-  if (process.argv.includes('--json')) {
+    say(`  ${model.padEnd(40)} ${cell(mape(list))}\n`);
+  if (JSON_OUTPUT) {
     process.stdout.write(
-      `${JSON.stringify({ strata: Object.fromEntries(rows.map(([k, list]) => [k, { all: mape(list), single_node: mape(list.filter(singleNode)) }])), overall: mape(predictions) }, null, 2)}\n`,
+      `${JSON.stringify({ bench: 'accuracy-zero-shot', environment, strata: Object.fromEntries(rows.map(([k, list]) => [k, { all: mape(list), single_node: mape(list.filter(singleNode)) }])), overall: mape(predictions) }, null, 2)}\n`,
     );
   }
 }

@@ -3,13 +3,15 @@
  * replay issue. Each workload runs in a fresh child process so that peak RSS is its own.
  *
  *   npm run bench                     table
- *   npm run bench -- --json           one JSON object per line
+ *   npm run bench -- --json           one JSON document: the rows, the client path's cost, and the
+ *                                     commit and machine they were measured on (bench/environment.ts)
  *   npm run bench -- --only closed-1k run some workloads (comma-separated)
  */
 import { spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { parseRunConfig } from '../src/config/load.js';
 import { replay } from '../src/replay.js';
+import { benchEnvironment, describeEnvironment } from './environment.js';
 import { WORKLOADS } from './workloads.js';
 
 export interface BenchRow {
@@ -64,20 +66,20 @@ function main(): void {
     return;
   }
   const json = args.includes('--json');
+  const environment = benchEnvironment();
   const onlyIndex = args.indexOf('--only');
   const names = onlyIndex >= 0 ? args[onlyIndex + 1].split(',') : Object.keys(WORKLOADS);
   const rows: BenchRow[] = [];
   for (const name of names) {
     if (!(name in WORKLOADS)) throw new Error(`unknown workload '${name}'; known: ${Object.keys(WORKLOADS).join(', ')}`);
-    const row = runChild(name);
-    rows.push(row);
-    if (json) process.stdout.write(JSON.stringify(row) + '\n');
+    rows.push(runChild(name));
   }
   const overhead = names.includes('closed-1k') && names.includes('closed-1k-client-path') ? clientPathOverhead() : null;
   if (json) {
-    if (overhead) process.stdout.write(JSON.stringify({ workload: 'client-path-overhead', ...overhead }) + '\n');
+    process.stdout.write(`${JSON.stringify({ bench: 'replay', environment, rows, client_path_overhead: overhead }, null, 2)}\n`);
     return;
   }
+  console.log(describeEnvironment(environment));
   const header = ['workload', 'requests', 'output_tokens', 'wall_ms', 'us_per_output_token', 'peak_rss_mb', 'preemptions'] as const;
   const table = [header.map(String), ...rows.map((r) => header.map((h) => String(r[h])))];
   const widths = header.map((_, i) => Math.max(...table.map((line) => line[i].length)));

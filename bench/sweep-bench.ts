@@ -1,8 +1,8 @@
 /**
  * `npm run bench:sweep [-- --json]`: the sweep pool's speed.
  *
- * 1. A 64-point grid (concurrency 1..128 x detokenization servers 1..8, 8000 requests each, or
- *    `--requests R`) run end to end by `runSweep` with 1 pool thread and with one per core: wall
+ * 1. A 64-point grid (concurrency 1..128 x detokenization servers 1..8, 32,000 requests each as
+ *    in a real sweep, or `--requests R` for a quick look) run end to end by `runSweep` with 1 pool thread and with one per core: wall
  *    times, points per second, parallel efficiency t1 / (tN x N), and the sweep's fixed phases
  *    (plan, then summary and chart) that no number of threads shortens.
  * 2. Pool overhead per point: 256 points that do almost no work (1 request, 1 output token) run
@@ -12,21 +12,27 @@
  * measure what priming saves.
  *
  * Each measurement is the best of `--runs K` (default 2) alternating runs, since other processes on
- * the machine can only make a run slower; the load average at the start is printed with the
- * figures. An untimed sweep runs first, so that the main thread's one-off costs fall on no timed
+ * the machine can only make a run slower; the commit, the machine and the load average at the
+ * start are printed and written with the figures (bench/environment.ts). An untimed sweep runs first, so that the main thread's one-off costs fall on no timed
  * run.
  * Run after `npm run build` (it runs the compiled pool task).
  */
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { availableParallelism, cpus, loadavg, tmpdir } from 'node:os';
+import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadRunConfigFromObject } from '../src/config/load.js';
 import { replay } from '../src/replay.js';
 import { runSweep, type RunSweepResult } from '../src/sweep/run-sweep.js';
 import { buildPlan } from '../src/sweep/plan.js';
 import { parseSweepFile } from '../src/sweep/sweep-file.js';
+import { benchEnvironment, describeEnvironment, type BenchEnvironment } from './environment.js';
 
-const DEFAULT_GRID_REQUESTS = 8000;
+/**
+ * Requests per grid point: about 180 ms of replay a point on a 2-core virtual machine, the size of
+ * a real sweep's points. Points of a few tens of ms measure the threads' start-up and JIT warm-up
+ * more than the pool (docs/benchmarks.md, "The sweep pool").
+ */
+const DEFAULT_GRID_REQUESTS = 32_000;
 
 const GRID_BASE = {
   engine: {
@@ -70,15 +76,13 @@ const TINY_SWEEP = {
 };
 
 interface BenchResult {
+  environment: BenchEnvironment;
   points: number;
   requests_per_point: number;
   /** Whether the pool threads primed their JIT (false with `--no-prime`). */
   primed: boolean;
-  cores: number;
   pool_threads: number;
-  cpu_model: string;
   runs: number;
-  load_average_1min: number;
   /** Whole sweep (plan, pool, summary.csv, chart), best of `runs`. */
   t1_s: number;
   tN_s: number;
@@ -190,7 +194,7 @@ async function main(): Promise<void> {
   const requests =
     requestsArg === -1 ? DEFAULT_GRID_REQUESTS : Math.max(1, Math.floor(Number(process.argv[requestsArg + 1]) || DEFAULT_GRID_REQUESTS));
   const cores = availableParallelism();
-  const load = loadavg()[0];
+  const environment = benchEnvironment();
   const dir = mkdtempSync(join(tmpdir(), 'servesim-sweep-bench-'));
   try {
     const gridFile = join(dir, 'grid.yaml');
@@ -239,14 +243,12 @@ async function main(): Promise<void> {
     const inProcess = inProcessMsPerPoint(tinyFile);
 
     const result: BenchResult = {
+      environment,
       points,
       requests_per_point: requests,
       primed: prime,
-      cores,
       pool_threads: cores,
-      cpu_model: cpus()[0]?.model ?? 'unknown',
       runs,
-      load_average_1min: round(load, 2),
       t1_s: round(t1, 3),
       tN_s: round(tN, 3),
       points_per_s_1: round(points / t1, 2),
@@ -274,9 +276,9 @@ async function main(): Promise<void> {
     }
     process.stdout.write(
       [
-        `sweep bench: ${points}-point grid (concurrency 1..128 x detokenization servers 1..8, ${requests} requests each) on ${cores} cores (${result.cpu_model})` +
+        `sweep bench: ${points}-point grid (concurrency 1..128 x detokenization servers 1..8, ${requests} requests each) on ${cores} cores` +
           (prime ? '' : ', pool threads not primed (--no-prime)'),
-        `  best of ${runs} runs; load average at start ${result.load_average_1min.toFixed(2)}`,
+        `  ${describeEnvironment(environment)}; best of ${runs} runs`,
         `  1 pool thread:   ${result.t1_s.toFixed(2)} s, ${result.points_per_s_1.toFixed(2)} points/s`,
         `  ${cores} pool threads:  ${result.tN_s.toFixed(2)} s, ${result.points_per_s_N.toFixed(2)} points/s`,
         `  parallel efficiency t1 / (tN x ${cores}): ${result.parallel_efficiency.toFixed(3)}` +
