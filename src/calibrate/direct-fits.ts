@@ -10,7 +10,7 @@ import { CalibrateUsageError, checkHoldout, refuseUntrusted } from './arguments.
 import { fitDetokenization, readDetokenizationJobs, type DetokenizationModel } from './detokenization.js';
 import { round6, formatFitText, writeFitReport, type FitReport } from './fit-output.js';
 import type { LinearFit } from './fit-linear.js';
-import { LINEAR_TERMS } from './features.js';
+import { LINEAR_TERMS } from '../config/linear-timing.js';
 import { fitPassTime, passRoleColumns, readPasses, type PassLayout } from './pass-time.js';
 import { readTable, selectRows, type Table } from './read-table.js';
 import { formatSelection, type ColumnSelection } from '../io/selection.js';

@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { stringify as stringifyCsv } from 'csv-stringify/sync';
 import { stringify as stringifyYaml } from 'yaml';
 import { deploymentOf } from '../config/deployment.js';
+import { LINEAR_TERMS } from '../config/linear-timing.js';
 import { loadRunConfig, readYamlFile, type LoadedRunConfig } from '../config/load.js';
 import type { RunConfig } from '../config/types.js';
 import { EFFICIENCY_NAMES } from '../catalog/efficiency.js';
@@ -96,16 +97,14 @@ export function coefficientsJson(
   constants: EngineConstants,
   free: readonly string[],
 ): Record<string, { value: number; unit: string; status: string }> {
-  const units: Record<keyof EngineConstants, [string, string]> = {
-    base_ms: ['ms', 'engine.workers.aggregated.timing.base_ms'],
-    prefill_token_us: ['us', 'engine.workers.aggregated.timing.prefill_token_us'],
-    prefill_pair_ns: ['ns', 'engine.workers.aggregated.timing.prefill_pair_ns'],
-    decode_request_us: ['us', 'engine.workers.aggregated.timing.decode_request_us'],
-    decode_kv_token_ns: ['ns', 'engine.workers.aggregated.timing.decode_kv_token_ns'],
-    decode_request_exponent: ['', 'engine.workers.aggregated.timing.decode_request_exponent'],
-    prefill_overlap: ['', 'engine.workers.aggregated.timing.prefill_overlap'],
+  const timing = 'engine.workers.aggregated.timing';
+  const units = {
+    base_ms: ['ms', `${timing}.base_ms`],
+    ...Object.fromEntries(LINEAR_TERMS.map((term) => [term.name, [term.unit, `${timing}.${term.name}`]])),
+    decode_request_exponent: ['', `${timing}.decode_request_exponent`],
+    prefill_overlap: ['', `${timing}.prefill_overlap`],
     client_delay_ms: ['ms', 'engine.frontend.base_ms'],
-  };
+  } as Record<keyof EngineConstants, [string, string]>;
   const out: Record<string, { value: number; unit: string; status: string }> = {};
   for (const [name, [unit, path]] of Object.entries(units) as Array<[keyof EngineConstants, [string, string]]>) {
     const choice = MODEL_CHOICES[name as ModelChoice];
@@ -305,7 +304,7 @@ export function engineSnippet(constants: EngineConstants): Record<string, unknow
     {},
     {
       ...constants,
-      ...Object.fromEntries(Object.entries(constants).map(([k, v]) => [k, round6(v as number)])),
+      ...Object.fromEntries(Object.entries(constants).map(([k, v]) => [k, round6(v)])),
     },
   );
   const engine = childObject(fitted, 'engine');

@@ -3,13 +3,11 @@
  * P new prefill tokens, Q prefill attention pairs, B decoding requests, K the decoding requests'
  * context tokens. Helpers build them from what measured tables record.
  */
+import { LINEAR_TERMS } from '../config/linear-timing.js';
+import type { PassView } from '../core/timing.js';
 
-export interface PassFeatures {
-  prefillTokens: number;
-  prefillPairs: number;
-  decodeRequests: number;
-  decodeKvTokens: number;
-}
+/** What the `linear` provider sees of a pass (the core's `PassView`, less what only other providers read). */
+export type PassFeatures = Pick<PassView, (typeof LINEAR_TERMS)[number]['key']>;
 
 /** Q for one prefill chunk: `chunk * (already_computed + chunk / 2)`. */
 export function prefillPairsOf(chunk: number, alreadyComputed = 0): number {
@@ -30,14 +28,7 @@ export function meanDecodePass(batch: number, prompt: number, output: number): P
   return { prefillTokens: 0, prefillPairs: 0, decodeRequests: batch, decodeKvTokens: batch * (prompt + output / 2) };
 }
 
-/** Pass-time terms of the `linear` provider, in `PassFeatures` order, with their units. */
-export const LINEAR_TERMS = [
-  { name: 'prefill_token_us', unit: 'us', toUnit: 1e3, feature: 'new prefill tokens', key: 'prefillTokens' },
-  { name: 'prefill_pair_ns', unit: 'ns', toUnit: 1e6, feature: 'prefill attention pairs', key: 'prefillPairs' },
-  { name: 'decode_request_us', unit: 'us', toUnit: 1e3, feature: 'decoding requests', key: 'decodeRequests' },
-  { name: 'decode_kv_token_ns', unit: 'ns', toUnit: 1e6, feature: 'decode context tokens', key: 'decodeKvTokens' },
-] as const;
-
+/** The features in LINEAR_TERMS order, the regressors of a pass-time fit. */
 export function featureVector(pass: PassFeatures): number[] {
   return LINEAR_TERMS.map((term) => pass[term.key]);
 }

@@ -10,7 +10,8 @@
  * Column names are roles unless `--map role=COLUMN` says otherwise.
  */
 import { InputError } from '../config/errors.js';
-import { LINEAR_TERMS, featureVector, meanDecodePass, prefillPass, type PassFeatures } from './features.js';
+import { LINEAR_TERMS } from '../config/linear-timing.js';
+import { featureVector, meanDecodePass, prefillPass, type PassFeatures } from './features.js';
 import { fitLinearModel, log2Bucket, type FitOptions, type FitRow, type LinearFit, type LinearModelSpec } from './fit-linear.js';
 import { numberCell, requireColumn, type Table } from './read-table.js';
 

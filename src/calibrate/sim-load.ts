@@ -34,20 +34,16 @@ export function resolveSimLoad(partial: Partial<SimLoadOptions> | undefined): Si
   return out;
 }
 
-/** The engine constants the engine fit sets: `linear` timing and, optionally, a client-path delay. */
-export interface EngineConstants {
-  base_ms: number;
-  prefill_token_us: number;
-  prefill_pair_ns: number;
-  decode_request_us: number;
-  decode_kv_token_ns: number;
-  /** Exponent p of the decoding-request term `decode_request_us x B^p` (fixed, not fitted; 1 when absent). */
-  decode_request_exponent?: number;
-  /** Roofline overlap of prefill and the rest of the pass, `prefill_overlap` (fixed, not fitted; 0 when absent). */
-  prefill_overlap?: number;
-  /** Delay between sending and the server (client, HTTP, API server): engine.frontend.base_ms. */
-  client_delay_ms: number;
-}
+/**
+ * The engine constants the engine fit sets: the `linear` timing block's coefficients (its exponent
+ * and overlap are fixed, not fitted, and stand at their defaults 1 and 0 when absent) and a
+ * client-path delay.
+ */
+export type EngineConstants = Omit<LinearTimingConfig, 'type' | 'decode_request_exponent' | 'prefill_overlap'> &
+  Partial<Pick<LinearTimingConfig, 'decode_request_exponent' | 'prefill_overlap'>> & {
+    /** Delay between sending and the server (client, HTTP, API server): engine.frontend.base_ms; 0 = none. */
+    client_delay_ms: number;
+  };
 
 /** A config object as read from YAML, before validation. */
 export type RawObject = Record<string, unknown>;

@@ -6,6 +6,7 @@
 import { autoKvCapacity, deploymentOf } from './deployment.js';
 import { kvBlocksPerRank, largestSyntheticPromptTokens } from './kv-capacity.js';
 import { MAX_KV_BLOCKS, MAX_RANKS, MAX_REQUESTS, MAX_TOKENS_PER_REQUEST, formatCount } from './limits.js';
+import { loadUnitOf, stopRequests } from './stop.js';
 import type { RunConfig } from './types.js';
 
 export interface RuleViolation {
@@ -136,9 +137,9 @@ export function checkRunConfigRules(config: RunConfig): RuleViolation[] {
         (stopKeys.length === 0 ? 'got none' : `got ${stopKeys.join(', ')}`),
     });
   }
-  if ('requests_per_load_unit' in stop && load.type !== 'trace_timestamps') {
-    const unit = load.type === 'concurrency' ? load.concurrency : load.requests_per_second;
-    const requests = Math.round(stop.requests_per_load_unit * unit);
+  const unit = loadUnitOf(load);
+  if ('requests_per_load_unit' in stop && unit !== null) {
+    const requests = stopRequests({ load, stop }) as number;
     if (requests > MAX_REQUESTS) {
       violations.push({
         path: 'traffic.stop.requests_per_load_unit',

@@ -16,8 +16,10 @@ import { freemem, totalmem } from 'node:os';
 import { getHeapStatistics } from 'node:v8';
 import { frontendOf, rooflineOf } from './deployment.js';
 import { kvBlocksPerRank, sessionTurnPromptTokens } from './kv-capacity.js';
+import { linearTimingSpec } from './linear-timing.js';
 import { MAX_REQUESTS, formatBytes, formatCount } from './limits.js';
 import type { RuleViolation } from './rules.js';
+import { stopRequests } from './stop.js';
 import type { RunConfig, SourceConfig } from './types.js';
 
 const ROLE = 'engine.workers.aggregated';
@@ -212,8 +214,9 @@ function engineMinMs(config: RunConfig, prompt: number, output: number): number 
       // and prompt^2 / 2 pairs; each of its decoding passes has >= 1 request and >= prompt + 1
       // context tokens.
       const decodes = Math.max(0, output - 1);
-      const rest = passes * timing.base_ms + decodes * (timing.decode_request_us / 1e3 + (timing.decode_kv_token_ns * (prompt + 1)) / 1e6);
-      const prefill = (prompt * timing.prefill_token_us) / 1e3 + (((prompt * prompt) / 2) * timing.prefill_pair_ns) / 1e6;
+      const ms = linearTimingSpec(timing);
+      const rest = passes * ms.baseMs + decodes * (ms.decodeRequestMs + ms.decodeKvTokenMs * (prompt + 1));
+      const prefill = prompt * ms.prefillTokenMs + ((prompt * prompt) / 2) * ms.prefillPairMs;
       return Math.max(rest, prefill);
     }
     case 'roofline': {
@@ -251,13 +254,12 @@ function requestsBound(config: RunConfig, traceRows: number | null): { requests:
   const { load, stop } = config.traffic;
   let requests: number;
   let from: string;
-  if ('requests' in stop) {
-    requests = stop.requests;
-    from = 'traffic.stop.requests';
-  } else if ('requests_per_load_unit' in stop) {
-    const unit = load.type === 'concurrency' ? load.concurrency : load.type === 'trace_timestamps' ? 1 : load.requests_per_second;
-    requests = Math.max(1, Math.round(stop.requests_per_load_unit * unit));
-    from = 'traffic.stop.requests_per_load_unit';
+  const counted = stopRequests(config.traffic);
+  if (counted !== null) {
+    requests = counted;
+    from = 'requests' in stop ? 'traffic.stop.requests' : 'traffic.stop.requests_per_load_unit';
+  } else if (!('max_virtual_time_seconds' in stop)) {
+    throw new Error('traffic.stop: requests_per_load_unit needs a load with a load unit (the config rules refuse trace_timestamps)');
   } else {
     const capMs = stop.max_virtual_time_seconds * 1000;
     from = 'traffic.stop.max_virtual_time_seconds';

@@ -80,19 +80,29 @@ export function secondsBetween(startNs: bigint, endNs: bigint): number {
   return Number(difference / NS_PER_S) + Number(difference % NS_PER_S) / 1e9;
 }
 
+/** One request as AIPerf aggregates it: a success (valid) or a failure, and its per-request metric values. */
+export interface AggregatedRequest {
+  failed: boolean;
+  /** Values by tag, lists for `inter_chunk_latency`; a failure carries `error_isl`. */
+  metrics: Record<string, number | number[]>;
+}
+
 /**
- * The summary AIPerf would compute from these records: statistics of every per-request
- * metric over the valid records (lists flattened), `error_isl` over the failed ones, and the
- * run-level values. `benchmark_duration` is `max(start + request_latency) - min(start)` over
- * valid records, as AIPerf's `max_response_timestamp` is start + latency (docs/aiperf-files.md), with
- * the timestamps' differences taken exactly.
+ * AIPerf's aggregation of per-request values into a run summary (docs/aiperf-files.md), the one
+ * shared by the reader (recomputing a run from its JSONL) and the writer (exporting a simulated
+ * run): statistics of every per-request metric over the successes (lists flattened), `error_isl`
+ * over the failures, the counts, the totals, the throughputs over `durationS` (the caller measures
+ * it from its own timestamps; none when undefined or 0) and the error-adjusted rows.
  */
-export function summarizeAiperfRecords(records: readonly AiperfRequestRecord[]): Record<string, AiperfMetric> {
-  const valid = records.filter(isValidRecord);
-  const failed = records.filter((record) => record.error !== null && record.phase !== 'warmup');
+export function aggregateAiperfRequests(
+  requests: readonly AggregatedRequest[],
+  durationS: number | undefined,
+): Record<string, AiperfMetric> {
+  const valid = requests.filter((request) => !request.failed);
+  const failed = requests.filter((request) => request.failed);
   const values = new Map<string, number[]>();
-  for (const record of valid) {
-    for (const [tag, value] of Object.entries(record.metrics)) {
+  for (const request of valid) {
+    for (const [tag, value] of Object.entries(request.metrics)) {
       if (tag === 'error_isl') continue;
       let list = values.get(tag);
       if (!list) values.set(tag, (list = []));
@@ -100,19 +110,13 @@ export function summarizeAiperfRecords(records: readonly AiperfRequestRecord[]):
       else list.push(value);
     }
   }
-  // Metrics AIPerf derives from the metadata columns (docs/aiperf-files.md), when the lines lack them.
-  for (const [tag, derive] of DERIVED_FROM_COLUMNS) {
-    if (values.has(tag)) continue;
-    const list = valid.map(derive).filter((value): value is number => value !== undefined);
-    if (list.length > 0) values.set(tag, list);
-  }
   const metrics: Record<string, AiperfMetric> = {};
   const unitOf = (tag: string): string => getMetricInfo(tag)?.unit ?? '';
   for (const [tag, list] of values) {
     if (list.length === 0) continue;
     metrics[tag] = { tag, unit: unitOf(tag), kind: 'distribution', stats: distributionStats(list) };
   }
-  const errorIsl = failed.map((record) => record.metrics.error_isl).filter((value): value is number => typeof value === 'number');
+  const errorIsl = failed.map((request) => request.metrics.error_isl).filter((value): value is number => typeof value === 'number');
   if (errorIsl.length > 0)
     metrics.error_isl = { tag: 'error_isl', unit: 'tokens', kind: 'distribution', stats: distributionStats(errorIsl) };
   const single = (tag: string, value: number): void => {
@@ -134,6 +138,50 @@ export function summarizeAiperfRecords(records: readonly AiperfRequestRecord[]):
   const totalOsl = total('output_sequence_length');
   if (totalIsl !== undefined) single('total_isl', totalIsl);
   if (totalOsl !== undefined) single('total_osl', totalOsl);
+  if (durationS !== undefined && durationS > 0) {
+    single('benchmark_duration', durationS);
+    single('request_throughput', valid.length / durationS);
+    if (totalOsl !== undefined) single('output_token_throughput', totalOsl / durationS);
+    if (totalIsl !== undefined) single('input_token_throughput', totalIsl / durationS);
+    if (totalIsl !== undefined && totalOsl !== undefined) single('total_token_throughput', (totalIsl + totalOsl) / durationS);
+  }
+  if (failed.length > 0 && valid.length > 0) {
+    for (const tag of ADJUSTED_TAGS) {
+      const perRequest = valid.map((request) => request.metrics[tag]).filter((value): value is number => typeof value === 'number');
+      if (perRequest.length === 0) continue;
+      metrics[`adj_${tag}`] = {
+        tag: `adj_${tag}`,
+        unit: unitOf(tag),
+        kind: 'distribution',
+        stats: adjustedStats(perRequest, failed.length),
+      };
+    }
+  }
+  return metrics;
+}
+
+/**
+ * The summary AIPerf would compute from these records (`aggregateAiperfRequests` over the
+ * profiling phase: warmup and cancelled records left out). Metrics AIPerf derives from the
+ * metadata columns are derived when no line carries them. `benchmark_duration` is
+ * `max(start + request_latency) - min(start)` over valid records, as AIPerf's
+ * `max_response_timestamp` is start + latency (docs/aiperf-files.md), with the timestamps'
+ * differences taken exactly.
+ */
+export function summarizeAiperfRecords(records: readonly AiperfRequestRecord[]): Record<string, AiperfMetric> {
+  const valid = records.filter(isValidRecord);
+  const failed = records.filter((record) => record.error !== null && record.phase !== 'warmup');
+  const derived = DERIVED_FROM_COLUMNS.filter(([tag]) => !valid.some((record) => tag in record.metrics));
+  const requests: AggregatedRequest[] = valid.map((record) => {
+    if (derived.length === 0) return { failed: false, metrics: record.metrics };
+    const metrics = { ...record.metrics };
+    for (const [tag, derive] of derived) {
+      const value = derive(record);
+      if (value !== undefined) metrics[tag] = value;
+    }
+    return { failed: false, metrics };
+  });
+  for (const record of failed) requests.push({ failed: true, metrics: record.metrics });
   let firstStartNs: bigint | undefined;
   let lastEndNs: bigint | undefined;
   for (const record of valid) {
@@ -144,26 +192,7 @@ export function summarizeAiperfRecords(records: readonly AiperfRequestRecord[]):
     if (firstStartNs === undefined || record.requestStartNs < firstStartNs) firstStartNs = record.requestStartNs;
     if (lastEndNs === undefined || endNs > lastEndNs) lastEndNs = endNs;
   }
-  if (firstStartNs !== undefined && lastEndNs !== undefined && lastEndNs > firstStartNs) {
-    const durationS = secondsBetween(firstStartNs, lastEndNs);
-    single('benchmark_duration', durationS);
-    single('request_throughput', valid.length / durationS);
-    if (totalOsl !== undefined) single('output_token_throughput', totalOsl / durationS);
-    if (totalIsl !== undefined) single('input_token_throughput', totalIsl / durationS);
-    if (totalIsl !== undefined && totalOsl !== undefined) single('total_token_throughput', (totalIsl + totalOsl) / durationS);
-  }
-  if (failed.length > 0 && valid.length > 0) {
-    for (const tag of ADJUSTED_TAGS) {
-      const list = values.get(tag);
-      if (!list) continue;
-      const perRequest = valid.map((record) => record.metrics[tag]).filter((value): value is number => typeof value === 'number');
-      metrics[`adj_${tag}`] = {
-        tag: `adj_${tag}`,
-        unit: unitOf(tag),
-        kind: 'distribution',
-        stats: adjustedStats(perRequest, failed.length),
-      };
-    }
-  }
-  return metrics;
+  const durationS =
+    firstStartNs !== undefined && lastEndNs !== undefined && lastEndNs > firstStartNs ? secondsBetween(firstStartNs, lastEndNs) : undefined;
+  return aggregateAiperfRequests(requests, durationS);
 }

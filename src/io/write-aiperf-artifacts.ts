@@ -10,12 +10,13 @@
  * nanoseconds, so the same run writes the same bytes.
  */
 import { join } from 'node:path';
+import { stopRequests } from '../config/stop.js';
 import type { RunConfig } from '../config/types.js';
 import { fnv1a32 } from '../core/fnv.js';
 import type { ReplaySummary, RequestRecord } from '../core/report-types.js';
-import { ADJUSTED_TAGS, adjustedStats, distributionStats } from './read-aiperf-stats.js';
+import { aggregateAiperfRequests } from './read-aiperf-stats.js';
 import { getMetricInfo, headerCellOf } from './read-aiperf-tags.js';
-import type { AiperfStat } from './read-aiperf-types.js';
+import type { AiperfMetric, AiperfStat } from './read-aiperf-types.js';
 import { makeOutputDir, writeOutputFile } from './write-output.js';
 
 /** Virtual time 0 (the first request sent) as a wall-clock timestamp: 2023-11-14T22:13:20Z. */
@@ -88,13 +89,8 @@ const JSON_ORDER = [
   'adj_inter_token_latency',
 ];
 
-/** One exported metric: statistics (`single` keeps its value in `avg`). */
-export interface ExportedMetric {
-  tag: string;
-  unit: string;
-  kind: 'distribution' | 'single';
-  stats: Partial<Record<AiperfStat, number>>;
-}
+/** One exported metric: statistics (`single` keeps its value in `avg`), as the reader returns them. */
+export type ExportedMetric = AiperfMetric;
 
 export interface AiperfExport {
   metrics: Record<string, ExportedMetric>;
@@ -197,71 +193,23 @@ function single(metrics: Record<string, ExportedMetric>, tag: string, value: num
   metrics[tag] = { tag, unit: unitOf(tag), kind: 'single', stats: { avg: value } };
 }
 
-/** Metrics of the run from its requests, with AIPerf's aggregation (docs/aiperf-files.md). */
+/**
+ * Metrics of the run from its requests, with AIPerf's aggregation (the reader's, docs/aiperf-files.md);
+ * `benchmark_duration` from the virtual times: the last success's end less the first success's start.
+ */
 function metricsFromRequests(requests: ExportedRequest[]): Record<string, ExportedMetric> {
-  const valid = requests.filter((request) => request.isValid);
-  const failed = requests.filter((request) => !request.isValid);
-  const metrics: Record<string, ExportedMetric> = {};
-  const values = new Map<string, number[]>();
-  for (const request of valid) {
-    for (const [tag, value] of Object.entries(request.metrics)) {
-      let list = values.get(tag);
-      if (!list) values.set(tag, (list = []));
-      if (Array.isArray(value)) list.push(...value);
-      else list.push(value);
-    }
-  }
-  for (const [tag, list] of values) {
-    metrics[tag] = { tag, unit: unitOf(tag), kind: 'distribution', stats: distributionStats(list) };
-  }
-  let totalIsl = 0;
-  let totalOsl = 0;
   let firstStartMs = Infinity;
   let lastEndMs = -Infinity;
-  for (const request of valid) {
-    totalIsl += request.record.input_tokens;
-    totalOsl += request.record.output_tokens;
+  for (const request of requests) {
+    if (!request.isValid) continue;
     if (request.startMs < firstStartMs) firstStartMs = request.startMs;
     if (request.endMs > lastEndMs) lastEndMs = request.endMs;
   }
-  single(metrics, 'request_count', valid.length);
-  if (failed.length > 0) {
-    const errorIsl = failed.map((request) => request.record.input_tokens);
-    metrics.error_isl = { tag: 'error_isl', unit: 'tokens', kind: 'distribution', stats: distributionStats(errorIsl) };
-    single(metrics, 'error_request_count', failed.length);
-    single(
-      metrics,
-      'total_error_isl',
-      errorIsl.reduce((a, b) => a + b, 0),
-    );
-    single(metrics, 'completed_request_count', valid.length + failed.length);
-    single(metrics, 'request_error_rate', (100 * failed.length) / (valid.length + failed.length));
-  }
-  if (valid.length > 0) {
-    single(metrics, 'total_isl', totalIsl);
-    single(metrics, 'total_osl', totalOsl);
-    const durationS = (lastEndMs - firstStartMs) / 1000;
-    if (durationS > 0) {
-      single(metrics, 'benchmark_duration', durationS);
-      single(metrics, 'request_throughput', valid.length / durationS);
-      single(metrics, 'output_token_throughput', totalOsl / durationS);
-      single(metrics, 'input_token_throughput', totalIsl / durationS);
-      single(metrics, 'total_token_throughput', (totalIsl + totalOsl) / durationS);
-    }
-  }
-  if (failed.length > 0 && valid.length > 0) {
-    for (const tag of ADJUSTED_TAGS) {
-      const perRequest = valid.map((request) => request.metrics[tag]).filter((value): value is number => typeof value === 'number');
-      if (perRequest.length === 0) continue;
-      metrics[`adj_${tag}`] = {
-        tag: `adj_${tag}`,
-        unit: unitOf(tag),
-        kind: 'distribution',
-        stats: adjustedStats(perRequest, failed.length),
-      };
-    }
-  }
-  return metrics;
+  const durationS = lastEndMs > firstStartMs ? (lastEndMs - firstStartMs) / 1000 : undefined;
+  return aggregateAiperfRequests(
+    requests.map((request) => ({ failed: !request.isValid, metrics: request.metrics })),
+    durationS,
+  );
 }
 
 /** Metrics from the summary alone, for a run replayed without per-request records. */
@@ -318,15 +266,6 @@ function sourceLengths(config: RunConfig): { isl?: number; osl?: number; dataset
   }
 }
 
-function requestsOfRun(config: RunConfig): number | undefined {
-  const stop = config.traffic.stop;
-  if ('requests' in stop) return stop.requests;
-  if ('requests_per_load_unit' in stop && config.traffic.load.type === 'concurrency') {
-    return stop.requests_per_load_unit * config.traffic.load.concurrency;
-  }
-  return undefined;
-}
-
 /** `input_config` in AIPerf 0.12's shape, describing the simulated load. */
 function inputConfigOf(config: RunConfig): Record<string, unknown> {
   const load = config.traffic.load;
@@ -340,8 +279,8 @@ function inputConfigOf(config: RunConfig): Record<string, unknown> {
       request_rate: load.requests_per_second,
       arrival: load.type === 'poisson' ? 'poisson' : 'constant',
     });
-  const requests = requestsOfRun(config);
-  if (requests !== undefined) phase.requests = requests;
+  const requests = stopRequests(config.traffic);
+  if (requests !== null) phase.requests = requests;
   const dataset: Record<string, unknown> = { name: 'main', type: lengths.datasetType };
   if (lengths.isl !== undefined && lengths.osl !== undefined) {
     dataset.prompts = { isl: { mean: lengths.isl, stddev: 0 }, osl: { mean: lengths.osl, stddev: 0 } };
@@ -370,8 +309,8 @@ export function equivalentAiperfCommand(config: RunConfig): string {
     words.push('--synthetic-input-tokens-mean', String(lengths.isl), '--synthetic-input-tokens-stddev', '0');
     words.push('--output-tokens-mean', String(lengths.osl), '--output-tokens-stddev', '0');
   }
-  const requests = requestsOfRun(config);
-  if (requests !== undefined) words.push('--request-count', String(requests));
+  const requests = stopRequests(config.traffic);
+  if (requests !== null) words.push('--request-count', String(requests));
   if (config.report.warmup_requests > 0) words.push('--warmup-request-count', String(config.report.warmup_requests));
   return words.join(' ');
 }

@@ -20,6 +20,7 @@
  * keeps no state between runs apart from scratch buffers whose contents are never read before
  * being written (core/scratch.ts); `test/sweep-run.e2e.test.ts` compares primed and unprimed sweeps.
  */
+import { stopRequests } from '../config/stop.js';
 import type { RunConfig } from '../config/types.js';
 
 /** Points of the sweep a primer copies. */
@@ -29,25 +30,13 @@ export const PRIMER_REQUESTS = 64;
 /** At most this many output tokens per request of a synthetic source. */
 export const PRIMER_OUTPUT_TOKENS = 16;
 
-/** Requests a run sends when it stops on a count (docs/config.md `stop`); Infinity under a time cap. */
-export function requestsOf(config: RunConfig): number {
-  const stop = config.traffic.stop;
-  if ('requests' in stop) return stop.requests;
-  if ('requests_per_load_unit' in stop) {
-    const load = config.traffic.load;
-    const unit = load.type === 'concurrency' ? load.concurrency : 'requests_per_second' in load ? load.requests_per_second : NaN;
-    if (Number.isFinite(unit)) return Math.max(1, Math.round(stop.requests_per_load_unit * unit));
-  }
-  return Infinity;
-}
-
 /**
  * A copy of a run that stops early (PRIMER_REQUESTS requests, or the run's own count if smaller)
  * and generates short outputs: the same paths for little work.
  */
 export function shrinkForPrimer(config: RunConfig): RunConfig {
   const copy = structuredClone(config);
-  copy.traffic.stop = { requests: Math.min(PRIMER_REQUESTS, requestsOf(config)) };
+  copy.traffic.stop = { requests: Math.min(PRIMER_REQUESTS, stopRequests(config.traffic) ?? Infinity) };
   copy.report.warmup_requests = 0;
   const source = copy.traffic.source;
   if (source.type === 'synthetic') source.output_tokens = Math.min(source.output_tokens, PRIMER_OUTPUT_TOKENS);

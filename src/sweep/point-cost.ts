@@ -4,14 +4,13 @@
  * request. Points of one sweep can differ a thousandfold (concurrency 1 against 1024 at ten
  * requests a slot), which an ETA that counts points gets wrong by as much.
  */
+import { stopRequests } from '../config/stop.js';
 import type { RunConfig } from '../config/types.js';
 
 /** Requests the point sends, or null when only the replay can tell (a time cap on a closed loop). */
 function expectedRequests(config: RunConfig): number | null {
   const { stop, load } = config.traffic;
-  const unit = load.type === 'concurrency' ? load.concurrency : 'requests_per_second' in load ? load.requests_per_second : null;
-  if ('requests' in stop) return stop.requests;
-  if ('requests_per_load_unit' in stop) return unit === null ? null : Math.max(1, Math.round(stop.requests_per_load_unit * unit));
+  if (!('max_virtual_time_seconds' in stop)) return stopRequests(config.traffic);
   return load.type === 'poisson' || load.type === 'constant_rate' ? load.requests_per_second * stop.max_virtual_time_seconds : null;
 }
 
