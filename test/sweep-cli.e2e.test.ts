@@ -1,13 +1,14 @@
 /**
  * `servesim sweep` in a real process: SIGKILL mid-sweep loses no finished point, Ctrl-C stops,
  * keeps what finished and says how to resume, and `sweep merge` from the command line.
- * Runs the compiled command line (dist/src/cli/main.js); needs `npm run build` first.
+ * Runs the compiled command line with the test pool task that makes points slow on request
+ * (test/fixtures/sweep/cli-with-fault-task.mjs); needs `npm run build` first.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { ids, lines, read, requireBuild, RUN_CLI, useTempDirs, writeSweep } from './fixtures/sweep/helpers.js';
+import { FAULT_CLI, ids, lines, read, requireBuild, RUN_CLI, useTempDirs, writeSweep } from './fixtures/sweep/helpers.js';
 
 beforeAll(requireBuild);
 const dir = useTempDirs();
@@ -18,10 +19,7 @@ interface Run {
 }
 
 function cli(args: string[]): Run {
-  const child = spawn(process.execPath, [RUN_CLI, ...args], {
-    env: { ...process.env, SERVESIM_TEST_FAULTS: '1' },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const child = spawn(process.execPath, [FAULT_CLI, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
   let stdout = '';
   let stderr = '';
   child.stdout.on('data', (b: Buffer) => (stdout += b.toString()));

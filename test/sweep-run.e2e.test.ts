@@ -1,6 +1,7 @@
 /**
- * Sweeps run on the real pool (compiled dist/src/sweep/pool-task.js and the real replay): byte
- * identity across pool sizes and finish orders, resume, faults, shards and merge.
+ * Sweeps run on the real pool (the compiled point runner and the real replay, in the test pool
+ * task that adds faults on request): byte identity across pool sizes and finish orders, resume,
+ * faults, shards and merge.
  * Needs `npm run build` first.
  */
 import { existsSync, writeFileSync } from 'node:fs';
@@ -12,15 +13,13 @@ import { mergeSweeps } from '../src/sweep/merge.js';
 import { PlanError } from '../src/sweep/plan.js';
 import type { ProgressReporter } from '../src/sweep/progress.js';
 import { runSweep, type RunSweepOptions } from '../src/sweep/run-sweep.js';
-import { ids, lines, read, requireBuild, useTempDirs, writeSweep } from './fixtures/sweep/helpers.js';
-
-// The pool threads copy the environment when they start: the fault hook is on for this file.
-process.env.SERVESIM_TEST_FAULTS = '1';
+import { FAULT_TASK, ids, lines, read, requireBuild, useTempDirs, writeSweep } from './fixtures/sweep/helpers.js';
 
 beforeAll(requireBuild);
 const dir = useTempDirs();
 
-const quiet = { note: () => {} } satisfies Partial<RunSweepOptions>;
+/** Every sweep here runs the pool task with faults on request (`engine.model: '__fault:...'`). */
+const quiet = { note: () => {}, taskFilename: FAULT_TASK } satisfies Partial<RunSweepOptions>;
 const OUTPUT_FILES = ['plan.json', 'points.jsonl', 'summary.csv', 'sweep.svg'];
 
 /** Stops the sweep through its stop signal once `after` points have finished. */
@@ -166,7 +165,11 @@ describe('sweep run', () => {
     let stderr = '';
     const code = await runSweepCommand(
       { file: sweep, out: join(d, 'out'), workers: 1 },
-      { stdout: { write: (s: string) => (stdout += s) } as never, stderr: { write: (s: string) => (stderr += s) } as never },
+      {
+        taskFilename: FAULT_TASK,
+        stdout: { write: (s: string) => (stdout += s) } as never,
+        stderr: { write: (s: string) => (stderr += s) } as never,
+      },
     );
     expect(code).toBe(1);
     const failedId = ids(join(d, 'out', 'points.jsonl'))[1];

@@ -10,9 +10,6 @@ import { InputError } from '../config/errors.js';
 import { fitLinearModel, log2Bucket, type FitOptions, type FitRow, type LinearFit, type LinearModelSpec } from './fit-linear.js';
 import { numberCell, requireColumn, type Table } from './read-table.js';
 
-export const DETOKENIZATION_COLUMNS = ['pass_end_ms', 'server', 'outputs', 'received_ms'] as const;
-export const DETOKENIZATION_FOUR_TERM_COLUMNS = ['first_outputs', 'final_outputs'] as const;
-
 export interface DetokenizationJob {
   /** `file:line`. */
   source: string;

@@ -22,6 +22,7 @@ import { formatKey, metricValue, missingMetrics, type ScorePoint } from '../scor
 import { readMeasuredPoints, shortPath } from '../score/score-inputs.js';
 import { selectTraining, TrainSelectionError } from '../score/train-select.js';
 import { writeScoreReport } from '../score/score-report.js';
+import type { ScoreResult } from '../score/score-result.js';
 import { CalibrateUsageError, parseSelectionArgs, refuseUntrusted } from './arguments.js';
 import { calibrateEngine, type EngineCalibration } from './engine-calibration.js';
 import { freeConstants } from './engine-fit.js';
@@ -299,6 +300,19 @@ function simLoadYaml(fitted: RawObject, header: string, load: SimLoadOptions): s
     .join('\n')}\n${stringifyYaml(fitted)}`;
 }
 
+/** Writes a fit's files into `out` and, when points were held out, their score report into `out/score`; returns the paths written. */
+async function writeFitFiles(
+  out: string,
+  files: ReadonlyArray<[string, string]>,
+  calibration: { holdout: readonly unknown[]; score: ScoreResult },
+): Promise<string[]> {
+  makeOutputDir(out);
+  for (const [name, text] of files) writeOutputFile(join(out, name), text);
+  const written = files.map(([name]) => join(out, name));
+  if (calibration.holdout.length > 0) written.push(...(await writeScoreReport(join(out, 'score'), calibration.score)).files);
+  return written;
+}
+
 export function engineSnippet(constants: EngineConstants): Record<string, unknown> {
   const fitted = withConstants(
     {},
@@ -413,10 +427,7 @@ export async function runEngineCalibration(options: EngineCommandOptions): Promi
     ['snippet.yaml', snippetYaml(engineSnippet(calibration.best.constants), `engine fit; paste into a run config\n${header}`)],
     ['points.csv', pointsCsv(calibration, metrics)],
   ];
-  makeOutputDir(options.out);
-  for (const [name, text] of files) writeOutputFile(join(options.out, name), text);
-  const written = files.map(([name]) => join(options.out, name));
-  if (calibration.holdout.length > 0) written.push(...(await writeScoreReport(join(options.out, 'score'), calibration.score)).files);
+  const written = await writeFitFiles(options.out, files, calibration);
   const text =
     formatEngineText(
       calibration,
@@ -512,10 +523,7 @@ async function runRooflineCalibration(
     ],
     ['points.csv', pointsCsv(calibration, metrics)],
   ];
-  makeOutputDir(options.out);
-  for (const [name, text] of files) writeOutputFile(join(options.out, name), text);
-  const written = files.map(([name]) => join(options.out, name));
-  if (calibration.holdout.length > 0) written.push(...(await writeScoreReport(join(options.out, 'score'), calibration.score)).files);
+  const written = await writeFitFiles(options.out, files, calibration);
   const text =
     formatEngineText(
       calibration,

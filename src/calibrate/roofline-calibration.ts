@@ -24,9 +24,6 @@ import { pointConfig, type SimLoadOptions } from './sim-load.js';
 /** Prior standard deviations in the fit's transformed space: shares (logit), costs (log). */
 export const DEPLOYMENT_PRIOR_SD = { share: 0.5, cost: 1.5 } as const;
 
-/** Metrics the physics form can fit (what a trajectory predicts). */
-export const ROOFLINE_FIT_METRICS = ['time_to_first_token.avg', 'inter_token_latency.avg'];
-
 export interface RooflineCalibrationInput {
   base: RunConfig;
   baseDir: string;

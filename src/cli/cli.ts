@@ -12,7 +12,7 @@ import { catalogCommand } from './commands/catalog.js';
 import { replayCommand } from './commands/replay.js';
 import { schemaCommand } from './commands/schema.js';
 import { scoreCommand } from './commands/score.js';
-import { makeSweepCommand } from './commands/sweep.js';
+import { makeSweepCommand, type SweepCommandDeps } from './commands/sweep.js';
 
 /** Config problems listed one per line; past this many, the rest are counted (a wrong file can have thousands). */
 const MAX_LISTED_ISSUES = 10;
@@ -57,14 +57,19 @@ export function joinDashValues(argv: readonly string[]): string[] {
   return out;
 }
 
+/** What the commands are given instead of their defaults: the sweep's pool task. */
+export interface CliDeps {
+  sweep?: SweepCommandDeps;
+}
+
 /** Runs one servesim command line (without the `node servesim` part) and returns its exit status. */
-export async function main(argv: string[]): Promise<number> {
+export async function main(argv: string[], deps: CliDeps = {}): Promise<number> {
   try {
     await yargs(joinDashValues(argv))
       .scriptName('servesim')
       .usage('$0 <command> [options]\n\nPredict how an LLM serving deployment behaves, and how far the prediction is from measurements.')
       .command(replayCommand)
-      .command(makeSweepCommand())
+      .command(makeSweepCommand(deps.sweep))
       .command(schemaCommand)
       .command(calibrateCommands)
       .command(scoreCommand)

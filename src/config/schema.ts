@@ -410,8 +410,6 @@ export const runConfigSchema = strict({
   report: reportSchema.prefault({}),
 });
 
-export type RunConfigInput = z.input<typeof runConfigSchema>;
-
 // Compile-time check: the schema's output is exactly the RunConfig the core consumes.
 type SchemaOutput = z.output<typeof runConfigSchema>;
 const outputIsRunConfig = (config: SchemaOutput): RunConfig => config;

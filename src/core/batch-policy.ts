@@ -8,7 +8,7 @@
  * A policy sees everything another engine's scheduler needs: each request's prompt, output
  * length, generated and computed tokens (request table), the store's free and used blocks and
  * cached prefixes, and the `waiting` deque it may reorder; it may preempt running requests.
- * One policy per run (`createBatchPolicy`), so the call in the loop stays monomorphic.
+ * One policy per run (the `Simulation` builds it), so the call in the loop stays monomorphic.
  */
 import type { EngineRank } from './engine-rank.js';
 

@@ -32,7 +32,6 @@ export const METRIC_UNITS: Record<MetricTag, string> = {
 };
 
 export const STAT_NAMES = ['avg', 'min', 'max', 'p1', 'p5', 'p10', 'p25', 'p50', 'p75', 'p90', 'p95', 'p99', 'std'] as const;
-export type StatName = (typeof STAT_NAMES)[number];
 
 /** Statistics of one metric as reported: the unit first, then the statistics of core/stats.ts. */
 export interface MetricStats extends Stats {

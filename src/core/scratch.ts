@@ -1,8 +1,8 @@
 /**
  * Reuse of the replay's largest buffers between runs on the same thread. Fresh memory costs a
  * page fault per 4 KiB page when first written, and on a virtual machine two cores faulting at
- * once slow each other down: a sweep's pool threads, each replaying point after point, ran a
- * third slower two at a time than alone until the pooled token-gap buffer was reused.
+ * once slow each other down, as a sweep's pool threads would on every point they replay
+ * (docs/benchmarks.md, "The sweep pool").
  *
  * A buffer handed back with `give*` belongs to the cache: the giver must not touch it again.
  * Contents are not cleared (callers track their own lengths). Per module instance, so each

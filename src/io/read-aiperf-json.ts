@@ -8,7 +8,14 @@ import { basename } from 'node:path';
 import { readTextFile } from './read-text.js';
 import { AiperfInputError, describeValue, parseJsonText } from './read-aiperf-errors.js';
 import { canonicalTag, getMetricInfo } from './read-aiperf-tags.js';
-import { AIPERF_STATS, type AiperfLayout, type AiperfMetric, type AiperfStat, type AiperfSummary } from './read-aiperf-types.js';
+import {
+  AIPERF_STATS,
+  CSV_ROW_STATS,
+  type AiperfLayout,
+  type AiperfMetric,
+  type AiperfStat,
+  type AiperfSummary,
+} from './read-aiperf-types.js';
 
 /** Top-level keys of the flat layouts that are not metric blocks. */
 const NON_METRIC_KEYS = new Set([
@@ -28,23 +35,8 @@ const NON_METRIC_KEYS = new Set([
   'records',
 ]);
 
-/** Stats an error-adjusted row of this layout has; the missing ones were infinite. */
-const ADJUSTED_STATS: readonly AiperfStat[] = [
-  'avg',
-  'min',
-  'max',
-  'sum',
-  'p1',
-  'p5',
-  'p10',
-  'p25',
-  'p50',
-  'p75',
-  'p90',
-  'p95',
-  'p99',
-  'std',
-];
+/** Stats an error-adjusted row of this layout has (those of a CSV row); the missing ones were infinite. */
+const ADJUSTED_STATS = CSV_ROW_STATS;
 
 function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);

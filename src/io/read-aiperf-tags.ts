@@ -191,8 +191,3 @@ export function tagFromHeaderCell(cell: string): ParsedHeaderCell {
   const tag = known ?? snakeCase(base);
   return { tag: isAdjusted ? `adj_${tag}` : tag, unit, isAdjusted, isKnown: known !== undefined };
 }
-
-/** Every catalogued tag, in catalogue order. */
-export function knownTags(): string[] {
-  return CATALOGUE.map((entry) => entry[0]);
-}

@@ -24,6 +24,9 @@ export const AIPERF_STATS = [
 ] as const;
 export type AiperfStat = (typeof AIPERF_STATS)[number];
 
+/** The statistics of a row of AIPerf's summary CSV, in its column order: all but `count`. */
+export const CSV_ROW_STATS: readonly AiperfStat[] = AIPERF_STATS.filter((stat) => stat !== 'count');
+
 /**
  * Export layouts, oldest first (docs/aiperf-files.md):
  * - `genai-perf`: GenAI-Perf, `*_genai_perf.*`, quoted numbers with thousands separators;

@@ -16,7 +16,7 @@ import { fnv1a32 } from '../core/fnv.js';
 import type { ReplaySummary, RequestRecord } from '../core/report-types.js';
 import { aggregateAiperfRequests } from './read-aiperf-stats.js';
 import { getMetricInfo, headerCellOf } from './read-aiperf-tags.js';
-import type { AiperfMetric, AiperfStat } from './read-aiperf-types.js';
+import { CSV_ROW_STATS, type AiperfMetric, type AiperfStat } from './read-aiperf-types.js';
 import { makeOutputDir, writeOutputFile } from './write-output.js';
 
 /** Virtual time 0 (the first request sent) as a wall-clock timestamp: 2023-11-14T22:13:20Z. */
@@ -38,7 +38,6 @@ export const REJECTION_ERROR = {
   message: 'rejected by the engine: the prompt does not fit the context length or the KV cache',
 } as const;
 
-const CSV_STATS: readonly AiperfStat[] = ['avg', 'min', 'max', 'sum', 'p1', 'p5', 'p10', 'p25', 'p50', 'p75', 'p90', 'p95', 'p99', 'std'];
 const JSON_STATS: readonly AiperfStat[] = [
   'avg',
   'p1',
@@ -361,12 +360,12 @@ function buildJsonText(metrics: Record<string, ExportedMetric>, config: RunConfi
 
 /** The summary CSV: CRLF, rows sorted by tag, `%.2f`, unit left out for requests/count (docs/aiperf-files.md). */
 export function buildCsvText(metrics: Record<string, ExportedMetric>): string {
-  const rows: string[] = [`Metric,${CSV_STATS.join(',')}`];
+  const rows: string[] = [`Metric,${CSV_ROW_STATS.join(',')}`];
   const tags = Object.keys(metrics).sort();
   for (const tag of tags) {
     const metric = metrics[tag];
     if (metric.kind !== 'distribution') continue;
-    const cells = CSV_STATS.map((stat) => {
+    const cells = CSV_ROW_STATS.map((stat) => {
       const value = metric.stats[stat];
       return value === undefined ? '' : formatFixed2(value);
     });

@@ -255,6 +255,37 @@ function pointTableRows(result: ScoreResult, metric: string): { header: string[]
   return { header, rows, right };
 }
 
+/** The MAPE of every metric per group of `--group-by`. */
+function groupTableRows(result: ScoreResult): { header: string[]; rows: string[][]; right: boolean[] } {
+  const hasBaseline = result.inputs.baseline !== undefined;
+  const header = ['metric', result.match.group_by.join(', '), 'points', 'MAPE %', 'shape %', ...(hasBaseline ? ['baseline MAPE %'] : [])];
+  const rows = Object.entries(result.metrics).flatMap(([metric, summary]) =>
+    (summary.groups ?? []).map((group) => [
+      metric,
+      groupLabel(group.key),
+      String(group.points),
+      fixed(group.mape),
+      fixed(group.shape_error),
+      ...(hasBaseline ? [fixed(group.baseline_mape)] : []),
+    ]),
+  );
+  return { header, rows, right: header.map((_, column) => column >= 2) };
+}
+
+/** The unmatched points of each side, one line each (the baseline's only with a baseline). */
+function unmatchedLines(result: ScoreResult): string[] {
+  const sides: Array<[string, readonly UnmatchedPoint[] | undefined]> = [
+    ['simulated', result.unmatched.sim],
+    ['measured', result.unmatched.measured],
+    ['baseline', result.unmatched.baseline],
+  ];
+  const lines: string[] = [];
+  for (const [name, points] of sides) {
+    if (points !== undefined) lines.push(`${name} (${points.length}): ${points.length > 0 ? describeUnmatched(points, 50) : 'none'}`);
+  }
+  return lines;
+}
+
 const HOW_TO_READ = [
   '**APE** = |sim - measured| / measured x 100 for one point and metric; **error** = sim - measured (signed, in the unit of the metric).',
   '**MAPE** = the mean APE over the scored points of a metric (every point weighs the same). Group MAPEs are computed from their points.',
@@ -293,25 +324,8 @@ export function formatMarkdownReport(result: ScoreResult, limits: readonly Limit
     out.push('');
     out.push(`## By ${result.match.group_by.join(', ')}`);
     out.push('');
-    const hasBaseline = result.inputs.baseline !== undefined;
-    const header = ['metric', result.match.group_by.join(', '), 'points', 'MAPE %', 'shape %', ...(hasBaseline ? ['baseline MAPE %'] : [])];
-    const rows = Object.entries(result.metrics).flatMap(([metric, summary]) =>
-      (summary.groups ?? []).map((group) => [
-        metric,
-        groupLabel(group.key),
-        String(group.points),
-        fixed(group.mape),
-        fixed(group.shape_error),
-        ...(hasBaseline ? [fixed(group.baseline_mape)] : []),
-      ]),
-    );
-    out.push(
-      markdownTable(
-        header,
-        rows,
-        header.map((_, column) => column >= 2),
-      ),
-    );
+    const { header, rows, right } = groupTableRows(result);
+    out.push(markdownTable(header, rows, right));
   }
   for (const metric of Object.keys(result.metrics)) {
     out.push('');
@@ -323,17 +337,7 @@ export function formatMarkdownReport(result: ScoreResult, limits: readonly Limit
   out.push('');
   out.push('## Unmatched');
   out.push('');
-  out.push(
-    `- simulated (${result.unmatched.sim.length}): ${result.unmatched.sim.length > 0 ? describeUnmatched(result.unmatched.sim, 50) : 'none'}`,
-  );
-  out.push(
-    `- measured (${result.unmatched.measured.length}): ${result.unmatched.measured.length > 0 ? describeUnmatched(result.unmatched.measured, 50) : 'none'}`,
-  );
-  if (result.unmatched.baseline) {
-    out.push(
-      `- baseline (${result.unmatched.baseline.length}): ${result.unmatched.baseline.length > 0 ? describeUnmatched(result.unmatched.baseline, 50) : 'none'}`,
-    );
-  }
+  for (const line of unmatchedLines(result)) out.push(`- ${line}`);
   out.push('');
   out.push('## How to read this');
   out.push('');
@@ -414,25 +418,8 @@ export function formatHtmlReport(result: ScoreResult, charts: ScoreCharts, limit
   }
   if (result.match.group_by.length > 0) {
     out.push(`<h2>By ${escapeHtml(result.match.group_by.join(', '))}</h2>`);
-    const hasBaseline = result.inputs.baseline !== undefined;
-    const header = ['metric', result.match.group_by.join(', '), 'points', 'MAPE %', 'shape %', ...(hasBaseline ? ['baseline MAPE %'] : [])];
-    const rows = Object.entries(result.metrics).flatMap(([metric, summary]) =>
-      (summary.groups ?? []).map((group) => [
-        metric,
-        groupLabel(group.key),
-        String(group.points),
-        fixed(group.mape),
-        fixed(group.shape_error),
-        ...(hasBaseline ? [fixed(group.baseline_mape)] : []),
-      ]),
-    );
-    out.push(
-      htmlTable(
-        header,
-        rows,
-        header.map((_, column) => column >= 2),
-      ),
-    );
+    const { header, rows, right } = groupTableRows(result);
+    out.push(htmlTable(header, rows, right));
   }
   out.push('<h2>Simulated and measured against load</h2>');
   out.push('<div class="charts">');
@@ -452,17 +439,7 @@ export function formatHtmlReport(result: ScoreResult, charts: ScoreCharts, limit
     out.push('</details>');
   }
   out.push('<h2>Unmatched</h2><ul>');
-  out.push(
-    `<li>simulated (${result.unmatched.sim.length}): ${escapeHtml(result.unmatched.sim.length > 0 ? describeUnmatched(result.unmatched.sim, 50) : 'none')}</li>`,
-  );
-  out.push(
-    `<li>measured (${result.unmatched.measured.length}): ${escapeHtml(result.unmatched.measured.length > 0 ? describeUnmatched(result.unmatched.measured, 50) : 'none')}</li>`,
-  );
-  if (result.unmatched.baseline) {
-    out.push(
-      `<li>baseline (${result.unmatched.baseline.length}): ${escapeHtml(result.unmatched.baseline.length > 0 ? describeUnmatched(result.unmatched.baseline, 50) : 'none')}</li>`,
-    );
-  }
+  for (const line of unmatchedLines(result)) out.push(`<li>${escapeHtml(line)}</li>`);
   out.push('</ul>');
   out.push('<h2>How to read this</h2><ul>');
   for (const line of HOW_TO_READ) out.push(`<li>${markdownInline(line)}</li>`);

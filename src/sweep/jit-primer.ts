@@ -3,17 +3,15 @@
  * afresh. Left alone, it optimizes the loop on its first point's type feedback, then throws that
  * code away whenever a later point takes a path the first did not: the event heap that a closed
  * loop at concurrency 1 never uses, several detokenization servers, a config object of another
- * map. On one thread's half of `npm run bench:sweep`'s grid, V8's `--trace-opt` and `--trace-deopt`
- * counted 22 deoptimizations and 83 optimizing compiles, paid again by every thread of the pool
- * (with the primer: 1 and 35).
+ * map; every thread of the pool pays that again.
  *
  * So before its first point a pool thread replays shrunken copies of a few of the sweep's own
  * points, spread over the plan (the first, the last and two between): at most 64 requests each
- * (never more than the point sends), at most 16 output tokens per request, about 25 ms in all on
+ * (never more than the point sends), at most 16 output tokens per request, tens of ms in all on
  * a cold thread. By the time V8 optimizes, the feedback covers the paths the sweep takes. The
- * copies come from the sweep itself because feedback from paths it never takes costs: a fixed set
- * of primer runs that added an open loop, the client path and preemption to closed loops made the
- * bench grid's 2-thread runs about 4 % slower than closed loops alone (alternating runs).
+ * copies come from the sweep itself because feedback from paths it never takes makes the
+ * optimized code more general, and slower (docs/benchmarks.md, "The sweep pool", has the
+ * measurements).
  *
  * The primer rides on the tasks (`PointTask.primer`) until every pool thread has reported priming
  * (`PointTaskResult.primed`). Its results are discarded, and it changes no point's result: a replay

@@ -25,8 +25,6 @@ export const SHARD_FILE = 'shard.json';
 
 export type PointStatus = 'ok' | 'failed' | 'timeout';
 
-export { WALL_TIME_FIELDS, splitWallTime, type PointSummary } from './point-summary.js';
-
 /** One line of `points.jsonl`. */
 export interface PointRecord {
   id: string;

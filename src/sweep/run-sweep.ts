@@ -170,7 +170,7 @@ export async function runSweep(options: RunSweepOptions): Promise<RunSweepResult
 
 /**
  * Pool threads: one per core, or `--workers`, at most one per core (a replay keeps a core busy:
- * more threads only cost memory and switches; 1,000 threads took 5 GB before planning).
+ * more threads only cost memory, about 5 MB each before any point runs, and switches).
  */
 function poolThreadsFor(options: RunSweepOptions, note: (line: string) => void): number {
   const cores = defaultPoolThreadCount();

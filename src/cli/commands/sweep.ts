@@ -306,5 +306,3 @@ export function makeSweepCommand(deps: SweepCommandDeps = {}): CommandModule {
     handler: () => {},
   };
 }
-
-export const sweepCommand: CommandModule = makeSweepCommand();
