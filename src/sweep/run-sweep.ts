@@ -109,7 +109,7 @@ const LOCK_FILE = '.lock';
 const PRIMED_POINTS_PER_THREAD = 4;
 
 /** Takes the output directory for this process; a lock left by a dead process on this host is taken over. */
-function takeLock(outDir: string): () => void {
+export function takeLock(outDir: string): () => void {
   const file = join(outDir, LOCK_FILE);
   const mine = `${hostname()} ${process.pid}\n`;
   for (let attempt = 0; attempt < 2; attempt++) {
