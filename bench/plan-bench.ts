@@ -47,7 +47,7 @@ async function timed(outDir: string, workers: number): Promise<{ figures: RunFig
       load_before: Number(before.toFixed(2)),
       load_after: Number(loadavg()[0].toFixed(2)),
       replays: result.counts.replays,
-      reused: result.counts.replays_reused,
+      reused: result.reused,
     },
     result,
   };

@@ -18,9 +18,8 @@ export interface PlanCounts {
   pruned: number;
   no_rate: number;
   failed: number;
-  /** Replays the search used, and how many of them came from an earlier run's log. */
+  /** Replays the search used (from the pool or from an earlier run's log). */
   replays: number;
-  replays_reused: number;
 }
 
 export interface PlanJson {
@@ -236,7 +235,8 @@ export function whyBest(
   return lines.join('\n');
 }
 
-export function countsLine(counts: PlanCounts): string {
+/** `reused`: replays taken from an earlier run's log (not in plan.json: a resumed plan writes the same files). */
+export function countsLine(counts: PlanCounts, reused = 0): string {
   const parts = [
     `${counts.candidates} candidates`,
     `${counts.does_not_fit} do not fit`,
@@ -245,5 +245,5 @@ export function countsLine(counts: PlanCounts): string {
   ];
   if (counts.no_rate > 0) parts.push(`${counts.no_rate} meet the SLOs at no rate`);
   if (counts.failed > 0) parts.push(`${counts.failed} failed`);
-  return `${parts.join(', ')}; ${counts.replays} replays${counts.replays_reused > 0 ? ` (${counts.replays_reused} from an earlier run)` : ''}`;
+  return `${parts.join(', ')}; ${counts.replays} replays${reused > 0 ? ` (${reused} from an earlier run)` : ''}`;
 }

@@ -29,7 +29,7 @@ export interface TestedRate {
   meets: boolean;
 }
 
-export const DEFAULT_MAX_HALVINGS = 6;
+export const DEFAULT_MAX_HALVINGS = 10;
 export const DEFAULT_MAX_DOUBLINGS = 24;
 
 /**

@@ -71,6 +71,8 @@ export interface RunPlanResult {
   ranked: CandidateRow[];
   best: BestDeployment | null;
   counts: PlanCounts;
+  /** Replays taken from the log of an earlier run (no replay run for them). */
+  reused: number;
   json: PlanJson | null;
   /** The top five and why the best won, as the console prints them. */
   top: string;
@@ -325,7 +327,6 @@ export async function runPlan(options: RunPlanOptions): Promise<RunPlanResult> {
       no_rate: states.filter((s) => s.status === 'no_rate').length,
       failed: states.filter((s) => s.status === 'failed').length,
       replays,
-      replays_reused: reused,
     };
     if (!complete) {
       return {
@@ -336,6 +337,7 @@ export async function runPlan(options: RunPlanOptions): Promise<RunPlanResult> {
         ranked: [],
         best: null,
         counts,
+        reused,
         json: null,
         top: '',
         why: '',
@@ -372,7 +374,7 @@ export async function runPlan(options: RunPlanOptions): Promise<RunPlanResult> {
         note(`report.html not written: ${(err as Error).message}`);
       }
     }
-    return { name: plan.name, outDir, interrupted: false, rows, ranked, best, counts, json, top, why, wallMs: performance.now() - started };
+    return { name: plan.name, outDir, interrupted: false, rows, ranked, best, counts, reused, json, top, why, wallMs: performance.now() - started };
   } finally {
     releaseLock();
   }

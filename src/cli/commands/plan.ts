@@ -73,7 +73,7 @@ export async function runPlanCommand(args: PlanArgs, deps: PlanCommandDeps = {})
       return EXIT_INTERRUPTED;
     }
     const say = args.json === true ? err : out;
-    say(`plan ${result.name}: ${countsLine(result.counts)} in ${(result.wallMs / 1000).toFixed(1)} s\n\n`);
+    say(`plan ${result.name}: ${countsLine(result.counts, result.reused)} in ${(result.wallMs / 1000).toFixed(1)} s\n\n`);
     if (result.ranked.length > 0) say(`${result.top}\n\n`);
     say(`${result.why}\n`);
     if (result.best !== null) {
