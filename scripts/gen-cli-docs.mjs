@@ -23,6 +23,7 @@ export const COMMANDS = [
   ['calibrate', 'engine'],
   ['quickstart'],
   ['schema'],
+  ['plan'],
 ];
 
 export function helpText(args) {
@@ -38,9 +39,9 @@ installed version accepts.
 **Exit codes.** 0: done. 2: bad input: a config error names the file and the dotted field
 (\`run.yaml: engine.detokenization.workers: must be a positive integer, got 0\`), a bad data line
 names the file and the line (\`conv.jsonl:17: input_length: ...\`), a bad option names the option.
-1: anything else (a sweep with failed points, a score above \`--max-mape\`, a run that cannot
-proceed). 130: a sweep stopped with Ctrl-C (finished points are kept; the message says how to
-resume).
+1: anything else (a sweep with failed points, a plan with failed replays, a score above
+\`--max-mape\`, a run that cannot proceed). 130: a sweep or a plan stopped with Ctrl-C (finished
+points and replays are kept; the message says how to resume).
 
 **Overrides.** \`--set dotted.key=value\` (replay, calibrate engine) sets any run-config key; the
 value is read as YAML (\`512\`, \`true\`, \`{type: fixed, blocks: 1000}\`, \`max\`) and validated like the
@@ -50,6 +51,7 @@ file, and an error names the override.
 |---|---|---|
 | \`replay\` | one run config, an AIPerf-style table or the summary JSON | [replay-model.md](replay-model.md), [config.md](config.md) |
 | \`sweep\`, \`sweep merge\` | a grid of configs on a worker-thread pool; merge shards | [sweeps.md](sweeps.md) |
+| \`plan\` | the cheapest deployment that meets latency targets, searched over GPUs and parallelism | [planning.md](planning.md) |
 | \`score\` | MAPE of simulated points against measured ones | [scoring.md](scoring.md) |
 | \`calibrate <target>\` | fit constants from measurements | [calibration.md](calibration.md) |
 | \`quickstart\` | the whole workflow on the shipped data (\`npm start\`) | [calibration.md](calibration.md) |

@@ -206,14 +206,16 @@ async function searchMadeUp(
     runRound(jobs) {
       replays += jobs.length;
       const out = new Map<string, RoundOutcome>();
-      for (const job of jobs) out.set(job.id, { status: 'ok', summary: madeUpSummary(job.rateRps, spec[job.state.candidate.index].capacity) });
+      for (const job of jobs)
+        out.set(job.id, { status: 'ok', summary: madeUpSummary(job.rateRps, spec[job.state.candidate.index].capacity) });
       return Promise.resolve(out);
     },
   });
   return { states, replays };
 }
 
-const extras = (n: number) => Array.from({ length: n }, (_, i) => ({ weightsGibPerGpu: null, kvTokensPerRank: null, config: `configs/c${i}.yaml` }));
+const extras = (n: number) =>
+  Array.from({ length: n }, (_, i) => ({ weightsGibPerGpu: null, kvTokensPerRank: null, config: `configs/c${i}.yaml` }));
 
 describe('search over candidates', () => {
   const arbCandidates = fc.array(

@@ -63,7 +63,9 @@ describe('servesim plan', () => {
     });
     expect(stopped.interrupted).toBe(true);
     expect(existsSync(join(d, 'resumed', 'plan.json'))).toBe(false);
-    const kept = readFileSync(join(d, 'resumed', 'points.jsonl'), 'utf8').trim().split('\n').length;
+    const kept = readFileSync(join(d, 'resumed', 'points.jsonl'), 'utf8')
+      .trim()
+      .split('\n').length;
     expect(kept).toBeGreaterThanOrEqual(stopped.counts.replays - 2 * 2);
     expect(kept).toBeLessThan(whole.counts.replays);
 

@@ -91,6 +91,7 @@ export function planCsv(plan: PlanSpec, rows: readonly CandidateRow[]): string {
     'replays',
     'dominated_by',
     'binding_slo',
+    'limited_by',
     ...slos.flatMap((name) => [name, `${name}.margin`]),
     'output_tokens_per_s',
     'goodput_rps_per_gpu',
@@ -119,6 +120,7 @@ export function planCsv(plan: PlanSpec, rows: readonly CandidateRow[]): string {
     cell(row.replays),
     cell(row.dominated_by),
     cell(row.binding_slo),
+    cell(row.limited_by),
     ...slos.flatMap((name) => [cell(row.slo[name]?.value), cell(row.slo[name]?.margin)]),
     cell(row.output_tokens_per_s),
     cell(row.goodput_rps_per_gpu),
@@ -134,6 +136,7 @@ export function planCsv(plan: PlanSpec, rows: readonly CandidateRow[]): string {
   return stringify([header, ...body]);
 }
 
+const gpus = (n: number): string => `${n} GPU${n === 1 ? '' : 's'}`;
 const money = (x: number | null): string => (x === null ? '-' : formatNumber(x));
 const percent = (x: number | null): string => (x === null ? '-' : `${(x * 100).toFixed(1)} %`);
 
@@ -152,24 +155,27 @@ function pad(rows: string[][], right: boolean[]): string {
 /** The top five, best first. */
 export function topTable(plan: PlanSpec, ranked: readonly CandidateRow[], count = 5): string {
   const target = plan.targetRps !== null;
-  const header = ['#', 'candidate', 'GPUs', 'cost/h', 'max rps', 'binding SLO (margin)', 'out tok/s/GPU', 'cost/M out tok'];
+  const header = ['#', 'candidate', 'GPUs', 'cost/h', 'max rps', 'out tok/s/GPU', 'cost/M out tok'];
   if (target) header.push('meets target');
   const rows = ranked.slice(0, count).map((r, i) => {
-    const binding = r.binding_slo === null ? '-' : `${r.binding_slo} (${percent(r.slo[r.binding_slo]?.margin ?? null)})`;
     const row = [
       String(i + 1),
       r.id,
       String(r.gpus),
       money(r.cost_per_hour),
       String(r.max_rate_rps),
-      binding,
       r.output_tokens_per_s_per_gpu === null ? '-' : formatNumber(r.output_tokens_per_s_per_gpu),
       money(r.cost_per_million_output_tokens),
     ];
     if (target) row.push(r.meets_target ? 'yes' : `no (${r.gpus_for_target} GPUs would)`);
+    row.push(r.limited_by === null ? '-' : `${r.limited_by} at ${r.rate_hi_rps}`);
     return row;
   });
-  return pad([header, ...rows], [true, false, true, true, true, false, true, true, false]);
+  header.push('above the max rate');
+  return pad(
+    [header, ...rows],
+    header.map((_, i) => i === 0 || (i >= 2 && i <= 6)),
+  );
 }
 
 /** Why the best candidate won, in a few sentences (or why there is none). */
@@ -202,15 +208,16 @@ export function whyBest(
   const winner = rows.find((r) => r.id === best.id) as CandidateRow;
   const binding = winner.binding_slo;
   const bindingText =
-    binding === null
+    (binding === null
       ? ''
-      : ` At ${winner.max_rate_rps} rps its tightest SLO is ${binding}: ${short(winner.slo[binding].value ?? NaN)} against ${winner.slo[binding].limit} (margin ${percent(winner.slo[binding].margin)}).`;
+      : ` At ${winner.max_rate_rps} rps its tightest SLO is ${binding}: ${short(winner.slo[binding].value ?? NaN)} against ${winner.slo[binding].limit} (margin ${percent(winner.slo[binding].margin)})`) +
+    (winner.limited_by === null ? '.' : `; at ${winner.rate_hi_rps} rps ${winner.limited_by}.`);
   if (plan.targetRps !== null) {
     const eligible = ranked.filter((r) => r.meets_target === true);
     const runnerUp = eligible[1];
     lines.push(
       `Best: ${winner.id}, the cheapest of the ${eligible.length} candidate${eligible.length === 1 ? '' : 's'} that sustain ${plan.targetRps} rps within every SLO: ` +
-        `${money(winner.cost_per_hour)}/h on ${winner.gpus} GPUs, up to ${winner.max_rate_rps} rps.${bindingText}`,
+        `${money(winner.cost_per_hour)}/h on ${gpus(winner.gpus)}, up to ${winner.max_rate_rps} rps.${bindingText}`,
     );
     if (runnerUp !== undefined) {
       const more = (runnerUp.cost_per_hour - winner.cost_per_hour) / winner.cost_per_hour;
@@ -222,13 +229,13 @@ export function whyBest(
     const runnerUp = ranked[1];
     lines.push(
       `Best: ${winner.id}, the lowest cost per million output tokens at its max rate: ${money(winner.cost_per_million_output_tokens)} ` +
-        `(${money(winner.cost_per_hour)}/h on ${winner.gpus} GPUs at ${winner.max_rate_rps} rps, ${formatNumber(winner.output_tokens_per_s ?? 0)} output tokens/s).${bindingText}`,
+        `(${money(winner.cost_per_hour)}/h on ${gpus(winner.gpus)} at ${winner.max_rate_rps} rps, ${formatNumber(winner.output_tokens_per_s ?? 0)} output tokens/s).${bindingText}`,
     );
     if (runnerUp !== undefined && winner.cost_per_million_output_tokens !== null && runnerUp.cost_per_million_output_tokens !== null) {
       const more =
         (runnerUp.cost_per_million_output_tokens - winner.cost_per_million_output_tokens) / winner.cost_per_million_output_tokens;
       lines.push(
-        `Runner-up: ${runnerUp.id}, ${money(runnerUp.cost_per_million_output_tokens)} per million output tokens (+${(more * 100).toFixed(1)} %) at ${runnerUp.max_rate_rps} rps.`,
+        `Runner-up: ${runnerUp.id}, ${money(runnerUp.cost_per_million_output_tokens)} per million output tokens (${more === 0 ? 'the same, at plan order' : `+${(more * 100).toFixed(1)} %`}) at ${runnerUp.max_rate_rps} rps.`,
       );
     }
   }

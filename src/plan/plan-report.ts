@@ -93,16 +93,21 @@ export function frontierSpec(points: FrontierPoint[], slo: Slo): Spec | null {
     layer: [
       {
         data: { values: points },
-        mark: { type: 'point', size: 30, opacity: 0.6 },
+        mark: { type: 'point', size: 30, opacity: 0.7 },
         encoding: {
           x,
           y,
           color,
+          // Filled where the replay met every SLO, hollow where it broke one.
+          fill: {
+            condition: { test: "datum.meets === 'meets the SLOs'", field: 'hardware', type: 'nominal', legend: null },
+            value: 'transparent',
+          },
           shape: {
             field: 'meets',
             type: 'nominal',
             title: null,
-            scale: { domain: ['meets the SLOs', 'breaks an SLO'], range: ['circle', 'cross'] },
+            scale: { domain: ['meets the SLOs', 'breaks an SLO'], range: ['circle', 'triangle-up'] },
             legend: LEGEND,
           },
         },
@@ -200,7 +205,9 @@ export function formatPlanHtml(json: PlanJson, charts: PlanCharts, top: string, 
   for (const chart of charts.frontiers) out.push(`<div class="chart" data-slo="${escapeHtml(chart.slo)}">${chart.svg}</div>`);
   if (charts.cost !== null) out.push(`<div class="chart">${charts.cost}</div>`);
   out.push('</div>');
-  out.push('<h2>Every candidate</h2>');
+  const replayed = json.candidates.filter((r) => r.status !== 'does_not_fit');
+  const unfit = json.candidates.filter((r) => r.status === 'does_not_fit');
+  out.push('<h2>Every candidate replayed</h2>');
   const header = [
     'id',
     'GPUs',
@@ -209,12 +216,12 @@ export function formatPlanHtml(json: PlanJson, charts: PlanCharts, top: string, 
     'max rps',
     'bracket (rps)',
     'replays',
-    'binding SLO',
+    'above the max rate',
     'cost/M out tok',
     'dominated by',
-    'reason',
+    'notes',
   ];
-  const rows = json.candidates.map((r) => [
+  const rows = replayed.map((r) => [
     r.id,
     String(r.gpus),
     num(r.cost_per_hour),
@@ -222,7 +229,7 @@ export function formatPlanHtml(json: PlanJson, charts: PlanCharts, top: string, 
     num(r.max_rate_rps),
     `${r.rate_lo_rps} .. ${r.rate_hi_rps ?? 'none'}`,
     String(r.replays),
-    r.binding_slo ?? '-',
+    r.limited_by ?? '-',
     num(r.cost_per_million_output_tokens),
     r.dominated_by ?? '-',
     [r.reason, ...r.warnings].filter((text) => text !== null && text !== '').join('; ') || '-',
@@ -234,6 +241,19 @@ export function formatPlanHtml(json: PlanJson, charts: PlanCharts, top: string, 
       header.map((_, i) => [1, 2, 4, 6, 8].includes(i)),
     ),
   );
+  if (unfit.length > 0) {
+    out.push(
+      `<details><summary>${unfit.length} candidate${unfit.length === 1 ? ' does' : 's do'} not fit their GPUs (no replay)</summary>`,
+    );
+    out.push(
+      htmlTable(
+        ['id', 'why'],
+        unfit.map((r) => [r.id, r.reason ?? '-']),
+        [false, false],
+      ),
+    );
+    out.push('</details>');
+  }
   out.push('</body></html>');
   return `${out.join('\n')}\n`;
 }

@@ -43,6 +43,8 @@ export interface CandidateRow {
   slo: Record<string, SloAtMax>;
   /** The SLO with the smallest margin at the max rate. */
   binding_slo: string | null;
+  /** What broke at the next tested rate above the max rate (`time_to_first_token.p90 2310 > 2000`). */
+  limited_by: string | null;
   mean_output_tokens: number | null;
   output_tokens_per_s: number | null;
   goodput_rps_per_gpu: number | null;
@@ -125,6 +127,7 @@ export function candidateRows(plan: PlanSpec, states: readonly CandidateState[],
     const copies = target !== null && maxRate !== null && maxRate > 0 ? Math.ceil(target / maxRate - 1e-9) : null;
     const dominatedBy = state.dominatedBy ?? (state.status === 'searched' ? dominatorByRates(i, costs, rates) : null);
     const binding = at === null ? null : bindingCheck(at.checks);
+    const above = search !== null && Number.isFinite(search.hi) ? state.tested.find((t) => t.rateRps === search.hi) : undefined;
     return {
       index: c.index,
       id: c.id,
@@ -142,6 +145,7 @@ export function candidateRows(plan: PlanSpec, states: readonly CandidateState[],
       dominated_by: dominatedBy === null ? null : states[dominatedBy].candidate.id,
       slo: at === null ? {} : sloAtMax(at.checks),
       binding_slo: binding?.name ?? null,
+      limited_by: above?.reason ?? null,
       mean_output_tokens: meanOut === null ? null : sig(meanOut),
       output_tokens_per_s: tokensPerS === null ? null : sig(tokensPerS),
       goodput_rps_per_gpu: maxRate === null ? null : sig(maxRate / c.gpus),

@@ -374,7 +374,20 @@ export async function runPlan(options: RunPlanOptions): Promise<RunPlanResult> {
         note(`report.html not written: ${(err as Error).message}`);
       }
     }
-    return { name: plan.name, outDir, interrupted: false, rows, ranked, best, counts, reused, json, top, why, wallMs: performance.now() - started };
+    return {
+      name: plan.name,
+      outDir,
+      interrupted: false,
+      rows,
+      ranked,
+      best,
+      counts,
+      reused,
+      json,
+      top,
+      why,
+      wallMs: performance.now() - started,
+    };
   } finally {
     releaseLock();
   }

@@ -34,6 +34,15 @@ export function short(value: number): string {
   return Math.abs(value) >= 1000 ? value.toFixed(0) : String(Number(value.toPrecision(3)));
 }
 
+/** A value next to its limit, with the digits it takes to tell them apart (30.04 > 30, not 30 > 30). */
+export function againstLimit(value: number, limit: number): string {
+  for (let digits = 3; digits <= 8; digits++) {
+    const text = Math.abs(value) >= 1000 && digits === 3 ? value.toFixed(0) : String(Number(value.toPrecision(digits)));
+    if (Number(text) !== limit) return text;
+  }
+  return String(value);
+}
+
 export function evaluateSlos(slos: readonly Slo[], summary: PointSummary): Verdict {
   const checks: SloCheck[] = slos.map((slo) => {
     const stats = summary.metrics[slo.metric] as Record<string, unknown> | undefined;
@@ -51,7 +60,7 @@ export function evaluateSlos(slos: readonly Slo[], summary: PointSummary): Verdi
   const reason =
     broken.value === null
       ? `${broken.name}: no value`
-      : `${broken.name} ${short(broken.value)} ${broken.bound === 'max' ? '>' : '<'} ${short(broken.limit)}`;
+      : `${broken.name} ${againstLimit(broken.value, broken.limit)} ${broken.bound === 'max' ? '>' : '<'} ${short(broken.limit)}`;
   return { meets: false, checks, reason };
 }
 
