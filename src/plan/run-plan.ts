@@ -73,6 +73,8 @@ export interface RunPlanResult {
   counts: PlanCounts;
   /** Replays taken from the log of an earlier run (no replay run for them). */
   reused: number;
+  /** Replays of this plan the log holds (after an interruption: what a rerun starts from). */
+  logged: number;
   json: PlanJson | null;
   /** The top five and why the best won, as the console prints them. */
   top: string;
@@ -328,6 +330,7 @@ export async function runPlan(options: RunPlanOptions): Promise<RunPlanResult> {
       failed: states.filter((s) => s.status === 'failed').length,
       replays,
     };
+    const logged = [...jobs.keys()].filter((id) => byId.get(id)?.status === 'ok').length;
     if (!complete) {
       return {
         name: plan.name,
@@ -338,6 +341,7 @@ export async function runPlan(options: RunPlanOptions): Promise<RunPlanResult> {
         best: null,
         counts,
         reused,
+        logged,
         json: null,
         top: '',
         why: '',
@@ -383,6 +387,7 @@ export async function runPlan(options: RunPlanOptions): Promise<RunPlanResult> {
       best,
       counts,
       reused,
+      logged,
       json,
       top,
       why,

@@ -67,9 +67,7 @@ export async function runPlanCommand(args: PlanArgs, deps: PlanCommandDeps = {})
     });
     const resume = ['npx', 'servesim', 'plan', quote(args.file), '--out', quote(shown(result.outDir))].join(' ');
     if (result.interrupted) {
-      err(
-        `plan ${result.name}: interrupted; ${result.counts.replays} replays are kept in ${shown(result.outDir)}\nresume with: ${resume}\n`,
-      );
+      err(`plan ${result.name}: interrupted; ${result.logged} replays are kept in ${shown(result.outDir)}\nresume with: ${resume}\n`);
       return EXIT_INTERRUPTED;
     }
     const say = args.json === true ? err : out;
