@@ -9,6 +9,7 @@
 export { loadRunConfig, loadRunConfigFromObject, parseRunConfig, type LoadedRunConfig } from './config/load.js';
 export { runConfigJsonSchema } from './config/json-schema.js';
 export { ConfigError, InputError, type ConfigIssue } from './config/errors.js';
+export { OutputError } from './io/write-output.js';
 export type * from './config/types.js';
 
 // One replay.

@@ -8,13 +8,15 @@
  */
 import { statSync } from 'node:fs';
 import { resolve as resolvePath } from 'node:path';
-import { InputError } from './config/errors.js';
+import { ConfigError, InputError } from './config/errors.js';
+import { checkRunResources, everyTraceRowRejected } from './config/run-checks.js';
 import type { RunConfig } from './config/types.js';
 import { deploymentSummary } from './config/deployment.js';
 import { resolveRun } from './config/resolve.js';
 import type { TraceRows } from './core/run.js';
 import { replayPrepared, type PreparedRun, type ReplayResult } from './replay-run.js';
 import { readMooncakeTrace, type MooncakeTrace } from './io/read-mooncake.js';
+import { unreadableReason } from './io/read-text.js';
 
 export interface ReplayOptions {
   /** Folder that relative paths in the config (the trace) are resolved against. */
@@ -23,6 +25,12 @@ export interface ReplayOptions {
   perRequest?: boolean;
   /** Skip trace rows that cannot be used (counted in the summary's `input`) instead of failing. */
   skipInvalidTraceRows?: boolean;
+  /** The config file as the user named it, for errors (`config` by default). */
+  label?: string;
+  /** The option that asked for per-request records, named when they would not fit in memory. */
+  perRequestFlag?: string;
+  /** AIPerf's files will be written from the records (their JSONL lines are held too). */
+  aiperf?: boolean;
 }
 
 export { replayPrepared, type PreparedRun, type ReplayResult } from './replay-run.js';
@@ -55,17 +63,37 @@ function checkTracePrompts(config: RunConfig, trace: TraceRows, file: string): v
   }
 }
 
-/** Reads what the config names (a trace) and compiles it; throws the input errors a replay would. */
-export function prepareRun(config: RunConfig, options: Omit<ReplayOptions, 'perRequest'>): PreparedRun {
+/**
+ * Reads what the config names (a trace), checks the run before anything is allocated (every trace
+ * row rejected, the request count and memory: config/run-checks.ts) and compiles it; throws the
+ * input errors a replay would. `perRequest` (and `perRequestFlag`, `aiperf`) only size the memory
+ * check: the records are built by `replayPrepared`.
+ */
+export function prepareRun(config: RunConfig, options: ReplayOptions): PreparedRun {
   let trace: LoadedTrace | null = null;
   let traceLabel = 'trace';
+  const label = options.label ?? 'config';
   const source = config.traffic.source;
   if (source.type === 'trace') {
     const path = resolvePath(options.baseDir, source.path);
+    const unreadable = unreadableReason(path);
+    if (unreadable !== null) throw new ConfigError(label, 'traffic.source.path', `${source.path}: ${unreadable} (looked for ${path})`);
     trace = loadTrace(path, source.path, source.block_size, options.skipInvalidTraceRows === true);
     traceLabel = source.path;
     checkTracePrompts(config, trace, source.path);
+    const limit = 'requests' in config.traffic.stop ? config.traffic.stop.requests : trace.rows;
+    const rejected = everyTraceRowRejected(config, trace, limit);
+    if (rejected !== null) throw new ConfigError(label, 'engine.context_length', `${source.path}: ${rejected}`);
   }
+  // Before anything is allocated: a run whose request count has no bound, or whose memory
+  // (with the per-request records a flag asks for) would not fit this machine, is refused.
+  const perRequest = options.perRequest === true;
+  const resources = checkRunResources(config, {
+    trace,
+    perRequestFlag: perRequest ? (options.perRequestFlag ?? 'per-request records') : undefined,
+    aiperf: options.aiperf,
+  });
+  if (resources.length > 0) throw new ConfigError(label, resources[0].path, resources[0].reason);
   const run = resolveRun(config, trace, traceLabel);
   const role = config.engine.workers.aggregated;
   const deployment = deploymentSummary(config.engine, role, run.kvBlocksPerRank > 0 ? run.kvBlocksPerRank : null);

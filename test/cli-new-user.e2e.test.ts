@@ -75,16 +75,21 @@ describe('the servesim command for a new user', () => {
       ),
     );
 
-    // A pool of 4 blocks of 16 tokens holds prompts of at most 64 tokens: a 100-token prompt is rejected.
+    // A pool of 4 blocks of 16 tokens holds prompts of at most 64 tokens: the two 100-token rows of
+    // the trace are rejected, the 30-token one is served. (A synthetic source none of whose
+    // requests fit is refused before the run, as vLLM refuses to start with such a pool.)
     const dir = mkdtempSync(join(tmpdir(), 'servesim-reject-'));
+    const traceRow = (timestamp: number, input: number) =>
+      JSON.stringify({ timestamp, input_length: input, output_length: 4, hash_ids: [timestamp] });
+    writeFileSync(join(dir, 'trace.jsonl'), `${[traceRow(0, 100), traceRow(1, 30), traceRow(2, 100)].join('\n')}\n`);
     writeFileSync(
       join(dir, 'run.yaml'),
       'engine: {workers: {aggregated: {kv_cache: {block_size: 16, capacity: {type: fixed, blocks: 4}}}}}\n' +
-        'traffic: {source: {type: synthetic, input_tokens: 100, output_tokens: 4}, stop: {requests: 3}}\n',
+        'traffic: {source: {type: trace, path: trace.jsonl}, stop: {requests: 3}}\n',
     );
     const pool = servesim(['replay', join(dir, 'run.yaml')]);
     expect(pool.status, pool.stderr).toBe(0);
-    expect(pool.stdout).toContain('3 rejected: prompt of 65 tokens or more, more than the KV pool of a rank holds (4 blocks of 16 tokens)');
+    expect(pool.stdout).toContain('2 rejected: prompt of 65 tokens or more, more than the KV pool of a rank holds (4 blocks of 16 tokens)');
   });
 
   it('names units in the console table as the AIPerf files it writes do', () => {

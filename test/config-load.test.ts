@@ -591,7 +591,7 @@ describe('loadRunConfig', () => {
   it('names a file that cannot be read', () => {
     const err = errorOf(() => loadRunConfig(`${FIXTURES}/missing.yaml`));
     expect(err).toBeInstanceOf(InputError);
-    expect(err.message).toMatch(/^test\/fixtures\/config\/missing\.yaml: cannot read the file \(ENOENT/);
+    expect(err.message).toBe(`${FIXTURES}/missing.yaml: no such file`);
   });
 
   it('parses YAML text with a label', () => {

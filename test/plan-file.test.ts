@@ -3,13 +3,15 @@
  * verdict of a replay (slo.ts) and the starting estimate (estimate.ts), with the numbers written
  * out by hand.
  */
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { ConfigError } from '../src/config/errors.js';
 import { loadRunConfigFromObject } from '../src/config/load.js';
 import { prepareRun } from '../src/replay.js';
-import { candidateRunConfig, enumerateCandidates, replicaCounts, requestsAt } from '../src/plan/candidates.js';
+import { candidateRunConfig, countCandidates, enumerateCandidates, replicaCounts, requestsAt } from '../src/plan/candidates.js';
 import { estimateMaxRps, meanLengths } from '../src/plan/estimate.js';
 import { parsePlanFile } from '../src/plan/plan-file.js';
+import { planFieldOf } from '../src/plan/run-plan.js';
 import { bindingCheck, evaluateSlos } from '../src/plan/slo.js';
 import type { PointSummary } from '../src/sweep/results.js';
 import { thrownBy } from './helpers/errors.js';
@@ -61,10 +63,30 @@ describe('plan file', () => {
       'plan.yaml: search.tensor: lists a value twice',
       'plan.yaml: slo.inter_token_latency: must bound at least one of avg, p1, p5, p10, p25, p50, p75, p90, p95, p99',
       'plan.yaml: slo.inter_token_latency.p42: unknown key (allowed: avg, p1, p5, p10, p25, p50, p75, p90, p95, p99)',
-      'plan.yaml: traffic.target_rps: must be a positive number of requests per second, or max, got "lots"',
+      'plan.yaml: traffic.target_rps: must be a number of requests per second from 0.000001 to 10,000,000, or max, got "lots"',
     ]);
     expect(messages({ ...MINIMAL, slo: {} })).toEqual([
       'plan.yaml: slo: must set at least one SLO (time_to_first_token, inter_token_latency, request_latency, output_token_throughput_per_user)',
+    ]);
+  });
+
+  it('holds every value within the limits of the run configs it makes', () => {
+    expect(
+      messages({
+        ...MINIMAL,
+        traffic: { target_rps: 2e7 },
+        search: { tensor: [8192], gpu_budget: 100_000, max_sequences: [2 ** 21] },
+        rates: { seed: 2 ** 32, min_requests: 2e9, duration_s: 86_401, start_rps: 1e-7 },
+      }),
+    ).toEqual([
+      'plan.yaml: rates.duration_s: must be a positive number of seconds, at most 86,400, got 86401',
+      'plan.yaml: rates.min_requests: must be an integer from 1 to 1,000,000,000, got 2000000000',
+      'plan.yaml: rates.seed: must be an integer from 0 to 4,294,967,295, got 4294967296',
+      'plan.yaml: rates.start_rps: must be a number of requests per second from 0.000001 to 10,000,000, got 1e-7',
+      'plan.yaml: search.gpu_budget: must be an integer from 1 to 65,536, got 100000',
+      'plan.yaml: search.max_sequences.0: must be an integer from 1 to 1,048,576, got 2097152',
+      'plan.yaml: search.tensor.0: must be an integer from 1 to 4,096, got 8192',
+      'plan.yaml: traffic.target_rps: must be a number of requests per second from 0.000001 to 10,000,000, or max, got 20000000',
     ]);
   });
 
@@ -109,6 +131,59 @@ describe('candidates', () => {
     expect(last.gpus).toBe(8);
     expect(last.costPerHour).toBe(32);
     expect(candidates.map((c) => c.index)).toEqual(candidates.map((_, i) => i));
+  });
+
+  it('law: countCandidates is the number enumerateCandidates lists', () => {
+    const list = (max: number) => fc.uniqueArray(fc.integer({ min: 1, max }), { minLength: 1, maxLength: 4 });
+    fc.assert(
+      fc.property(
+        list(8),
+        list(4),
+        fc.option(list(12), { nil: undefined }),
+        fc.option(fc.integer({ min: 1, max: 40 }), { nil: undefined }),
+        list(3),
+        fc.integer({ min: 1, max: 3 }),
+        (tensor, attention, replicas, budget, sequences, gpus) => {
+          const hardware = Object.fromEntries(
+            ['h100_sxm', 'h200_sxm', 'b200_sxm'].slice(0, gpus).map((name) => [name, { price_per_gpu_hour: 1 }]),
+          );
+          const spec = parsePlanFile(
+            {
+              ...MINIMAL,
+              hardware,
+              search: { tensor, attention_data: attention, replicas, gpu_budget: budget, max_sequences: sequences.map((s) => s * 32) },
+            },
+            'plan.yaml',
+          );
+          expect(countCandidates(spec)).toBe(enumerateCandidates(spec).length);
+        },
+      ),
+    );
+    // By hand: 2 GPUs x (8 + 4 + 2 + 1 replica counts for TP 1, 2, 4, 8 in 8 GPUs) x 2 max_sequences values.
+    expect(countCandidates(plan)).toBe(2 * 15 * 2);
+  });
+
+  it("names the plan-file field behind a candidate's run-config key", () => {
+    const candidate = enumerateCandidates(plan)[0];
+    const field = (path: string, rate = 1) => planFieldOf(plan, candidate, path, rate);
+    expect(field('engine.workers.aggregated.parallelism.tensor')).toEqual({ field: 'search.tensor', candidate: true });
+    expect(field('engine.workers.aggregated.scheduler.max_batched_tokens')).toEqual({
+      field: 'search.max_batched_tokens',
+      candidate: true,
+    });
+    expect(field('engine.workers.aggregated.kv_cache.capacity')).toEqual({
+      field: 'engine.workers.aggregated.kv_cache.capacity',
+      candidate: true,
+    });
+    expect(field('engine.precision')).toEqual({ field: 'engine.precision', candidate: false });
+    expect(field('engine.model')).toEqual({ field: 'model', candidate: false });
+    expect(field('engine.hardware')).toEqual({ field: 'hardware.h100_sxm', candidate: true });
+    expect(field('traffic.source.input_tokens')).toEqual({ field: 'traffic.source.input_tokens', candidate: false });
+    // 1 rps x 300 s = 300 requests, below min_requests (1000): the count is min_requests'; at 10 rps it is duration_s'.
+    expect(field('traffic.stop.requests', 1)).toEqual({ field: 'rates.min_requests', candidate: false });
+    expect(field('traffic.stop.requests', 10)).toEqual({ field: 'rates.duration_s', candidate: false });
+    expect(field('traffic.load.seed')).toEqual({ field: 'rates.seed', candidate: false });
+    expect(field('report.warmup_requests')).toEqual({ field: 'rates.warmup_share', candidate: false });
   });
 
   it('sends max(min_requests, rate x duration) requests, a tenth of them warm-up', () => {

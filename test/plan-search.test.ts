@@ -119,6 +119,40 @@ describe('rate search', () => {
   });
 });
 
+describe('rate search within the rates a run config accepts', () => {
+  it('stops halving at the lowest rate and doubling at the highest', () => {
+    // From 0.4 with a floor of 0.1: 0.4, 0.2, 0.1 break the SLOs; 0.05 is below the floor: met at no rate.
+    const low = new RateSearch({ startRps: 0.4, tolerance: 0.05, minRps: 0.1 });
+    expect(runSearch(low, () => false)).toEqual([0.4, 0.2, 0.1]);
+    expect(low.maxRps).toBe(0);
+    // From 3 with a ceiling of 20: 3, 6, 12 meet; 24 is above the ceiling: the max rate is 12, nothing broke above it.
+    const high = new RateSearch({ startRps: 3, tolerance: 0.05, maxRps: 20 });
+    expect(runSearch(high, () => true)).toEqual([3, 6, 12]);
+    expect(high.maxRps).toBe(12);
+    expect(high.hi).toBe(Infinity);
+    // A first rate outside the range starts at its edge.
+    expect(new RateSearch({ startRps: 1e-9, tolerance: 0.05 }).next()).toBe(1e-6);
+    expect(new RateSearch({ startRps: 5e7, tolerance: 0.05 }).next()).toBe(1e7);
+  });
+
+  it('law: every rate proposed is within [minRps, maxRps]', () => {
+    fc.assert(
+      fc.property(
+        fc.double({ min: 1e-7, max: 1e8, noNaN: true }),
+        fc.double({ min: 1e-6, max: 1e7, noNaN: true }),
+        fc.boolean(),
+        (start, capacity, never) => {
+          const search = new RateSearch({ startRps: start, tolerance: 0.05 });
+          for (const r of runSearch(search, (rate) => !never && rate <= capacity)) {
+            expect(r).toBeGreaterThanOrEqual(1e-6);
+            expect(r).toBeLessThanOrEqual(1e7);
+          }
+        },
+      ),
+    );
+  });
+});
+
 describe('dominance', () => {
   it('prunes B once a candidate that costs no more met the SLOs at a rate where B broke them', () => {
     const bounds = [

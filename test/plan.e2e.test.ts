@@ -17,6 +17,8 @@ beforeAll(requireBuild);
 const dir = useTempDirs();
 
 const TINY = join(REPO, 'test', 'fixtures', 'plan', 'tiny-plan.yaml');
+/** Where the report check looks for Chromium (scripts/check-report-html.mjs). */
+const CHROMIUM = '/usr/bin/chromium';
 const quiet = { note: () => {} } satisfies Partial<RunPlanOptions>;
 
 /** Every file a plan writes that must not depend on threads or resumption: name -> bytes. */
@@ -146,6 +148,24 @@ describe('servesim plan', () => {
     const rows = text.stdout.split('\n').filter((line) => /^\d\s/.test(line));
     expect(rows).toHaveLength(5);
 
+    // report.html: one frontier chart per SLO (TTFT p90, ITL p90) and max rate against cost, whole in
+    // headless Chromium with the network cut off (skipped where there is no Chromium).
+    const html = readFileSync(join(d, 'a', 'report.html'), 'utf8');
+    expect(html.match(/<svg /g)?.length).toBe(3);
+    expect(html).toContain('data-slo="time_to_first_token.p90"');
+    expect(html).toContain('data-slo="inter_token_latency.p90"');
+    if (existsSync(CHROMIUM)) {
+      const checked = spawnSync(process.execPath, [join(REPO, 'scripts', 'check-report-html.mjs'), join(d, 'a', 'report.html')], {
+        encoding: 'utf8',
+        timeout: 120_000,
+      });
+      expect(checked.stderr).toBe('');
+      expect(checked.status).toBe(0);
+      expect(checked.stdout).toContain('ok, 3 charts rendered without network');
+    } else {
+      console.log(`skipped the headless-browser check of report.html: no ${CHROMIUM}`);
+    }
+
     const json = spawnSync(process.execPath, [RUN_CLI, 'plan', TINY, '--out', join(d, 'a'), '--json'], { encoding: 'utf8' });
     expect(json.status).toBe(0);
     expect(JSON.parse(json.stdout)).toEqual(planJsonOf(join(d, 'a')));
@@ -182,5 +202,24 @@ describe('servesim plan', () => {
     expect(tp2.kv_cache_tokens_per_rank).toBeLessThan(40100);
     expect(result.best).toBeNull();
     expect(result.why).toContain('No candidate meets the SLOs at any tested rate');
+
+    // Knobs vLLM refuses to start with are a candidate that cannot run, not a bad plan: the other candidates go on.
+    const knobs = join(d, 'knobs.yaml');
+    writeFileSync(
+      knobs,
+      [
+        'model: Qwen/Qwen3-8B',
+        'hardware: {h100_sxm: {price_per_gpu_hour: 2}}',
+        'traffic: {source: {input_tokens: 256, output_tokens: 16}}',
+        'slo: {time_to_first_token: {p90: 1000}}',
+        'search: {max_batched_tokens: [64, 8192], max_sequences: [128]}',
+        'rates: {duration_s: 10, min_requests: 100}',
+      ].join('\n'),
+    );
+    const mixed = await runPlan({ ...quiet, planFile: knobs, outDir: join(d, 'knobs'), inProcess: true });
+    expect(mixed.rows.map((r) => r.status)).toEqual(['does_not_fit', 'searched']);
+    expect(mixed.rows[0].reason).toMatch(/^is 64, below max_sequences \(128\); vLLM refuses to start/);
+    expect(mixed.rows[0].replays).toBe(0);
+    expect(mixed.best?.id).toBe('h100_sxm-tp1-r1-mbt8192-seq128');
   });
 });

@@ -182,7 +182,7 @@ describe('simulated points', () => {
     expect(errorOf(() => readSimPoints(dir)).message).toMatch(/points\.jsonl:2: column \d+: the JSON ends early/);
     const bad = sweepDir([JSON.stringify({ id: 'a', overrides: {}, status: 'ok', summary: { metrics: {} } })]);
     expect(errorOf(() => readSimPoints(bad)).message).toMatch(
-      /points\.jsonl:1: summary: expected a replay summary with "metrics" and "run"/,
+      /points\.jsonl:1: summary\.run: expected a mapping, got nothing; the record is damaged$/,
     );
   });
 

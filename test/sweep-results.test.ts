@@ -10,11 +10,13 @@ import { read, useTempDirs } from './fixtures/sweep/helpers.js';
 
 const dir = useTempDirs();
 
+/** The smallest summary a record with status ok may hold (results.ts checks it). */
+const okSummary = { metrics: {}, run: { request_count: 1 }, ttft_stages: {}, simulator: {} } as unknown as PointRecord['summary'];
 const record = (id: string, status: PointRecord['status'] = 'ok'): PointRecord => ({
   id,
   overrides: { 'traffic.load.concurrency': 1 },
   status,
-  summary: null,
+  summary: status === 'ok' ? okSummary : null,
   error: status === 'ok' ? null : 'boom',
 });
 
@@ -52,6 +54,27 @@ describe('points.jsonl', () => {
     const file = join(dir(), 'points.jsonl');
     writeFileSync(file, `${formatPointLine(record('aaaaaaaaaaaa'))}garbage\n${formatPointLine(record('bbbbbbbbbbbb'))}`);
     expect(() => readPoints(file)).toThrow(/points\.jsonl:2: not a point record/);
+  });
+
+  it('refuses a whole line that is not a whole point record, naming the line and the field', () => {
+    const file = join(dir(), 'points.jsonl');
+    const ok = record('aaaaaaaaaaaa');
+    const bad = [
+      [{ ...ok, summary: null }, 'summary: expected a mapping, got null'],
+      [
+        { ...ok, summary: { ...okSummary, metrics: { time_to_first_token: { unit: 'ms', avg: 'fast' } } } },
+        'summary.metrics.time_to_first_token.avg: expected a number, got "fast"',
+      ],
+      [{ ...ok, status: 'done' }, 'status: must be ok, failed or timeout, got "done"'],
+      [{ ...ok, status: 'failed', summary: null }, 'error: expected a string, got null'],
+      [{ ...ok, status: 'failed', error: 'boom' }, 'summary: expected null, got a mapping'],
+      [{ ...ok, overrides: [1] }, 'overrides: expected a mapping, got a list'],
+      [{ ...ok, id: 7 }, 'id: expected a string, got 7'],
+    ] as const;
+    for (const [value, reason] of bad) {
+      writeFileSync(file, `${formatPointLine(ok)}${JSON.stringify(value)}\n`);
+      expect(() => readPoints(file), reason).toThrow(`${file}:2: ${reason}; the record is damaged (remove or fix this line)`);
+    }
   });
 
   it('compacts to one line per point in plan order, the latest attempt winning, foreign ids last', () => {

@@ -192,16 +192,20 @@ describe('sweep run', () => {
     );
   });
 
-  it('refuses an output directory another live sweep holds, and takes over a dead one', async () => {
+  it('refuses an output directory another live sweep holds, and takes over a dead one or its own pid', async () => {
     const d = dir();
     const out = join(d, 'out');
     const sweep = writeSweep(d, 'grid:\n  traffic.load.concurrency: [1]\n');
     await runSweep({ ...quiet, sweepFile: sweep, outDir: out, poolThreads: 1 });
-    writeFileSync(join(out, '.lock'), `${hostname()} ${process.pid}\n`);
-    await expect(runSweep({ ...quiet, sweepFile: sweep, outDir: out })).rejects.toThrow(/in use by another sweep/);
+    // A live process of this host (the test runner's parent), in the lock format of earlier versions.
+    writeFileSync(join(out, '.lock'), `${hostname()} ${process.ppid}\n`);
+    await expect(runSweep({ ...quiet, sweepFile: sweep, outDir: out })).rejects.toThrow(/in use by a running sweep/);
     writeFileSync(join(out, '.lock'), `${hostname()} 2147483646\n`);
     await expect(runSweep({ ...quiet, sweepFile: sweep, outDir: out })).resolves.toMatchObject({ ok: 1 });
     expect(existsSync(join(out, '.lock'))).toBe(false);
+    // This process's own pid, which it does not hold: left by an earlier process (a restart).
+    writeFileSync(join(out, '.lock'), `${JSON.stringify({ host: hostname(), pid: process.pid, started: 'before the restart' })}\n`);
+    await expect(runSweep({ ...quiet, sweepFile: sweep, outDir: out })).resolves.toMatchObject({ ok: 1 });
   });
 });
 

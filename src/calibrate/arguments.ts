@@ -28,6 +28,26 @@ export function parseRoleMapping(items: readonly string[] | undefined): Record<s
   return mapping;
 }
 
+/** `--holdout`: a share of the rows in [0, 1) (none when undefined). */
+export function checkHoldout(holdout: number | undefined): void {
+  if (holdout === undefined) return;
+  if (!(Number.isFinite(holdout) && holdout >= 0 && holdout < 1)) {
+    throw new CalibrateUsageError(`--holdout ${holdout}: must be the share of rows held out, in [0, 1) (e.g. 0.2)`);
+  }
+}
+
+/** A fit that cannot be trusted: refused (exit status 2) unless `--force`, when its reasons become notes. */
+export function refuseUntrusted(input: string, reasons: readonly string[], force: boolean | undefined, notes: string[]): void {
+  if (reasons.length === 0) return;
+  if (force === true) {
+    for (const reason of reasons) notes.push(`forced past a check: ${reason}`);
+    return;
+  }
+  throw new CalibrateUsageError(
+    `${input}: the fit cannot be trusted: ${reasons[0]}\nfix the input, or pass --force to write the fit anyway`,
+  );
+}
+
 /** `--select` conditions (`io/selection.ts`): `COLUMN=VALUE`, `COLUMN=V1|V2`, `COLUMN!=V`, `COLUMN<=N` ... */
 export function parseSelectionArgs(items: readonly string[] | undefined): ColumnSelection[] {
   return (items ?? []).map((item) => {

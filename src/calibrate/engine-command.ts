@@ -6,7 +6,6 @@
  * held out) and the scoring report of the held-out points (`score/report.html`, scores.csv,
  * scores.json, report.md).
  */
-import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { stringify as stringifyCsv } from 'csv-stringify/sync';
 import { stringify as stringifyYaml } from 'yaml';
@@ -15,13 +14,15 @@ import { loadRunConfig, readYamlFile, type LoadedRunConfig } from '../config/loa
 import type { RunConfig } from '../config/types.js';
 import { EFFICIENCY_NAMES } from '../catalog/efficiency.js';
 import { parseMappingArguments } from '../io/read-tabular.js';
+import { checkOutputDir, makeOutputDir, writeOutputFile } from '../io/write-output.js';
 import { parseMetricList, type MetricName } from '../score/metric-names.js';
 import { selectPoints } from '../score/pair.js';
-import { formatKey, metricValue, type ScorePoint } from '../score/points.js';
+import { formatKey, metricValue, missingMetrics, type ScorePoint } from '../score/points.js';
 import { readMeasuredPoints, shortPath } from '../score/score-inputs.js';
 import { writeScoreReport } from '../score/score-report.js';
-import { CalibrateUsageError, parseSelectionArgs } from './arguments.js';
+import { CalibrateUsageError, parseSelectionArgs, refuseUntrusted } from './arguments.js';
 import { calibrateEngine, type EngineCalibration } from './engine-calibration.js';
+import { freeConstants } from './engine-fit.js';
 import { calibrateRoofline, DEPLOYMENT_PRIOR_SD, type RooflineCalibration } from './roofline-calibration.js';
 import { round6, snippetYaml } from './fit-output.js';
 import { childObject, resolveSimLoad, withConstants, type EngineConstants, type RawObject, type SimLoadOptions } from './sim-load.js';
@@ -47,6 +48,33 @@ export interface EngineCommandOptions {
   uniformPointWeights?: boolean;
   /** Which form to fit (`formOf`); default auto. */
   form?: 'auto' | 'roofline' | 'linear';
+  /** Fit even when the training points are fewer than what a trustworthy fit needs (`--force`). */
+  force?: boolean;
+}
+
+/** The numeric flags of `calibrate engine`, refused with the flag named before anything is read. */
+function checkEngineFlags(options: EngineCommandOptions): void {
+  const bad = (flag: string, value: unknown, rule: string) => new CalibrateUsageError(`${flag} ${String(value)}: ${rule}`);
+  const { requestsPerSlot, rangeRatio } = options.simLoad ?? {};
+  if (requestsPerSlot !== undefined && !(Number.isFinite(requestsPerSlot) && requestsPerSlot > 0 && requestsPerSlot <= 1e6)) {
+    throw bad(
+      '--requests-per-slot',
+      requestsPerSlot,
+      'must be a number of simulated requests per slot above 0 (and at most 1,000,000), e.g. 10',
+    );
+  }
+  if (rangeRatio !== undefined && !(rangeRatio > 0 && rangeRatio <= 1)) {
+    throw bad('--range-ratio', rangeRatio, 'must be in (0, 1]: lengths are drawn between ratio x L and L');
+  }
+  if (options.threads !== undefined && !(Number.isInteger(options.threads) && options.threads >= 1)) {
+    throw bad('--threads', options.threads, 'must be a positive integer (pool threads)');
+  }
+  if (
+    options.refineIterations !== undefined &&
+    !(Number.isInteger(options.refineIterations) && options.refineIterations >= 0 && options.refineIterations <= 1000)
+  ) {
+    throw bad('--refine', options.refineIterations, 'must be a whole number of iterations from 0 to 1000');
+  }
 }
 
 export interface EngineCommandOutcome {
@@ -289,6 +317,8 @@ export function engineSnippet(constants: EngineConstants): Record<string, unknow
 }
 
 export async function runEngineCalibration(options: EngineCommandOptions): Promise<EngineCommandOutcome> {
+  checkEngineFlags(options);
+  checkOutputDir(options.out);
   const loaded = loadRunConfig(options.config, options.sets ?? []);
   let mapping: Record<string, string>;
   let metrics: MetricName[];
@@ -306,15 +336,51 @@ export async function runEngineCalibration(options: EngineCommandOptions): Promi
     throw new CalibrateUsageError(
       `no measured point in ${options.measured.join(', ')}${selections.length > 0 ? ' with the selection given' : ''}`,
     );
+  const { missing, found } = missingMetrics(measured, metrics);
+  if (missing.length > 0) {
+    throw new CalibrateUsageError(
+      `--metrics: no measured point has ${missing.map((m) => m.id).join(', ')} (in ${options.measured.join(', ')}: ${found.join(', ') || 'no metric'})`,
+    );
+  }
   const trainIndices = selectTraining(
     measured.map((p) => p.key),
     options.train,
   );
   if (trainIndices.length === 0)
     throw new CalibrateUsageError(`--train ${options.train}: selects none of the ${measured.length} measured points`);
-  const load = resolveSimLoad(options.simLoad);
   const form = formOf(options.form ?? 'auto', loaded.config);
-  if (form === 'roofline') return runRooflineCalibration(options, loaded, measured, trainIndices, metrics, load, measuredSide.notes);
+  const guardNotes: string[] = [];
+  const wanted = /^(?:lowest|highest):(\d+)$/.exec(options.train.trim());
+  if (wanted !== null && trainIndices.length < Number(wanted[1])) {
+    guardNotes.push(`--train ${options.train} found ${trainIndices.length} of the ${measured.length} measured points`);
+  }
+  // A linear fit with fewer measured values than constants returns whatever fits them exactly.
+  // (The roofline form holds each factor near the catalog's value by a prior: any number of
+  // points determines it.)
+  const constants =
+    form === 'linear'
+      ? freeConstants(
+          trainIndices.map((i) => ({ key: measured[i].key })),
+          options.fitClient,
+        )
+      : [];
+  const values = trainIndices.length * metrics.length;
+  if (values < constants.length) {
+    const found = guardNotes[0] ?? `--train ${options.train} selects ${trainIndices.length} point${trainIndices.length === 1 ? '' : 's'}`;
+    refuseUntrusted(
+      `--train ${options.train}`,
+      [
+        `${found}: ${trainIndices.length} x ${metrics.length} metrics = ${values} measured values for ${constants.length} constants` +
+          ` (${constants.join(', ')}); train on more points (--train lowest:N)`,
+      ],
+      options.force,
+      guardNotes,
+    );
+  }
+  const load = resolveSimLoad(options.simLoad);
+  if (form === 'roofline') {
+    return runRooflineCalibration(options, loaded, measured, trainIndices, metrics, load, measuredSide.notes, guardNotes);
+  }
   const calibration = await calibrateEngine({
     base: loaded.config,
     baseDir: loaded.baseDir,
@@ -334,7 +400,7 @@ export async function runEngineCalibration(options: EngineCommandOptions): Promi
     select: options.select ?? [],
     notes: measuredSide.notes,
   };
-  mkdirSync(options.out, { recursive: true });
+  if (guardNotes.length > 0) fitJson.notes = guardNotes;
   const header = `fitted by servesim calibrate engine on ${calibration.train.map((p) => formatKey(p.key)).join('; ')}\nfrom ${options.measured.join(', ')}`;
   const files: Array<[string, string]> = [
     ['fit.json', `${JSON.stringify(fitJson, null, 2)}\n`],
@@ -342,15 +408,17 @@ export async function runEngineCalibration(options: EngineCommandOptions): Promi
     ['snippet.yaml', snippetYaml(engineSnippet(calibration.best.constants), `engine fit; paste into a run config\n${header}`)],
     ['points.csv', pointsCsv(calibration, metrics)],
   ];
-  for (const [name, text] of files) writeFileSync(join(options.out, name), text);
+  makeOutputDir(options.out);
+  for (const [name, text] of files) writeOutputFile(join(options.out, name), text);
   const written = files.map(([name]) => join(options.out, name));
   if (calibration.holdout.length > 0) written.push(...(await writeScoreReport(join(options.out, 'score'), calibration.score)).files);
-  const text = formatEngineText(
-    calibration,
-    metrics,
-    { form: 'linear', replays: calibration.best.replays, constantLines: linearConstantLines(fitJson) },
-    options.out,
-  );
+  const text =
+    formatEngineText(
+      calibration,
+      metrics,
+      { form: 'linear', replays: calibration.best.replays, constantLines: linearConstantLines(fitJson) },
+      options.out,
+    ) + guardNotes.map((note) => `note: ${note}\n`).join('');
   return { calibration, fitJson, files: written, text };
 }
 
@@ -376,6 +444,7 @@ async function runRooflineCalibration(
   metrics: MetricName[],
   load: SimLoadOptions,
   notes: unknown,
+  guardNotes: readonly string[],
 ): Promise<EngineCommandOutcome> {
   const calibration = await calibrateRoofline({
     base: loaded.config,
@@ -421,7 +490,7 @@ async function runRooflineCalibration(
     },
     inputs: { config: shortPath(options.config), measured: options.measured.map(shortPath), select: options.select ?? [], notes },
   };
-  mkdirSync(options.out, { recursive: true });
+  if (guardNotes.length > 0) fitJson.notes = [...guardNotes];
   const header = `fitted by servesim calibrate engine (physics form) on ${calibration.train.map((p) => formatKey(p.key)).join('; ')}\nfrom ${options.measured.join(', ')}`;
   const raw = readYamlFile(options.config, options.config) as RawObject;
   const engine = childObject(raw, 'engine');
@@ -438,14 +507,16 @@ async function runRooflineCalibration(
     ],
     ['points.csv', pointsCsv(calibration, metrics)],
   ];
-  for (const [name, text] of files) writeFileSync(join(options.out, name), text);
+  makeOutputDir(options.out);
+  for (const [name, text] of files) writeOutputFile(join(options.out, name), text);
   const written = files.map(([name]) => join(options.out, name));
   if (calibration.holdout.length > 0) written.push(...(await writeScoreReport(join(options.out, 'score'), calibration.score)).files);
-  const text = formatEngineText(
-    calibration,
-    metrics,
-    { form: 'physics', replays: calibration.replays, constantLines: rooflineFactorLines(calibration) },
-    options.out,
-  );
+  const text =
+    formatEngineText(
+      calibration,
+      metrics,
+      { form: 'physics', replays: calibration.replays, constantLines: rooflineFactorLines(calibration) },
+      options.out,
+    ) + guardNotes.map((note) => `note: ${note}\n`).join('');
   return { calibration, fitJson, files: written, text };
 }

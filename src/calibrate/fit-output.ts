@@ -4,11 +4,11 @@
  * `residuals.csv` (every row: measured, fitted, residual, bucket) and `fit.svg` (measured against
  * fitted, with the y = x line), plus the text printed on the terminal.
  */
-import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { stringify as stringifyCsv } from 'csv-stringify/sync';
 import type { TopLevelSpec } from 'vega-lite';
 import { renderSvg } from '../io/render-svg.js';
+import { makeOutputDir, writeOutputFile } from '../io/write-output.js';
 import { stringify as stringifyYaml } from 'yaml';
 import type { LinearFit } from './fit-linear.js';
 
@@ -323,7 +323,6 @@ export function formatFitText(report: FitReport, outDir: string | null): string 
 }
 
 export async function writeFitReport(outDir: string, report: FitReport, featureNames: readonly string[]): Promise<string[]> {
-  mkdirSync(outDir, { recursive: true });
   const files = {
     'fit.json': `${JSON.stringify(fitJson(report), null, 2)}\n`,
     'snippet.yaml': snippetYaml(
@@ -333,6 +332,7 @@ export async function writeFitReport(outDir: string, report: FitReport, featureN
     'residuals.csv': residualsCsv(report.fit, featureNames),
     'fit.svg': await fitChartSvg(report, featureNames),
   };
-  for (const [name, text] of Object.entries(files)) writeFileSync(join(outDir, name), text);
+  makeOutputDir(outDir);
+  for (const [name, text] of Object.entries(files)) writeOutputFile(join(outDir, name), text);
   return Object.keys(files).map((name) => join(outDir, name));
 }

@@ -3,7 +3,7 @@
  * observation. Columns are found by name (a mapping renames them); every cell a fit uses must
  * be a finite number, and a bad cell is an `InputError` naming the file, the line and the column.
  */
-import { readFileSync } from 'node:fs';
+import { readTextFile } from '../io/read-text.js';
 import { parse } from 'csv-parse/sync';
 import { InputError } from '../config/errors.js';
 import { matchesSelection, type ColumnSelection } from '../io/selection.js';
@@ -20,13 +20,7 @@ export interface Table {
 }
 
 export function readTable(file: string): Table {
-  let text: string;
-  try {
-    text = readFileSync(file, 'utf8');
-  } catch (error) {
-    throw new InputError(file, 0, `cannot read the file (${error instanceof Error ? error.message : String(error)})`);
-  }
-  return parseTable(text, file);
+  return parseTable(readTextFile(file), file);
 }
 
 export function parseTable(text: string, file: string): Table {
@@ -43,6 +37,9 @@ export function parseTable(text: string, file: string): Table {
   }
   if (records.length === 0) throw new InputError(file, 1, 'the file is empty; expected a header row');
   const columns = records[0].record.map((cell) => cell.trim());
+  const twice = columns.find((name, index) => name !== '' && columns.indexOf(name) !== index);
+  if (twice !== undefined)
+    throw new InputError(file, records[0].info.lines, `the header names the column "${twice}" twice; rename one of them`);
   const rows: TableRow[] = [];
   for (const { record, info } of records.slice(1)) {
     if (record.length !== columns.length)

@@ -11,6 +11,7 @@
  * e.g. the GB200 DeepSeek-R1 rows whose ITL goes 11.9, 7.7, 14.8, 9.6 ms at concurrency 128..512).
  */
 import { PRECISIONS } from '../catalog/schema.js';
+import { InputError } from '../config/errors.js';
 import type { EfficiencyFactors } from '../catalog/efficiency.js';
 import type { Precision, RunConfig } from '../config/types.js';
 import { parseRunConfig } from '../config/load.js';
@@ -73,8 +74,29 @@ function seriesOf(source: string): string {
   return [file, image].filter((s) => s !== '').join(' ');
 }
 
+/** Columns every row needs (the others default: parallelism 1, no series). */
+const REQUIRED_COLUMNS = [
+  'backend',
+  'model_path',
+  'system',
+  'mode',
+  'isl',
+  'osl',
+  'batch_size',
+  'silicon_ttft_ms',
+  'silicon_tpot_ms',
+] as const;
+
 export function readSiliconDeployments(file: string, minPoints = 5): SiliconDeployment[] {
   const table = readTable(file);
+  const absent = REQUIRED_COLUMNS.filter((column) => !table.columns.includes(column));
+  if (absent.length > 0) {
+    throw new InputError(
+      file,
+      1,
+      `has no column ${absent.map((c) => `"${c}"`).join(', ')}: measured points are read in the silicon sample's columns (${REQUIRED_COLUMNS.join(', ')})`,
+    );
+  }
   const groups = new Map<string, Array<{ c: number; ttft: number; itl: number; line: number; cells: Record<string, string> }>>();
   for (const row of table.rows) {
     if (row.cells.mode !== 'agg') continue;

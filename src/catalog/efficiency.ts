@@ -10,6 +10,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import * as z from 'zod';
 import { ConfigError, formatValue, makeConfigIssue } from '../config/errors.js';
+import { MAX_COST, formatCount } from '../config/limits.js';
 import { readYamlFile } from '../config/yaml.js';
 import { packageRoot } from './load.js';
 
@@ -55,8 +56,12 @@ const share = () =>
     .number({ error: say('must be a number in (0, 1]') })
     .gt(0, { error: say('must be a number in (0, 1]') })
     .max(1, { error: say('must be a number in (0, 1]') });
+/** Costs are bounded like every cost of a run config (docs/config.md, "Limits"). */
 const cost = () =>
-  z.number({ error: say('must be a finite non-negative number') }).min(0, { error: say('must be a finite non-negative number') });
+  z
+    .number({ error: say('must be a finite non-negative number') })
+    .min(0, { error: say('must be a finite non-negative number') })
+    .max(MAX_COST, { error: say(`must be at most ${formatCount(MAX_COST)} (the limit on costs)`) });
 
 export const efficiencyShape = {
   compute: share(),
@@ -111,7 +116,7 @@ export function efficiencyFile(): string {
 export function loadEfficiencyTable(file = efficiencyFile()): EfficiencyTable {
   if (file === efficiencyFile() && cached !== undefined) return cached;
   if (!existsSync(file)) return { default: { ...UNFITTED_EFFICIENCY }, entries: [] };
-  const parsed = fileSchema.safeParse(readYamlFile(file, file), { reportInput: true });
+  const parsed = fileSchema.safeParse(readYamlFile(file, file, 'catalog file'), { reportInput: true });
   if (!parsed.success) {
     throw new ConfigError(parsed.error.issues.map((issue) => makeConfigIssue(file, issue.path.map(String).join('.'), issue.message)));
   }

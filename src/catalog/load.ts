@@ -5,12 +5,14 @@
  * bundled ones of the same id. Every file is validated strictly; a bad file is a `ConfigError`
  * naming it and the dotted field. Names resolve case-insensitively by id, `name` or any alias.
  */
-import { existsSync, readFileSync, readdirSync } from 'node:fs';
+import { existsSync, readdirSync } from 'node:fs';
 import { basename, delimiter, dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type * as z from 'zod';
 import { ConfigError, makeConfigIssue, type ConfigIssue } from '../config/errors.js';
+import { MAX_YAML_BYTES } from '../config/limits.js';
 import { readYamlFile } from '../config/yaml.js';
+import { readTextFile } from '../io/read-text.js';
 import { hardwareEntrySchema, modelEntrySchema, type HardwareEntry, type ModelEntry } from './schema.js';
 
 /** The package root: dist/src/catalog/load.js or src/catalog/load.ts -> the folder with package.json. */
@@ -54,7 +56,7 @@ function label(file: string): string {
 function readEntry<T extends { id: string }>(folder: string, name: string, schema: z.ZodType<T>, files: Map<string, string>): T {
   const file = join(folder, name);
   const shown = label(file);
-  const raw = readYamlFile(file, shown);
+  const raw = readYamlFile(file, shown, 'catalog file');
   const parsed = schema.safeParse(raw, { reportInput: true });
   if (!parsed.success) {
     const issues: ConfigIssue[] = parsed.error.issues.map((issue) => {
@@ -190,7 +192,8 @@ function findOne<T extends { id: string; name: string; aliases: string[] }>(
     for (const file of readdirSync(folder).sort()) {
       if (!file.endsWith('.yaml')) continue;
       const path = join(folder, file);
-      if (!readFileSync(path, 'utf8').toLowerCase().includes(wanted)) continue;
+      // Read as the parser would (size limit, UTF-8): a damaged file is named even when it is not the one wanted.
+      if (!readTextFile(path, label(path), MAX_YAML_BYTES, 'catalog file').toLowerCase().includes(wanted)) continue;
       let entry = fileCache.get(path) as T | undefined;
       if (entry === undefined) {
         entry = readEntry(folder, file, schema, new Map());

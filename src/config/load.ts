@@ -9,6 +9,7 @@ import { dirname, resolve } from 'node:path';
 import type * as z from 'zod';
 import { ConfigError, makeConfigIssue, type ConfigIssue } from './errors.js';
 import { checkRunConfigRules } from './rules.js';
+import { checkEngineStartup, checkRunResources } from './run-checks.js';
 import { runConfigSchema } from './schema.js';
 import { applySet, parseSetAssignment, type SetAssignment } from './set-override.js';
 import type { RunConfig } from './types.js';
@@ -34,12 +35,16 @@ export function parseRunConfig(raw: unknown, file: string): RunConfig {
   return validate(raw, file, []);
 }
 
-/** Applies `--set` assignments to an in-memory config (not modified), then validates it. */
+/**
+ * Applies `--set` assignments to an in-memory config (not modified), then validates it, including
+ * the checks a run for a user must pass (run-checks.ts: engine start-up checks, request and
+ * memory bounds).
+ */
 export function loadRunConfigFromObject(raw: unknown, label: string, sets: readonly string[] = []): RunConfig {
   const assignments = sets.map((set) => parseSetAssignment(set));
   let current: unknown = raw ?? {};
   for (const assignment of assignments) current = applySet(current as object, assignment);
-  return validate(current, label, assignments);
+  return validate(current, label, assignments, true);
 }
 
 /** Reads a YAML (or JSON) config file, applies `--set` assignments, and validates it. */
@@ -50,7 +55,7 @@ export function loadRunConfig(path: string, sets: readonly string[] = []): Loade
 
 type PathKey = string | number;
 
-function validate(raw: unknown, file: string, sets: readonly SetAssignment[]): RunConfig {
+function validate(raw: unknown, file: string, sets: readonly SetAssignment[], runChecks = false): RunConfig {
   const parsed = runConfigSchema.safeParse(raw, { reportInput: true });
   const found: { path: PathKey[]; reason: string }[] = [];
   let config: RunConfig | undefined;
@@ -58,6 +63,12 @@ function validate(raw: unknown, file: string, sets: readonly SetAssignment[]): R
     config = defaultCapacity(parsed.data, raw);
     for (const violation of checkRunConfigRules(config)) {
       found.push({ path: violation.path.split('.'), reason: violation.reason });
+    }
+    // Start-up and resource checks assume a config that follows the rules.
+    if (runChecks && found.length === 0) {
+      const more = checkEngineStartup(config);
+      if (more.length === 0) more.push(...checkRunResources(config));
+      for (const violation of more) found.push({ path: violation.path.split('.'), reason: violation.reason });
     }
   } else {
     found.push(...fromZodIssues(parsed.error.issues));

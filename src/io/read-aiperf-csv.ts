@@ -5,7 +5,7 @@
  * telemetry section after two blank lines. Columns are mapped by header text, never by
  * position; rows by header, never by order. Errors name the file and the line.
  */
-import { readFileSync } from 'node:fs';
+import { readTextFile } from './read-text.js';
 import { basename } from 'node:path';
 import { parse } from 'csv-parse/sync';
 import { AiperfInputError } from './read-aiperf-errors.js';
@@ -29,7 +29,7 @@ const STAT_SET = new Set<string>(AIPERF_STATS);
 const TELEMETRY_ID_COLUMNS = new Set(['endpoint', 'gpu_index', 'gpu_name', 'gpu_uuid', 'metric']);
 
 export function readAiperfCsv(file: string): AiperfSummary {
-  return parseAiperfCsv(readFileSync(file, 'utf8'), file);
+  return parseAiperfCsv(readTextFile(file), file);
 }
 
 /** Splits a CSV text into records with their line numbers; blank lines are kept as `[]`. */

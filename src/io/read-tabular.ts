@@ -4,11 +4,11 @@
  * request rate, ISL, OSL, any other) and to metrics (`time_to_first_token.avg`, ...), rows
  * filtered by column values to select one deployment. Errors name the file and the line.
  */
-import { readFileSync } from 'node:fs';
 import { parse } from 'csv-parse/sync';
 import { AiperfInputError } from './read-aiperf-errors.js';
 import { parseNumberText } from './read-aiperf-json.js';
 import { canonicalTag, getMetricInfo } from './read-aiperf-tags.js';
+import { readTextFile } from './read-text.js';
 import { matchesSelection, type ColumnSelection } from './selection.js';
 
 /**
@@ -85,14 +85,14 @@ export function parseMappingArguments(items: readonly string[]): Record<string, 
 
 /** The header row of a CSV file (trimmed cells). */
 export function readTabularColumns(file: string): string[] {
-  const text = readFileSync(file, 'utf8').replace(/^\uFEFF/, '');
+  const text = readTextFile(file);
   const firstLine = text.slice(0, text.search(/\r?\n|$/));
   const [header]: string[][] = parse(firstLine, { relax_column_count: true });
   return (header ?? []).map((cell) => cell.trim());
 }
 
 export function readTabularPoints(file: string, options: ReadTabularOptions = {}): TabularRead {
-  return parseTabularPoints(readFileSync(file, 'utf8'), file, options);
+  return parseTabularPoints(readTextFile(file), file, options);
 }
 
 export function parseTabularPoints(text: string, file: string, options: ReadTabularOptions = {}): TabularRead {
@@ -110,6 +110,10 @@ export function parseTabularPoints(text: string, file: string, options: ReadTabu
   if (records.length === 0) throw new AiperfInputError(file, undefined, 'the file is empty; expected a header row');
   const header = records[0];
   const columns = header.record.map((cell) => cell.trim());
+  const twice = columns.find((name, index) => name !== '' && columns.indexOf(name) !== index);
+  if (twice !== undefined) {
+    throw new AiperfInputError(file, { line: header.info.lines }, `the header names the column "${twice}" twice; rename one of them`);
+  }
   const columnIndex = new Map(columns.map((name, index) => [name, index]));
   const mapping: Record<string, string> = {};
   if (!options.explicitOnly) {
@@ -138,6 +142,18 @@ export function parseTabularPoints(text: string, file: string, options: ReadTabu
         `no column "${selection.column}" to select on (columns: ${columns.join(', ')})`,
       );
     }
+  }
+  const byTarget = new Map<string, string>();
+  for (const [column, target] of Object.entries(mapping)) {
+    const other = byTarget.get(target);
+    if (other !== undefined) {
+      throw new AiperfInputError(
+        file,
+        { line: header.info.lines },
+        `the columns "${other}" and "${column}" both read as ${target}; say which one with --map ${other}=${target} (or drop one)`,
+      );
+    }
+    byTarget.set(target, column);
   }
   const keyColumns = Object.entries(mapping).filter(([, target]) => !isMetricTarget(target));
   const metricColumns = Object.entries(mapping).filter(([, target]) => isMetricTarget(target));

@@ -9,7 +9,6 @@
  * rows). Virtual time is ms from 0; timestamps are `AIPERF_EPOCH_NS + round(ms * 1e6)`
  * nanoseconds, so the same run writes the same bytes.
  */
-import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { RunConfig } from '../config/types.js';
 import { fnv1a32 } from '../core/fnv.js';
@@ -17,6 +16,7 @@ import type { ReplaySummary, RequestRecord } from '../core/report-types.js';
 import { ADJUSTED_TAGS, adjustedStats, distributionStats } from './read-aiperf-stats.js';
 import { getMetricInfo, headerCellOf } from './read-aiperf-tags.js';
 import type { AiperfStat } from './read-aiperf-types.js';
+import { makeOutputDir, writeOutputFile } from './write-output.js';
 
 /** Virtual time 0 (the first request sent) as a wall-clock timestamp: 2023-11-14T22:13:20Z. */
 export const AIPERF_EPOCH_NS = 1_700_000_000_000_000_000n;
@@ -100,8 +100,12 @@ export interface AiperfExport {
   metrics: Record<string, ExportedMetric>;
   jsonText: string;
   csvText: string;
-  /** Undefined when the run was replayed without per-request records. */
-  jsonlText: string | undefined;
+  /**
+   * The JSONL's lines (each ending in a newline), written one after another: a long run's JSONL
+   * is larger than one string can hold. Undefined when the run was replayed without per-request
+   * records.
+   */
+  jsonlLines: string[] | undefined;
 }
 
 /** The stimulus part of AIPerf's artifact folder name for this load (docs/aiperf-files.md). */
@@ -499,7 +503,7 @@ function jsonlLine(request: ExportedRequest, slot: number | undefined): string {
  */
 export function buildAiperfExport(summary: ReplaySummary, records: readonly RequestRecord[] | undefined, config: RunConfig): AiperfExport {
   let metrics: Record<string, ExportedMetric>;
-  let jsonlText: string | undefined;
+  let jsonlLines: string[] | undefined;
   let failed = summary.run.error_request_count;
   let lastMs = summary.run.benchmark_duration_s * 1000;
   if (records) {
@@ -515,7 +519,7 @@ export function buildAiperfExport(summary: ReplaySummary, records: readonly Requ
         (a.record.response_received_ms ?? a.endMs) - (b.record.response_received_ms ?? b.endMs) ||
         a.record.request_id - b.record.request_id,
     );
-    jsonlText = ordered.map((request) => `${jsonlLine(request, slots?.get(request.record.request_id))}\n`).join('');
+    jsonlLines = ordered.map((request) => `${jsonlLine(request, slots?.get(request.record.request_id))}\n`);
   } else {
     metrics = metricsFromSummary(summary);
   }
@@ -523,7 +527,7 @@ export function buildAiperfExport(summary: ReplaySummary, records: readonly Requ
     metrics,
     jsonText: buildJsonText(metrics, config, failed, virtualMsToNs(lastMs)),
     csvText: buildCsvText(metrics),
-    jsonlText,
+    jsonlLines,
   };
 }
 
@@ -544,13 +548,13 @@ export function writeAiperfArtifacts(
   config: RunConfig,
 ): WrittenAiperfArtifacts {
   const exported = buildAiperfExport(summary, records, config);
-  mkdirSync(dir, { recursive: true });
+  makeOutputDir(dir, 'AIPerf folder');
   const files = [join(dir, AIPERF_FILES.json), join(dir, AIPERF_FILES.csv)];
-  writeFileSync(files[0], exported.jsonText);
-  writeFileSync(files[1], exported.csvText);
-  if (exported.jsonlText !== undefined) {
+  writeOutputFile(files[0], exported.jsonText);
+  writeOutputFile(files[1], exported.csvText);
+  if (exported.jsonlLines !== undefined) {
     files.push(join(dir, AIPERF_FILES.jsonl));
-    writeFileSync(files[2], exported.jsonlText);
+    writeOutputFile(files[2], exported.jsonlLines);
   }
   return { dir, files };
 }

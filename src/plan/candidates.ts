@@ -41,7 +41,18 @@ export interface KindCandidate {
 export interface CandidateKind {
   /** Every candidate of the search space for one GPU, in plan order. */
   enumerate(space: SearchSpace): KindCandidate[];
+  /** How many candidates `enumerate` lists for one GPU, without listing them (a plan's size is checked first). */
+  count(space: SearchSpace): number;
+  /** The plan-file field behind a run-config key the kind sets (`search.tensor` for its tensor size), for messages. */
+  planField(runConfigPath: string): string | null;
 }
+
+/**
+ * Candidates of one plan at most. Each costs a few replays of a second or less; 10,000 is hours
+ * on two cores, and a search space past it is more likely a list written by mistake (a GPU
+ * budget of 65,536 with tensor 1 lists 65,536 replica counts).
+ */
+export const MAX_PLAN_CANDIDATES = 10_000;
 
 const AGGREGATED = 'engine.workers.aggregated';
 
@@ -52,6 +63,22 @@ export function replicaCounts(space: SearchSpace, gpusPerWorker: number): number
   if (budget === null) return [1];
   return Array.from({ length: Math.floor(budget / gpusPerWorker) }, (_, i) => i + 1);
 }
+
+/** `replicaCounts(space, gpusPerWorker).length`, without the list. */
+function replicaCountsLength(space: SearchSpace, gpusPerWorker: number): number {
+  const budget = space.gpuBudget;
+  if (space.replicas !== null) return space.replicas.filter((r) => budget === null || r * gpusPerWorker <= budget).length;
+  return budget === null ? 1 : Math.floor(budget / gpusPerWorker);
+}
+
+/** Run-config keys of an aggregated candidate, with the plan-file field that lists their values. */
+const AGGREGATED_FIELDS: Record<string, string> = {
+  [`${AGGREGATED}.parallelism.tensor`]: 'search.tensor',
+  [`${AGGREGATED}.parallelism.attention_data`]: 'search.attention_data',
+  [`${AGGREGATED}.parallelism.replicas`]: 'search.replicas',
+  [`${AGGREGATED}.scheduler.max_batched_tokens`]: 'search.max_batched_tokens',
+  [`${AGGREGATED}.scheduler.max_sequences`]: 'search.max_sequences',
+};
 
 export const CANDIDATE_KINDS: Record<WorkerKind, CandidateKind> = {
   aggregated: {
@@ -89,8 +116,23 @@ export const CANDIDATE_KINDS: Record<WorkerKind, CandidateKind> = {
       }
       return out;
     },
+    count(space) {
+      let layouts = 0;
+      for (const tensor of space.tensor) for (const dp of space.attentionData) layouts += replicaCountsLength(space, tensor * dp);
+      return layouts * space.maxBatchedTokens.length * space.maxSequences.length;
+    },
+    planField(runConfigPath) {
+      return AGGREGATED_FIELDS[runConfigPath] ?? null;
+    },
   },
 };
+
+/** Candidates of the plan (`enumerateCandidates(plan).length`), counted without listing them. */
+export function countCandidates(plan: PlanSpec): number {
+  let perGpu = 0;
+  for (const kind of plan.search.workers) perGpu += CANDIDATE_KINDS[kind].count(plan.search);
+  return perGpu * plan.hardware.length;
+}
 
 /** Every candidate of the plan: GPUs in file order, then each worker kind's own order. */
 export function enumerateCandidates(plan: PlanSpec): Candidate[] {

@@ -8,6 +8,18 @@
 import { basename, extname } from 'node:path';
 import * as z from 'zod';
 import { ConfigError, formatValue, makeConfigIssue } from '../config/errors.js';
+import {
+  MAX_ATTENTION_DATA,
+  MAX_BATCHED_TOKENS,
+  MAX_REPLICAS,
+  MAX_REQUEST_RATE,
+  MAX_REQUESTS,
+  MAX_SEED,
+  MAX_SEQUENCES,
+  MAX_TENSOR,
+  MIN_REQUEST_RATE,
+  formatCount,
+} from '../config/limits.js';
 import { readYamlFile } from '../config/yaml.js';
 
 /** The metrics an SLO may bound, with the side the bound is on and the unit of the limit. */
@@ -81,17 +93,39 @@ export interface PlanSpec {
 
 type RawIssue = z.core.$ZodRawIssue;
 
+/** GPUs of one candidate at most (`search.gpu_budget`): a replica of every GPU of a large cluster. */
+export const MAX_GPU_BUDGET = MAX_REPLICAS;
+/**
+ * Seconds of arrivals of one replay at most (`rates.duration_s`): a day. Every tested rate of every
+ * candidate is a replay that long, so a plan of longer replays would run for days.
+ */
+export const MAX_PLAN_DURATION_S = 86_400;
+const DURATION_RULE = `must be a positive number of seconds, at most ${formatCount(MAX_PLAN_DURATION_S)}`;
+
 function says(rule: string) {
   return (issue: RawIssue): string => (issue.input === undefined ? `is required (${rule})` : `${rule}, got ${formatValue(issue.input)}`);
 }
 
-const POSITIVE_INT = 'must be a positive integer';
 const POSITIVE = 'must be a positive finite number';
-const positiveInt = () => z.int({ error: says(POSITIVE_INT) }).min(1, { error: says(POSITIVE_INT) });
+/** An integer in [1, max]; the limits are the run config's (config/limits.ts), so every candidate's config can hold the value. */
+const positiveInt = (max: number) => {
+  const rule = `must be an integer from 1 to ${formatCount(max)}`;
+  return z
+    .int({ error: says(rule) })
+    .min(1, { error: says(rule) })
+    .max(max, { error: says(rule) });
+};
 const positive = () => z.number({ error: says(POSITIVE) }).gt(0, { error: says(POSITIVE) });
-const intList = () =>
+/** A request rate within the run config's limits. */
+const rate = (rule: string) =>
   z
-    .array(positiveInt(), { error: says('must be a list of positive integers') })
+    .number({ error: says(rule) })
+    .min(MIN_REQUEST_RATE, { error: says(rule) })
+    .max(MAX_REQUEST_RATE, { error: says(rule) });
+const RATE_RULE = `must be a number of requests per second from ${MIN_REQUEST_RATE} to ${formatCount(MAX_REQUEST_RATE)}`;
+const intList = (max: number) =>
+  z
+    .array(positiveInt(max), { error: says(`must be a list of integers from 1 to ${formatCount(max)}`) })
     .min(1, { error: 'must list at least one value' })
     .refine((values) => new Set(values).size === values.length, { error: 'lists a value twice' });
 
@@ -125,9 +159,7 @@ const planSchema = strict({
   engine: mapping().optional(),
   traffic: strict({
     source: mapping().optional(),
-    target_rps: z
-      .union([positive(), z.literal('max')], { error: says('must be a positive number of requests per second, or max') })
-      .optional(),
+    target_rps: z.union([rate(`${RATE_RULE}, or max`), z.literal('max')], { error: says(`${RATE_RULE}, or max`) }).optional(),
   }),
   slo: strict(
     Object.fromEntries(Object.keys(SLO_METRICS).map((metric) => [metric, sloBoundsSchema.optional()])) as {
@@ -141,12 +173,12 @@ const planSchema = strict({
       .array(workerKindSchema, { error: says('must be a list') })
       .min(1, { error: 'must list at least one value' })
       .optional(),
-    tensor: intList().optional(),
-    attention_data: intList().optional(),
-    replicas: intList().optional(),
-    gpu_budget: positiveInt().optional(),
-    max_batched_tokens: intList().optional(),
-    max_sequences: intList().optional(),
+    tensor: intList(MAX_TENSOR).optional(),
+    attention_data: intList(MAX_ATTENTION_DATA).optional(),
+    replicas: intList(MAX_REPLICAS).optional(),
+    gpu_budget: positiveInt(MAX_GPU_BUDGET).optional(),
+    max_batched_tokens: intList(MAX_BATCHED_TOKENS).optional(),
+    max_sequences: intList(MAX_SEQUENCES).optional(),
   }).prefault({}),
   rates: strict({
     tolerance: z
@@ -154,18 +186,23 @@ const planSchema = strict({
       .gt(0, { error: says('must be a number in (0, 1]') })
       .max(1, { error: says('must be a number in (0, 1]') })
       .default(0.05),
-    duration_s: positive().default(300),
-    min_requests: positiveInt().default(1000),
+    duration_s: z
+      .number({ error: says(DURATION_RULE) })
+      .gt(0, { error: says(DURATION_RULE) })
+      .max(MAX_PLAN_DURATION_S, { error: says(DURATION_RULE) })
+      .default(300),
+    min_requests: positiveInt(MAX_REQUESTS).default(1000),
     warmup_share: z
       .number({ error: says('must be a number in [0, 0.5]') })
       .min(0, { error: says('must be a number in [0, 0.5]') })
       .max(0.5, { error: says('must be a number in [0, 0.5]') })
       .default(0.1),
     seed: z
-      .int({ error: says('must be a non-negative integer') })
-      .min(0, { error: says('must be a non-negative integer') })
+      .int({ error: says(`must be an integer from 0 to ${formatCount(MAX_SEED)}`) })
+      .min(0, { error: says(`must be an integer from 0 to ${formatCount(MAX_SEED)}`) })
+      .max(MAX_SEED, { error: says(`must be an integer from 0 to ${formatCount(MAX_SEED)}`) })
       .default(42),
-    start_rps: positive().optional(),
+    start_rps: rate(RATE_RULE).optional(),
   }).prefault({}),
 });
 
@@ -296,5 +333,5 @@ export function parsePlanFile(raw: unknown, file: string): PlanSpec {
 
 /** Reads and checks a plan file (YAML errors name the file and line). */
 export function readPlanFile(path: string): PlanSpec {
-  return parsePlanFile(readYamlFile(path, path), path);
+  return parsePlanFile(readYamlFile(path, path, 'plan file'), path);
 }

@@ -11,8 +11,11 @@
  * bracket only grows from a rate that met them or shrinks from one that did not, and bisection
  * tests strictly between the two. So the result is the highest tested rate whose own replay and
  * every lower tested replay met the SLOs, also when a metric is not monotone in the rate, and
- * the next tested rate above it did not.
+ * the next tested rate above it did not. The bracket never leaves the rates a run config accepts
+ * (config/limits.ts): a candidate that meets the SLOs at none down to the lowest is reported as
+ * meeting them at no rate, one that meets them up to the highest has no rate above its max rate.
  */
+import { MAX_REQUEST_RATE, MIN_REQUEST_RATE } from '../config/limits.js';
 
 export interface RateSearchOptions {
   startRps: number;
@@ -22,6 +25,9 @@ export interface RateSearchOptions {
   maxHalvings?: number;
   /** Doublings before the search gives up on finding a rate that breaks them. */
   maxDoublings?: number;
+  /** Rates a replay can be run at (a run config's limits by default): the bracket stops at them. */
+  minRps?: number;
+  maxRps?: number;
 }
 
 export interface TestedRate {
@@ -55,12 +61,16 @@ export class RateSearch {
   readonly #tolerance: number;
   readonly #maxHalvings: number;
   readonly #maxDoublings: number;
+  readonly #minRps: number;
+  readonly #maxRps: number;
 
   constructor(options: RateSearchOptions) {
     if (!(options.startRps > 0 && Number.isFinite(options.startRps)))
       throw new RangeError(`startRps must be positive, got ${options.startRps}`);
     if (!(options.tolerance > 0)) throw new RangeError(`tolerance must be positive, got ${options.tolerance}`);
-    this.#start = roundRate(options.startRps);
+    this.#minRps = options.minRps ?? MIN_REQUEST_RATE;
+    this.#maxRps = options.maxRps ?? MAX_REQUEST_RATE;
+    this.#start = Math.min(this.#maxRps, Math.max(this.#minRps, roundRate(options.startRps)));
     this.#tolerance = options.tolerance;
     this.#maxHalvings = options.maxHalvings ?? DEFAULT_MAX_HALVINGS;
     this.#maxDoublings = options.maxDoublings ?? DEFAULT_MAX_DOUBLINGS;
@@ -70,10 +80,12 @@ export class RateSearch {
   next(): number | null {
     if (this.tested.length === 0) return this.#start;
     if (this.lo === 0) {
-      return this.tested.length > this.#maxHalvings ? null : this.hi / 2;
+      const half = this.hi / 2;
+      return this.tested.length > this.#maxHalvings || half < this.#minRps ? null : half;
     }
     if (this.hi === Infinity) {
-      return this.tested.length > this.#maxDoublings ? null : this.lo * 2;
+      const twice = this.lo * 2;
+      return this.tested.length > this.#maxDoublings || twice > this.#maxRps ? null : twice;
     }
     if (this.hi / this.lo <= 1 + this.#tolerance) return null;
     return roundRate(Math.sqrt(this.lo * this.hi), this.lo, this.hi);

@@ -9,17 +9,21 @@
  * takes every replay it holds from there, so an interrupted plan continues where it stopped and
  * a finished one is rewritten without a replay.
  */
-import { mkdirSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, rmSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { dirname, isAbsolute, join, relative, resolve } from 'node:path';
 import { stringify as yamlStringify } from 'yaml';
 import { findHardware, findModel } from '../catalog/load.js';
+import { deploymentSummary } from '../config/deployment.js';
 import { ConfigError, makeConfigIssue } from '../config/errors.js';
-import { loadRunConfigFromObject } from '../config/load.js';
+import { kvBlocksPerRank, sessionTurnPromptTokens } from '../config/kv-capacity.js';
+import { formatCount } from '../config/limits.js';
+import { loadRunConfigFromObject, parseRunConfig } from '../config/load.js';
+import { checkEngineStartup } from '../config/run-checks.js';
 import type { RunConfig } from '../config/types.js';
-import { sessionTurnPromptTokens } from '../core/run.js';
-import type { ResolvedRun } from '../core/run.js';
-import { prepareRun } from '../replay.js';
+import { checkOutputDir, makeOutputDir, removeStaleTemporaries } from '../io/write-output.js';
+import { prepareRun, type PreparedRun } from '../replay.js';
+import { takeLock } from '../sweep/lock.js';
 import { pointId, type Overrides } from '../sweep/plan.js';
 import {
   POINTS_FILE,
@@ -32,8 +36,14 @@ import {
   writeFileAtomic,
   type PointRecord,
 } from '../sweep/results.js';
-import { takeLock } from '../sweep/run-sweep.js';
-import { candidateRunConfig, enumerateCandidates, type Candidate } from './candidates.js';
+import {
+  CANDIDATE_KINDS,
+  MAX_PLAN_CANDIDATES,
+  candidateRunConfig,
+  countCandidates,
+  enumerateCandidates,
+  type Candidate,
+} from './candidates.js';
 import { estimateMaxRps } from './estimate.js';
 import { InProcessExecutor, PoolExecutor, type ReplayExecutor, type ReplayJob } from './executor.js';
 import { readPlanFile, type PlanSpec } from './plan-file.js';
@@ -126,26 +136,59 @@ function checkCatalog(plan: PlanSpec): void {
 }
 
 /** Tokens of the longest request a run sends (prompt and output), or null for a trace (checked per row by the replay). */
-function longestRequestTokens(run: ResolvedRun): number | null {
-  const source = run.source;
-  if (source.kind === 'synthetic') return source.inputTokens + source.outputTokens;
-  if (source.kind === 'session')
-    return sessionTurnPromptTokens(source.newInputTokens, source.outputTokens, source.turns) + source.outputTokens;
+function longestRequestTokens(config: RunConfig): number | null {
+  const source = config.traffic.source;
+  if (source.type === 'synthetic') return source.input_tokens + source.output_tokens;
+  if (source.type === 'synthetic-session') return sessionTurnPromptTokens(source, source.turns) + source.output_tokens_per_turn;
   return null;
 }
 
-const CAPACITY_PATH = 'engine.workers.aggregated.kv_cache.capacity';
+const ROLE = 'engine.workers.aggregated';
+const CAPACITY_PATH = `${ROLE}.kv_cache.capacity`;
 
-/** A run config of the plan, validated; a config error names the plan file (and the candidate when it is the candidate's). */
-function validate(plan: PlanSpec, candidate: Candidate, raw: Record<string, unknown>): RunConfig {
+/**
+ * Where a run-config key of a candidate's config comes from in the plan file, for messages: the
+ * search list a candidate's key was taken from, the `rates` setting behind a request count, or the
+ * same dotted path (the plan's `engine` and `traffic.source` keys are the run config's).
+ * `candidate` is true when the value depends on the candidate (its message names it).
+ */
+export function planFieldOf(plan: PlanSpec, candidate: Candidate, path: string, rateRps: number): { field: string; candidate: boolean } {
+  const searched = CANDIDATE_KINDS[candidate.kind].planField(path);
+  if (searched !== null) return { field: searched, candidate: true };
+  if (path === 'engine.model') return { field: 'model', candidate: false };
+  if (path === 'engine.hardware') return { field: `hardware.${candidate.hardware}`, candidate: true };
+  if (path === 'traffic.stop.requests') {
+    const byDuration = Math.round(rateRps * plan.rates.durationS) > plan.rates.minRequests;
+    return { field: byDuration ? 'rates.duration_s' : 'rates.min_requests', candidate: false };
+  }
+  if (path === 'report.warmup_requests') return { field: 'rates.warmup_share', candidate: false };
+  if (path === 'traffic.load.seed') return { field: 'rates.seed', candidate: false };
+  if (path.startsWith('traffic.load') || path.startsWith('traffic.stop')) return { field: 'rates', candidate: false };
+  return { field: path, candidate: path.startsWith(ROLE) };
+}
+
+/** A config error of a candidate's run config, as errors of the plan file: each names the plan's field, and the candidate where it depends on it. */
+function planError(plan: PlanSpec, candidate: Candidate, rateRps: number, err: ConfigError): ConfigError {
+  return new ConfigError(
+    err.issues.map((issue) => {
+      const { field, candidate: specific } = planFieldOf(plan, candidate, issue.path, rateRps);
+      return makeConfigIssue(plan.file, field, `${issue.reason}${specific ? ` (candidate ${candidate.id})` : ''}`);
+    }),
+  );
+}
+
+/** A run config of the plan at a rate, validated as a replay's is (schema, rules, engine start-up and resource checks). */
+function validate(plan: PlanSpec, candidate: Candidate, raw: Record<string, unknown>, rateRps: number): RunConfig {
   try {
     return loadRunConfigFromObject(raw, plan.file);
   } catch (err) {
-    if (!(err instanceof ConfigError)) throw err;
-    // Keys under engine.workers are where candidates differ: say which one it was.
-    const which = (path: string) => (path.startsWith('engine.workers') ? ` (candidate ${candidate.id})` : '');
-    throw new ConfigError(err.issues.map((issue) => makeConfigIssue(plan.file, issue.path, `${issue.reason}${which(issue.path)}`)));
+    throw err instanceof ConfigError ? planError(plan, candidate, rateRps, err) : err;
   }
+}
+
+/** Paths of the checks that depend on a candidate's GPUs and knobs: failing only those, the candidate cannot run, the plan is fine. */
+function isCandidateLimit(plan: PlanSpec, candidate: Candidate, path: string): boolean {
+  return path === CAPACITY_PATH || CANDIDATE_KINDS[candidate.kind].planField(path) !== null;
 }
 
 interface Prepared {
@@ -154,48 +197,64 @@ interface Prepared {
 }
 
 /**
- * Each candidate's state before the search: does not fit (the loader's reason: weights and
- * activations against usable memory, or a KV cache smaller than the longest request), or
- * searching from its estimated rate.
+ * Each candidate's state before the search. A candidate does not fit when its GPUs cannot hold
+ * the model's weights and activations with room for a KV cache, when its KV cache is smaller than
+ * the longest request of a synthetic source, or when vLLM would refuse to start with its knobs
+ * (max_batched_tokens below max_sequences, a KV cache below context_length; the loader's reason).
+ * Any other error of a candidate's config is the plan file's, and is thrown before anything runs.
  */
 function prepareCandidates(plan: PlanSpec, candidates: readonly Candidate[], baseDir: string): { prepared: Prepared[]; traceRows: number } {
   const prepared: Prepared[] = [];
   let traceRows = Infinity;
   for (const candidate of candidates) {
     const base: CandidateState = { candidate, status: 'searching', reason: null, search: null, tested: [], dominatedBy: null };
+    const noFit = (reason: string, extras: RowExtras) => prepared.push({ state: { ...base, status: 'does_not_fit', reason }, extras });
     const raw = candidateRunConfig(plan, candidate, 1, Infinity);
     let config: RunConfig;
     try {
-      config = loadRunConfigFromObject(raw, plan.file);
+      config = parseRunConfig(raw, plan.file);
     } catch (err) {
-      const fit = err instanceof ConfigError ? err.issues.find((issue) => issue.path === CAPACITY_PATH) : undefined;
-      if (fit === undefined) validate(plan, candidate, raw);
-      prepared.push({
-        state: { ...base, status: 'does_not_fit', reason: fit?.reason ?? null },
-        extras: { weightsGibPerGpu: null, kvTokensPerRank: null, config: null },
-      });
+      if (!(err instanceof ConfigError)) throw err;
+      if (!err.issues.every((issue) => isCandidateLimit(plan, candidate, issue.path))) throw planError(plan, candidate, 1, err);
+      noFit(err.issues.map((issue) => issue.reason).join('; '), { weightsGibPerGpu: null, kvTokensPerRank: null, config: null });
       continue;
     }
-    const run = prepareRun(config, { baseDir });
-    if (run.run.source.kind === 'trace') traceRows = run.run.source.trace.rows;
-    const extras: RowExtras = {
-      weightsGibPerGpu: run.deployment.weights_gib_per_gpu,
-      kvTokensPerRank: run.deployment.kv_cache_tokens_per_rank,
-      config: null,
-    };
-    const longest = longestRequestTokens(run.run);
-    const kvTokens = run.deployment.kv_cache_tokens_per_rank;
+    const role = config.engine.workers.aggregated;
+    const kvBlocks = kvBlocksPerRank(config.engine, role);
+    const deployment = deploymentSummary(config.engine, role, kvBlocks);
+    const kvTokens = deployment.kv_cache_tokens_per_rank;
+    const extras: RowExtras = { weightsGibPerGpu: deployment.weights_gib_per_gpu, kvTokensPerRank: kvTokens, config: null };
+    const longest = longestRequestTokens(config);
     if (longest !== null && kvTokens !== null && kvTokens < longest) {
-      prepared.push({
-        state: {
-          ...base,
-          status: 'does_not_fit',
-          reason: `the KV cache holds ${kvTokens} tokens per rank, fewer than the longest request (${longest} tokens); use more GPUs per replica or a lower precision`,
-        },
+      noFit(
+        `the KV cache holds ${kvTokens} tokens per rank, fewer than the longest request (${longest} tokens); use more GPUs per replica or a lower precision`,
         extras,
-      });
+      );
       continue;
     }
+    const startup = checkEngineStartup(config);
+    if (startup.length > 0) {
+      if (!startup.every((v) => isCandidateLimit(plan, candidate, v.path))) {
+        throw planError(plan, candidate, 1, new ConfigError(startup.map((v) => makeConfigIssue(plan.file, v.path, v.reason))));
+      }
+      noFit(startup.map((v) => v.reason).join('; '), extras);
+      continue;
+    }
+    // The resource checks (request count, memory) at the first rate; a trace is read here.
+    validate(plan, candidate, raw, 1);
+    let run: PreparedRun;
+    try {
+      run = prepareRun(config, { baseDir, label: plan.file });
+    } catch (err) {
+      if (!(err instanceof ConfigError)) throw err;
+      // Every row of the trace is longer than this candidate's KV cache (context_length is not set: the pool is the limit).
+      if (err.path === 'engine.context_length' && config.engine.context_length === 'max') {
+        noFit(err.reason, extras);
+        continue;
+      }
+      throw planError(plan, candidate, 1, err);
+    }
+    if (run.run.source.kind === 'trace') traceRows = run.run.source.trace.rows;
     const startRps = plan.rates.startRps ?? estimateMaxRps(run.run, plan.slos);
     prepared.push({ state: { ...base, search: new RateSearch({ startRps, tolerance: plan.rates.tolerance }) }, extras });
   }
@@ -210,36 +269,70 @@ function configFileText(config: RunConfig, baseDir: string, configsDir: string):
   return yamlStringify(copy);
 }
 
+/** Files of a plan folder written through a temporary file (stale ones are removed when a run starts). */
+const REWRITTEN_FILES = [PLAN_FILES.json, PLAN_FILES.csv, PLAN_FILES.html, POINTS_FILE, TIMINGS_FILE];
+
+/** Pool threads: one per core, or `poolThreads`, at most one per core (a replay keeps a core busy; more threads only cost memory). */
+function poolThreadsFor(requested: number | undefined, note: (line: string) => void): number {
+  const cores = availableParallelism();
+  if (requested === undefined) return cores;
+  if (requested > cores) {
+    note(`--workers ${requested}: capped at ${cores}, the cores of this machine`);
+    return cores;
+  }
+  return requested;
+}
+
+/** A replay that could not be set up (its config is refused at this rate): an outcome, not an exception. */
+const INVALID_PREFIX = 'invalid:';
+
 export async function runPlan(options: RunPlanOptions): Promise<RunPlanResult> {
   const started = performance.now();
   const note = options.note ?? ((line: string) => process.stderr.write(`${line}\n`));
+  // Bad input is found before anything is written: the output folder, the plan file, the catalog,
+  // every candidate's run config at its first rate, and the log of an earlier run.
+  if (options.outDir !== undefined) checkOutputDir(options.outDir);
   const plan = readPlanFile(options.planFile);
   checkSlos(plan);
   checkCatalog(plan);
   const baseDir = dirname(resolve(options.planFile));
-  const candidates = enumerateCandidates(plan);
-  if (candidates.length === 0) {
+  const count = countCandidates(plan);
+  if (count === 0) {
     throw new ConfigError(plan.file, 'search', 'has no candidate: every replica count needs more GPUs than search.gpu_budget');
   }
+  if (count > MAX_PLAN_CANDIDATES) {
+    throw new ConfigError(
+      plan.file,
+      'search',
+      `has ${formatCount(count)} candidates (GPUs x tensor x attention_data x replicas x max_batched_tokens x max_sequences), more than the limit of ` +
+        `${formatCount(MAX_PLAN_CANDIDATES)}; shorten a list, or lower search.gpu_budget or list search.replicas`,
+    );
+  }
+  const candidates = enumerateCandidates(plan);
   const { prepared, traceRows } = prepareCandidates(plan, candidates, baseDir);
   const states = prepared.map((p) => p.state);
   const extras = prepared.map((p) => p.extras);
 
   const outDir = resolve(options.outDir ?? defaultPlanOutDir(plan.name));
-  mkdirSync(outDir, { recursive: true });
-  const releaseLock = takeLock(outDir);
+  checkOutputDir(outDir);
+  const pointsPath = join(outDir, POINTS_FILE);
+  const timingsPath = join(outDir, TIMINGS_FILE);
+  // A damaged log is refused before the folder is touched (its results stay as they are).
+  if (existsSync(pointsPath)) readPoints(pointsPath);
+  makeOutputDir(outDir);
+  const releaseLock = takeLock(outDir, note);
   try {
-    // Results of an earlier run go first: a plan stopped half way leaves only its log.
-    for (const file of [PLAN_FILES.json, PLAN_FILES.csv, PLAN_FILES.html]) rmSync(join(outDir, file), { force: true });
-    rmSync(join(outDir, PLAN_FILES.configs), { recursive: true, force: true });
-    const pointsPath = join(outDir, POINTS_FILE);
-    const timingsPath = join(outDir, TIMINGS_FILE);
+    const removed = removeStaleTemporaries(outDir, REWRITTEN_FILES);
+    if (removed.length > 0) note(`${outDir}: removed ${removed.length} temporary file(s) an interrupted write left: ${removed.join(', ')}`);
     const { records, tornBytes } = readPoints(pointsPath, true);
     if (tornBytes > 0) note(`${pointsPath}: dropped an incomplete last line (${tornBytes} bytes) left by an interrupted write`);
     const byId = latestById(records);
+    // Results of an earlier run go next: a plan stopped half way leaves only its log.
+    for (const file of [PLAN_FILES.json, PLAN_FILES.csv, PLAN_FILES.html]) rmSync(join(outDir, file), { force: true });
+    rmSync(join(outDir, PLAN_FILES.configs), { recursive: true, force: true });
 
     const searching = states.filter((s) => s.status === 'searching').length;
-    const threads = Math.max(1, Math.min(options.poolThreads ?? availableParallelism(), searching));
+    const threads = Math.max(1, Math.min(poolThreadsFor(options.poolThreads, note), searching));
     const executor: ReplayExecutor =
       options.inProcess === true || searching === 0
         ? new InProcessExecutor(baseDir)
@@ -249,13 +342,23 @@ export async function runPlan(options: RunPlanOptions): Promise<RunPlanResult> {
     options.stopSignal?.addEventListener('abort', onStop);
 
     const jobs = new Map<string, { config: RunConfig; overrides: Overrides }>();
+    /** Replays whose config is refused at their rate (a request count past the limits at a high rate): why. */
+    const invalid = new Map<string, string>();
     let replays = 0;
     let reused = 0;
     let complete = false;
     try {
       complete = await searchCandidates(states, plan.slos, {
         jobId(candidate, rateRps) {
-          const config = validate(plan, candidate, candidateRunConfig(plan, candidate, rateRps, traceRows));
+          let config: RunConfig;
+          try {
+            config = validate(plan, candidate, candidateRunConfig(plan, candidate, rateRps, traceRows), rateRps);
+          } catch (err) {
+            if (!(err instanceof ConfigError)) throw err;
+            const id = `${INVALID_PREFIX}${candidate.id}@${rateRps}`;
+            invalid.set(id, err.issues.map((issue) => issue.message).join('; '));
+            return id;
+          }
           const id = pointId(config);
           const overrides: Overrides = {
             'engine.hardware': candidate.hardware,
@@ -271,8 +374,11 @@ export async function runPlan(options: RunPlanOptions): Promise<RunPlanResult> {
           const toRun: ReplayJob[] = [];
           for (const job of round) {
             replays++;
+            const why = invalid.get(job.id);
             const record = byId.get(job.id);
-            if (record?.status === 'ok' && record.summary !== null) {
+            if (why !== undefined) {
+              outcomes.set(job.id, { status: 'failed', error: why });
+            } else if (record?.status === 'ok' && record.summary !== null) {
               reused++;
               outcomes.set(job.id, { status: 'ok', summary: record.summary });
             } else {
@@ -317,7 +423,9 @@ export async function runPlan(options: RunPlanOptions): Promise<RunPlanResult> {
       name: plan.name,
       axes: [],
       log2Axes: [],
-      points: states.flatMap((s) => s.tested.map((t) => ({ index: 0, id: t.id, overrides: {} }))),
+      points: states.flatMap((s) =>
+        s.tested.filter((t) => !t.id.startsWith(INVALID_PREFIX)).map((t) => ({ index: 0, id: t.id, overrides: {} })),
+      ),
     };
     compactPoints(pointsPath, outline, records);
 

@@ -16,6 +16,9 @@ import { isPointTable, readMeasuredPoints, readSimPoints, shortPath, tabularColu
 import { formatScoresJson, formatTerminalTable, writeScoreReport } from './score-report.js';
 import { terminalPath } from '../io/paths.js';
 import { buildScore, checkLimits, type LimitCheck, type ScoreResult, type UnmatchedPoint } from './score-result.js';
+import { checkOutputDir } from '../io/write-output.js';
+import { formatKey, missingMetrics } from './points.js';
+import { getMetricInfo } from '../io/read-aiperf-tags.js';
 
 export interface ScoreOptions {
   /** Simulated side: a sweep folder, replay results or AIPerf artifact folders. */
@@ -175,8 +178,42 @@ function withoutTraining(paired: PairResult, training: readonly ScorePoint[]): P
   };
 }
 
+/** `concurrency 16, 32; isl 512` over some points: the values of their keys, for messages. */
+function describeKeys(points: readonly ScorePoint[], names: readonly string[]): string {
+  if (points.length === 0) return 'no points';
+  const shown = names.map((name) => {
+    const values = [
+      ...new Set(
+        points
+          .map((point) => point.key[name])
+          .filter((value) => value !== undefined)
+          .map(String),
+      ),
+    ];
+    values.sort((a, b) => Number(a) - Number(b) || (a < b ? -1 : a > b ? 1 : 0));
+    return `${name} ${values.slice(0, 8).join(', ')}${values.length > 8 ? ', ...' : ''}`;
+  });
+  return `${points.length} point${points.length === 1 ? '' : 's'} (${shown.join('; ')})`;
+}
+
+/** The error when no simulated point matches a measured one: what was looked for and what was found. */
+function noMatch(
+  sim: readonly ScorePoint[],
+  measured: readonly ScorePoint[],
+  matchKeys: readonly string[],
+  options: ScoreOptions,
+): ScoreUsageError {
+  const names = matchKeys.length > 0 ? matchKeys : [...new Set([...sim, ...measured].flatMap((point) => Object.keys(point.key)))];
+  const example = sim[0] === undefined ? '' : `; e.g. ${formatKey(sim[0].key, names)} is not measured`;
+  return new ScoreUsageError(
+    `no simulated point matches a measured point on ${names.join(', ')}: ${options.sim} has ${describeKeys(sim, names)};` +
+      ` ${options.measured.join(', ')} has ${describeKeys(measured, names)}${example}`,
+  );
+}
+
 export async function runScore(options: ScoreOptions): Promise<ScoreOutcome> {
   const print = options.print ?? ((text: string) => process.stdout.write(text));
+  if (options.out !== undefined) checkOutputDir(options.out);
   const selections = parseSelections(options.select);
   let mapping: Record<string, string>;
   let metrics: MetricName[];
@@ -218,13 +255,29 @@ export async function runScore(options: ScoreOptions): Promise<ScoreOutcome> {
   }
   const simPoints = selectPoints(sim.points, selections);
   const selectedMeasured = selectPoints(measured.points, selections);
+  const selected = selections.map(formatSelection).join(' and ');
   if (selectedMeasured.length === 0)
-    throw new ScoreUsageError(
-      `no measured point in ${options.measured.join(', ')}${selections.length > 0 ? ' with the selection given' : ''}`,
-    );
+    throw new ScoreUsageError(`no measured point in ${options.measured.join(', ')}${selections.length > 0 ? ` with ${selected}` : ''}`);
+  if (simPoints.length === 0) {
+    const why = sim.skipped.length > 0 ? ` (${sim.skipped.length} skipped: ${sim.skipped[0].reason})` : '';
+    throw new ScoreUsageError(`no simulated point to score in ${options.sim}${selections.length > 0 ? ` with ${selected}` : ''}${why}`);
+  }
   const { scored: measuredPoints, training } = splitTraining(selectedMeasured, options.train);
   const baselinePoints = baseline ? selectPoints(baseline.points, selections) : undefined;
   const paired = withoutTraining(pair(simPoints, measuredPoints), training);
+  // Nothing to score is an input error: nothing is written.
+  if (paired.pairs.length === 0) throw noMatch(simPoints, measuredPoints, paired.matchKeys, options);
+  // A metric no measured point has is reported unscored; it is an error when AIPerf has no such
+  // metric (a misspelt name), or when no metric at all can be scored.
+  const { missing, found } = missingMetrics(measuredPoints, metrics);
+  const unknown = missing.filter((metric) => getMetricInfo(metric.tag) === undefined);
+  if (unknown.length > 0 || (missing.length > 0 && missing.length === metrics.length)) {
+    const shown = found.slice(0, 12).join(', ') + (found.length > 12 ? ', ...' : '');
+    throw new ScoreUsageError(
+      `no measured point has ${(unknown.length > 0 ? unknown : missing).map((m) => m.id).join(', ')} (in ${options.measured.join(', ')}: ${shown || 'no metric'}); ` +
+        'name metrics the measured side has with --metrics, or map a column to one with --map COLUMN=METRIC',
+    );
+  }
   const baselinePaired = baselinePoints ? withoutTraining(pair(baselinePoints, measuredPoints), training) : undefined;
   const knownKeys = new Set([...paired.matchKeys, ...paired.variantKeys, ...simPoints.flatMap((point) => Object.keys(point.key))]);
   for (const name of groupBy) {
@@ -267,6 +320,5 @@ export async function runScore(options: ScoreOptions): Promise<ScoreOutcome> {
     print(`report: ${join(terminalPath(outDir), 'report.html')} (also scores.csv, scores.json, report.md)\n`);
   }
   const failures = checks.filter((check) => !check.passed).map((check) => check.message);
-  if (paired.pairs.length === 0) failures.unshift('no simulated point matches a measured point (see the unmatched lists)');
   return { result, limits: checks, files: written.files, outDir, exitCode: failures.length > 0 ? 1 : 0, failures };
 }

@@ -15,6 +15,7 @@ import { findAiperfRunDirs, readAiperfRun, type AiperfRun } from '../io/read-aip
 import { AiperfInputError, parseJsonText } from '../io/read-aiperf-errors.js';
 import { readTabularColumns, readTabularPoints, type TabularRead } from '../io/read-tabular.js';
 import { formatSelection, type ColumnSelection } from '../io/selection.js';
+import { pointRecordProblem } from '../sweep/results.js';
 import { parseMetricName } from './metric-names.js';
 import {
   canonicalKeyName,
@@ -96,8 +97,13 @@ export function readSweepPoints(dir: string): SimSide {
     const text = lines[index];
     if (text.trim() === '') continue;
     const record = parseJsonText(text, pointsFile, index + 1);
-    if (!isObject(record) || typeof record.id !== 'string') {
-      throw new AiperfInputError(pointsFile, { line: index + 1 }, 'expected a point record {id, overrides, status, summary}');
+    const problem = pointRecordProblem(record);
+    if (problem !== null || !isObject(record) || typeof record.id !== 'string') {
+      throw new AiperfInputError(
+        pointsFile,
+        { line: index + 1 },
+        `${problem ?? 'expected a point record {id, overrides, status, summary}'}; the record is damaged`,
+      );
     }
     byId.set(record.id, { record, line: index + 1 });
   }
@@ -168,12 +174,19 @@ export function readSimPoints(path: string, options: ReadSimOptions = {}): SimSi
     const points = summaries.map((file) => simPointFromSummary(readJsonFile(file), {}, [], displayPath(file), file));
     return { kind: 'replay results', path, points, skipped: [], axes: [] };
   }
+  if (statSync(path).isFile() && !/(_aiperf|_genai_perf)\.(json|csv)$/.test(basename(path))) {
+    throw new AiperfInputError(
+      path,
+      undefined,
+      'not a simulated side: give a sweep folder (points.jsonl), replay results (summary.json), AIPerf artifact folders or a CSV table of predicted points',
+    );
+  }
   const runs = findAiperfRunDirs(path);
   if (runs.length === 0) {
     throw new AiperfInputError(
       path,
       undefined,
-      'no simulated points here: expected a sweep folder (points.jsonl), replay results (summary.json) or AIPerf artifact folders',
+      'no simulated points here: expected a sweep folder (points.jsonl), replay results (summary.json), AIPerf artifact folders or a CSV table of predicted points',
     );
   }
   return { kind: 'aiperf runs', path, points: runs.map((dir) => pointOfAiperfRun(readAiperfRun(dir))), skipped: [], axes: [] };

@@ -5,11 +5,12 @@
  * concurrency grid (1..128) with the fitted model, score the sweep against the held-back
  * measured points, and write the HTML report. Prints where the report is and the headline MAPEs.
  */
-import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { rmSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { stringify as stringifyYaml } from 'yaml';
 import { runEngineCalibration } from '../calibrate/engine-command.js';
 import { displayPath, packageRoot } from '../io/paths.js';
+import { makeOutputDir, writeOutputFile } from '../io/write-output.js';
 import { runScore } from '../score/run-score.js';
 import { runSweep } from '../sweep/run-sweep.js';
 
@@ -59,8 +60,8 @@ export async function runQuickstart(options: QuickstartOptions): Promise<Quickst
   // 2. Sweep a concurrency grid with the fitted config.
   const grid = options.grid ?? [1, 2, 4, 8, 16, 32, 64, 128];
   const sweepFile = join(out, 'sweep.yaml');
-  mkdirSync(out, { recursive: true });
-  writeFileSync(
+  makeOutputDir(out);
+  writeOutputFile(
     sweepFile,
     `# written by servesim quickstart\n${stringifyYaml({ name: 'quickstart-concurrency', base: 'fit/fitted-config.yaml', grid: { 'traffic.load.concurrency': grid } })}`,
   );

@@ -18,6 +18,7 @@ interface CommonArgs {
   holdout?: number;
   map?: string[];
   json?: boolean;
+  force?: boolean;
 }
 
 const JSON_OPTION = { type: 'boolean', default: false, describe: 'print the fit.json object instead of the text' } as const;
@@ -43,6 +44,13 @@ export const CALIBRATE_TARGETS_TEXT = [
   '',
 ].join('\n');
 
+const FORCE_OPTION = {
+  type: 'boolean',
+  default: false,
+  describe:
+    'write a fit that cannot be trusted (fewer measured values than constants, columns that cannot be told apart, mixed deployments, an open-loop run); refused otherwise',
+} as const;
+
 function commonOptions<T>(y: Argv<T>): Argv<T> {
   return y
     .option('out', { type: 'string', describe: 'folder for fit.json, snippet.yaml, residuals.csv and fit.svg' })
@@ -52,7 +60,8 @@ function commonOptions<T>(y: Argv<T>): Argv<T> {
       array: true,
       describe: 'ROLE=COLUMN: read a role from a differently named column; repeatable',
     })
-    .option('json', JSON_OPTION);
+    .option('json', JSON_OPTION)
+    .option('force', FORCE_OPTION);
 }
 
 function print(outcome: DirectFitOutcome, json: boolean | undefined): void {
@@ -78,6 +87,7 @@ const detokenizationCommand: CommandModule<object, CommonArgs & { input: string;
         out: argv.out,
         holdout: argv.holdout,
         mapping: parseRoleMapping(argv.map),
+        force: argv.force,
       }),
       argv.json,
     );
@@ -100,6 +110,7 @@ const responseOverheadCommand: CommandModule<object, CommonArgs & { aiperf?: str
         out: argv.out,
         holdout: argv.holdout,
         mapping: parseRoleMapping(argv.map),
+        force: argv.force,
       }),
       argv.json,
     );
@@ -133,6 +144,7 @@ const passTimeCommand: CommandModule<object, CommonArgs & { input: string; layou
         out: argv.out,
         holdout: argv.holdout,
         mapping: parseRoleMapping(argv.map),
+        force: argv.force,
       }),
       argv.json,
     );
@@ -157,6 +169,7 @@ export interface EngineArgs {
   pointWeights: 'load-rank' | 'uniform';
   form: 'auto' | 'roofline' | 'linear';
   json?: boolean;
+  force?: boolean;
 }
 
 const engineCommand: CommandModule<object, EngineArgs> = {
@@ -223,6 +236,7 @@ const engineCommand: CommandModule<object, EngineArgs> = {
           "roofline: fit the catalog's efficiency factors, each held near the catalog's value; linear: fit free pass-time coefficients; auto: roofline when the model and GPU are in the catalog",
       })
       .option('set', { type: 'string', array: true, describe: 'KEY=VALUE override of the base config (dotted path); repeatable' })
+      .option('force', FORCE_OPTION)
       .option('out', { type: 'string', describe: 'output folder [default: calibration-engine]' })
       .option('json', JSON_OPTION) as unknown as Argv<EngineArgs>,
   handler: async (argv) => {
@@ -241,6 +255,7 @@ const engineCommand: CommandModule<object, EngineArgs> = {
       refineIterations: argv.refine,
       uniformPointWeights: argv.pointWeights === 'uniform',
       form: argv.form,
+      force: argv.force,
     });
     process.stdout.write(argv.json === true ? `${JSON.stringify(outcome.fitJson, null, 2)}\n` : outcome.text);
   },

@@ -4,7 +4,6 @@
  */
 import { join, relative } from 'node:path';
 import type { Argv, CommandModule } from 'yargs';
-import { ConfigError, InputError } from '../../config/errors.js';
 import { countsLine } from '../../plan/plan-output.js';
 import { runPlan } from '../../plan/run-plan.js';
 import { ResultsError } from '../../sweep/results.js';
@@ -89,11 +88,8 @@ export async function runPlanCommand(args: PlanArgs, deps: PlanCommandDeps = {})
     }
     return EXIT_OK;
   } catch (e) {
-    if (e instanceof ConfigError) {
-      for (const issue of e.issues) err(`error: ${issue.message}\n`);
-      return EXIT_BAD_INPUT;
-    }
-    if (e instanceof InputError || e instanceof SweepError || e instanceof ResultsError) {
+    // Config and input errors go to the command line's own report (one line per field, at most ten).
+    if (e instanceof SweepError || e instanceof ResultsError) {
       err(`error: ${e.message}\n`);
       return EXIT_BAD_INPUT;
     }
