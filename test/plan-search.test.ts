@@ -273,7 +273,7 @@ describe('search over candidates', () => {
             expect(spec[by].capacity).toBeGreaterThan(spec[state.candidate.index].capacity);
           }
         }
-        const rows = candidateRows(plan(null, tolerance), states, extras(spec.length));
+        const rows = candidateRows(plan(null, tolerance), states, extras(spec.length), 100);
         const best = bestOf(rankRows(rows, null), null);
         // The true best: the lowest cost per unit of capacity. The search's pick is within a
         // factor 1 + tolerance of it (each max rate is within that factor of its capacity).
@@ -292,7 +292,7 @@ describe('search over candidates', () => {
         fc.double({ min: 0.5, max: 40, noNaN: true }),
         async (spec, tolerance, target) => {
           const { states } = await searchMadeUp(spec, tolerance);
-          const rows = candidateRows(plan(target, tolerance), states, extras(spec.length));
+          const rows = candidateRows(plan(target, tolerance), states, extras(spec.length), 100);
           const best = bestOf(rankRows(rows, target), target);
           const clear = spec.filter((c) => c.capacity >= target * (1 + tolerance));
           if (best === null) {
@@ -305,6 +305,38 @@ describe('search over candidates', () => {
         },
       ),
     );
+  });
+
+  it("costs come from the traffic's mean output tokens, the same for every candidate, not from each replay's", () => {
+    // A sustains 10 rps, B 9.5, both at 2 per hour. Their replays happen to average 90 and 110
+    // output tokens (samples of the same lengths); the traffic's mean is 96. By the samples B
+    // would emit 9.5 x 110 = 1045 tokens/s against A's 10 x 90 = 900 and win; by the traffic's
+    // mean A emits 960 and B 912, and A (more rate, same cost) is the better deployment.
+    const states = [
+      { rate: 10, sampleOut: 90 },
+      { rate: 9.5, sampleOut: 110 },
+    ].map(({ rate, sampleOut }, index): CandidateState => {
+      const search = new RateSearch({ startRps: rate, tolerance: 0.05 });
+      search.record(rate, true);
+      search.record(rate * 1.04, false);
+      const summary = madeUpSummary(rate, rate * 1.02);
+      (summary.metrics.output_sequence_length as { avg: number }).avg = sampleOut;
+      return {
+        candidate: { index, id: `c${index}`, costPerHour: 2, gpus: 2, hardware: 'x', knobs: {} } as Candidate,
+        status: 'searched',
+        reason: null,
+        search,
+        tested: [{ rateRps: rate, id: `c${index}@${rate}`, meets: true, reason: null, checks: [], summary }],
+        dominatedBy: null,
+      };
+    });
+    const rows = candidateRows(plan(null, 0.05), states, extras(2), 96);
+    expect(rows.map((r) => r.output_tokens_per_s)).toEqual([960, 912]);
+    expect(rows.map((r) => r.output_tokens_per_s_per_gpu)).toEqual([480, 456]);
+    // 2 per hour / (960 tokens/s x 3600 s) x 10^6 = 0.578704 per million output tokens.
+    expect(rows[0].cost_per_million_output_tokens).toBe(0.578704);
+    expect(rankRows(rows, null).map((r) => r.id)).toEqual(['c0', 'c1']);
+    expect(rows[1].dominated_by).toBe('c0');
   });
 
   it('prunes: a dearer candidate that breaks the SLOs where a cheaper one meets them stops after one replay', async () => {

@@ -5,8 +5,8 @@
  * rate, and every candidate.
  *
  * Each replay the search ran is a point of the frontier charts: the latency the SLO names on x
- * (log scale), the output tokens per second per GPU its rate asks for (rate x mean output tokens
- * / GPUs) on y. A GPU type's frontier joins its points that no other point of that type beats on
+ * (log scale), the output tokens per second per GPU its rate asks for (rate x the traffic's mean
+ * output tokens / GPUs) on y. A GPU type's frontier joins its points that no other point of that type beats on
  * both axes.
  */
 import type * as vegaLite from 'vega-lite';
@@ -32,20 +32,19 @@ export interface FrontierPoint {
 }
 
 /** Every tested replay as a point of one SLO metric's chart (replays with no value of it are left out). */
-export function frontierPoints(states: readonly CandidateState[], slo: Slo): FrontierPoint[] {
+export function frontierPoints(states: readonly CandidateState[], slo: Slo, meanOutputTokens: number): FrontierPoint[] {
   const points: FrontierPoint[] = [];
   for (const state of states) {
     for (const tested of state.tested) {
       const stats = tested.summary.metrics[slo.metric] as Record<string, unknown> | undefined;
       const value = stats?.[slo.stat];
-      const meanOut = tested.summary.metrics.output_sequence_length?.avg;
-      if (typeof value !== 'number' || !(value > 0) || meanOut === undefined) continue;
+      if (typeof value !== 'number' || !(value > 0)) continue;
       points.push({
         hardware: state.candidate.hardware,
         candidate: state.candidate.id,
         rate: tested.rateRps,
         latency: value,
-        tokensPerGpu: (tested.rateRps * meanOut) / state.candidate.gpus,
+        tokensPerGpu: (tested.rateRps * meanOutputTokens) / state.candidate.gpus,
         meets: tested.meets ? 'meets the SLOs' : 'breaks an SLO',
       });
     }
@@ -164,10 +163,15 @@ export interface PlanCharts {
   cost: string | null;
 }
 
-export async function renderPlanCharts(plan: PlanSpec, states: readonly CandidateState[], json: PlanJson): Promise<PlanCharts> {
+export async function renderPlanCharts(
+  plan: PlanSpec,
+  states: readonly CandidateState[],
+  json: PlanJson,
+  meanOutputTokens: number | null,
+): Promise<PlanCharts> {
   const frontiers: PlanCharts['frontiers'] = [];
   for (const slo of plan.slos) {
-    const spec = frontierSpec(frontierPoints(states, slo), slo);
+    const spec = meanOutputTokens === null ? null : frontierSpec(frontierPoints(states, slo, meanOutputTokens), slo);
     if (spec !== null) frontiers.push({ slo: sloName(slo), svg: await renderSvg(spec) });
   }
   const cost = costSpec(json.candidates, json.best?.id ?? null);

@@ -8,7 +8,7 @@
  *   the higher max rate, then to plan order.
  *
  * Costs: a candidate's hour costs GPUs x the GPU's price; at its max rate it emits max rate x the
- * mean output tokens of a request each second.
+ * mean output tokens of a request of the traffic each second.
  */
 import type { Candidate, Knob } from './candidates.js';
 import { dominatorByRates } from './dominance.js';
@@ -103,7 +103,19 @@ export interface RowExtras {
   config: string | null;
 }
 
-export function candidateRows(plan: PlanSpec, states: readonly CandidateState[], extras: readonly RowExtras[]): CandidateRow[] {
+/**
+ * The rows of a finished search. `meanOutputTokens` is the traffic's mean output tokens per request
+ * (its source's mean, estimate.ts `meanLengths`), the same for every candidate: a replay's own
+ * mean moves by a percent or so with how many requests its rate sends, which would rank two
+ * candidates by sampling noise and break the pruning rule (a higher max rate at no higher cost is
+ * a lower cost per output token).
+ */
+export function candidateRows(
+  plan: PlanSpec,
+  states: readonly CandidateState[],
+  extras: readonly RowExtras[],
+  meanOutputTokens: number | null,
+): CandidateRow[] {
   const costs = states.map((s) => s.candidate.costPerHour);
   const rates = states.map((s) => (s.status === 'searched' && (s.search?.lo ?? 0) > 0 ? (s.search?.lo as number) : null));
   return states.map((state, i): CandidateRow => {
@@ -111,7 +123,7 @@ export function candidateRows(plan: PlanSpec, states: readonly CandidateState[],
     const search = state.search;
     const at = state.status === 'searched' ? maxPoint(state) : null;
     const maxRate = at === null ? null : at.rateRps;
-    const meanOut = at?.summary.metrics.output_sequence_length?.avg ?? null;
+    const meanOut = at === null ? null : meanOutputTokens;
     const tokensPerS = maxRate !== null && meanOut !== null ? maxRate * meanOut : null;
     const warnings: string[] = [];
     if (at !== null) {

@@ -44,7 +44,7 @@ import {
   enumerateCandidates,
   type Candidate,
 } from './candidates.js';
-import { estimateMaxRps } from './estimate.js';
+import { estimateMaxRps, meanLengths } from './estimate.js';
 import { InProcessExecutor, PoolExecutor, type ReplayExecutor, type ReplayJob } from './executor.js';
 import { readPlanFile, type PlanSpec } from './plan-file.js';
 import { PLAN_FILES, planCsv, planJson, planJsonText, topTable, whyBest, type PlanCounts, type PlanJson } from './plan-output.js';
@@ -203,9 +203,14 @@ interface Prepared {
  * (max_batched_tokens below max_sequences, a KV cache below context_length; the loader's reason).
  * Any other error of a candidate's config is the plan file's, and is thrown before anything runs.
  */
-function prepareCandidates(plan: PlanSpec, candidates: readonly Candidate[], baseDir: string): { prepared: Prepared[]; traceRows: number } {
+function prepareCandidates(
+  plan: PlanSpec,
+  candidates: readonly Candidate[],
+  baseDir: string,
+): { prepared: Prepared[]; traceRows: number; meanOutputTokens: number | null } {
   const prepared: Prepared[] = [];
   let traceRows = Infinity;
+  let meanOutputTokens: number | null = null;
   for (const candidate of candidates) {
     const base: CandidateState = { candidate, status: 'searching', reason: null, search: null, tested: [], dominatedBy: null };
     const noFit = (reason: string, extras: RowExtras) => prepared.push({ state: { ...base, status: 'does_not_fit', reason }, extras });
@@ -255,10 +260,12 @@ function prepareCandidates(plan: PlanSpec, candidates: readonly Candidate[], bas
       throw planError(plan, candidate, 1, err);
     }
     if (run.run.source.kind === 'trace') traceRows = run.run.source.trace.rows;
+    // The traffic is every candidate's: its mean output is read once.
+    meanOutputTokens ??= meanLengths(run.run).outputTokens;
     const startRps = plan.rates.startRps ?? estimateMaxRps(run.run, plan.slos);
     prepared.push({ state: { ...base, search: new RateSearch({ startRps, tolerance: plan.rates.tolerance }) }, extras });
   }
-  return { prepared, traceRows };
+  return { prepared, traceRows, meanOutputTokens };
 }
 
 /** The run config written for a candidate's max rate, with a trace path made relative to the configs folder. */
@@ -309,7 +316,7 @@ export async function runPlan(options: RunPlanOptions): Promise<RunPlanResult> {
     );
   }
   const candidates = enumerateCandidates(plan);
-  const { prepared, traceRows } = prepareCandidates(plan, candidates, baseDir);
+  const { prepared, traceRows, meanOutputTokens } = prepareCandidates(plan, candidates, baseDir);
   const states = prepared.map((p) => p.state);
   const extras = prepared.map((p) => p.extras);
 
@@ -470,7 +477,7 @@ export async function runPlan(options: RunPlanOptions): Promise<RunPlanResult> {
       writeFileAtomic(join(configsDir, file), configFileText(at.summary.config as RunConfig, baseDir, configsDir));
       extras[i] = { ...extras[i], config: `${PLAN_FILES.configs}/${file}` };
     }
-    const rows = candidateRows(plan, states, extras);
+    const rows = candidateRows(plan, states, extras, meanOutputTokens);
     const ranked = rankRows(rows, plan.targetRps);
     const best = bestOf(ranked, plan.targetRps);
     const json = planJson(plan, rows, ranked, best, counts);
@@ -480,7 +487,7 @@ export async function runPlan(options: RunPlanOptions): Promise<RunPlanResult> {
     writeFileAtomic(join(outDir, PLAN_FILES.csv), planCsv(plan, rows));
     if (options.report !== false) {
       try {
-        const charts = await renderPlanCharts(plan, states, json);
+        const charts = await renderPlanCharts(plan, states, json, meanOutputTokens);
         writeFileAtomic(join(outDir, PLAN_FILES.html), formatPlanHtml(json, charts, top, why));
       } catch (err) {
         note(`report.html not written: ${(err as Error).message}`);
