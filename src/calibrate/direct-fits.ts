@@ -9,7 +9,7 @@ import { LINEAR_TERMS } from './features.js';
 import { fitPassTime, readPasses, type PassLayout } from './pass-time.js';
 import { readTable, selectRows } from './read-table.js';
 import { formatSelection, type ColumnSelection } from '../io/selection.js';
-import { fitResponseOverhead, readAiperfGaps, readGapTable } from './response-overhead.js';
+import { fitResponseOverhead, readAiperfGaps, readGapTable, type ResponseGap } from './response-overhead.js';
 
 export interface DirectFitCommon {
   /** Output folder; nothing is written when undefined. */
@@ -76,16 +76,33 @@ export async function runDetokenizationFit(
   return { ...(await finish(report, featureNames, options.out)), companion: twoTerm };
 }
 
-export async function runResponseOverheadFit(options: DirectFitCommon & { aiperf?: string; input?: string }): Promise<DirectFitOutcome> {
-  if ((options.aiperf === undefined) === (options.input === undefined)) throw new Error('give either --aiperf RUN_DIR or --input GAPS.csv');
+/** How many gaps saw each number of other requests in flight: the in-flight term needs two or more values. */
+function inflightSpread(gaps: readonly ResponseGap[]): Record<string, number> {
+  const counts = new Map<number, number>();
+  for (const gap of gaps) counts.set(gap.inflight, (counts.get(gap.inflight) ?? 0) + 1);
+  return Object.fromEntries([...counts.entries()].sort(([a], [b]) => a - b).map(([k, v]) => [String(k), v]));
+}
+
+export async function runResponseOverheadFit(
+  options: DirectFitCommon & { aiperf?: string | readonly string[]; input?: string },
+): Promise<DirectFitOutcome> {
+  const runs = options.aiperf === undefined ? [] : typeof options.aiperf === 'string' ? [options.aiperf] : options.aiperf;
+  if ((runs.length === 0) === (options.input === undefined))
+    throw new Error('give either --aiperf RUN_DIR (one or more) or --input GAPS.csv');
   let gaps;
   let extra: Record<string, unknown>;
   let inputs: string[];
-  if (options.aiperf !== undefined) {
-    const read = readAiperfGaps(options.aiperf);
-    gaps = read.gaps;
-    inputs = read.files;
-    extra = { gaps: gaps.length, skipped: read.skipped, slots: new Set(gaps.map((gap) => gap.slot)).size };
+  if (runs.length > 0) {
+    gaps = [];
+    inputs = [];
+    const skipped: Record<string, number> = {};
+    for (const run of runs) {
+      const read = readAiperfGaps(run);
+      gaps.push(...read.gaps);
+      inputs.push(...read.files);
+      for (const [reason, count] of Object.entries(read.skipped)) skipped[reason] = (skipped[reason] ?? 0) + count;
+    }
+    extra = { gaps: gaps.length, skipped, slots: new Set(gaps.map((gap) => gap.slot)).size, inflight: inflightSpread(gaps) };
   } else {
     gaps = readGapTable(readTable(options.input as string), options.mapping);
     inputs = [options.input as string];
@@ -95,15 +112,19 @@ export async function runResponseOverheadFit(options: DirectFitCommon & { aiperf
   const fit = fitResponseOverhead(gaps, { holdout: options.holdout });
   const report: FitReport = {
     target: 'response-overhead',
-    model: 'base + per output token',
+    model: 'base + per output token + per other request in flight',
     inputs,
     fit,
     snippet: {
-      'traffic.load.response_overhead': { base_ms: valueOf(fit, 'base_ms'), per_output_token_us: valueOf(fit, 'per_output_token_us') },
+      'traffic.load.response_overhead': {
+        base_ms: valueOf(fit, 'base_ms'),
+        per_output_token_us: valueOf(fit, 'per_output_token_us'),
+        per_inflight_us: valueOf(fit, 'per_inflight_us'),
+      },
     },
     extra,
   };
-  return finish(report, ['output_tokens'], options.out);
+  return finish(report, ['output_tokens', 'inflight'], options.out);
 }
 
 export async function runPassTimeFit(
