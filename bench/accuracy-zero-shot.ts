@@ -1,5 +1,5 @@
 /**
- * `npm run bench:accuracy -- --zero-shot [--rounds N] [--max-osl N] [--json] [--write-efficiency FILE]`: predicts every
+ * `npm run bench:accuracy -- --zero-shot [--rounds N] [--max-osl N] [--requests-per-slot N] [--json] [--write-efficiency FILE]`: predicts every
  * aggregated deployment of the silicon sample from the catalog alone, the efficiency factors
  * fitted without any point of the model being predicted (leave one model out), and prints the
  * MAPE of TTFT avg and ITL avg by stratum (backend x dense/MoE), point-weighted, over every point
@@ -43,7 +43,7 @@ export async function zeroShotBench(): Promise<void> {
     join(packageRoot(), 'data/silicon/aic-silicon-sample.csv'),
     Number.isFinite(maxOsl) ? { maxOsl } : {},
   );
-  const load = resolveSimLoad({});
+  const load = resolveSimLoad({ requestsPerSlot: argValue('--requests-per-slot', 10) });
   process.stdout.write(
     `zero-shot accuracy: ${points.length} points of ${new Set(points.map((p) => p.label)).size} aggregated deployments, ${new Set(points.map((p) => p.model)).size} models` +
       `${skipped.length > 0 ? ` (${skipped.length} deployments not buildable from the catalog)` : ''}; leave one model out; ${threads} threads\n`,
