@@ -17,6 +17,7 @@ export const LAYERS = [
   ['sweep'],
   ['score'],
   ['calibrate'],
+  ['plan'],
   ['workflow'],
   ['cli', 'index.ts'],
 ];

@@ -35,7 +35,9 @@ describe('the layering of src/', () => {
     ['src/replay.ts', './sweep/plan.js', 'replay.ts, replay-run.ts may import only'],
     ['src/sweep/plan.ts', '../score/points.js', 'sweep may import only'],
     ['src/score/pair.ts', '../calibrate/arguments.js', 'score may import only'],
-    ['src/calibrate/holdout.ts', '../workflow/quickstart.js', 'calibrate may import only'],
+    ['src/calibrate/holdout.ts', '../plan/slo.js', 'calibrate may import only'],
+    ['src/plan/slo.ts', '../workflow/quickstart.js', 'plan may import only'],
+    ['src/plan/plan-output.ts', '../cli/format-table.js', 'plan may import only'],
     ['src/workflow/quickstart.ts', '../cli/cli.js', 'workflow may import only'],
     ['src/cli/main.ts', '../index.js', null],
   ])('%s importing %s: %s', async (file, specifier, expected) => {

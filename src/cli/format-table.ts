@@ -8,6 +8,7 @@
 import type { RunConfig } from '../config/types.js';
 import { kvBlocksPerRank } from '../config/kv-capacity.js';
 import { METRIC_TAGS, type MetricTag, type ReplaySummary } from '../core/report-types.js';
+import { formatNumber } from '../io/format-number.js';
 import { getMetricInfo } from '../io/read-aiperf-tags.js';
 
 /** `Inter Token Latency (ms)`: AIPerf's header and unit, or the simulator's own name for a tag AIPerf lacks. */
@@ -18,18 +19,6 @@ export function metricTitle(tag: MetricTag): string {
 }
 
 const COLUMNS = ['avg', 'min', 'max', 'p99', 'p90', 'p50', 'std'] as const;
-
-/**
- * The one number format of the console: thousands separators and two decimals; a value below 1
- * with three significant digits, so that a small one (GPU hours of a short run) keeps its digits;
- * float noise below a millionth prints as 0.00.
- */
-export function formatNumber(x: number): string {
-  if (!Number.isFinite(x)) return String(x);
-  if (Math.abs(x) < 1e-6) return '0.00';
-  if (Math.abs(x) < 1) return Number(x.toPrecision(3)).toLocaleString('en-US', { minimumFractionDigits: 2, maximumFractionDigits: 9 });
-  return x.toLocaleString('en-US', { minimumFractionDigits: 2, maximumFractionDigits: 2 });
-}
 
 const fmt = formatNumber;
 

@@ -62,8 +62,8 @@ export function resolveRun(config: RunConfig, trace: TraceRows | null, traceLabe
       : null;
   const overhead = config.traffic.load.response_overhead;
   const responseOverhead =
-    overhead && (overhead.base_ms > 0 || overhead.per_output_token_us > 0)
-      ? { baseMs: overhead.base_ms, perOutputTokenMs: overhead.per_output_token_us / 1e3 }
+    overhead && (overhead.base_ms > 0 || overhead.per_output_token_us > 0 || overhead.per_inflight_us > 0)
+      ? { baseMs: overhead.base_ms, perOutputTokenMs: overhead.per_output_token_us / 1e3, perInflightMs: overhead.per_inflight_us / 1e3 }
       : null;
 
   const frontend = frontendOf(config);
@@ -138,6 +138,7 @@ export function resolveRun(config: RunConfig, trace: TraceRows | null, traceLabe
     router: { type: 'round_robin' },
     frontendBaseMs: frontend.baseMs,
     frontendPerTokenMs: frontend.perInputUs / 1e3,
+    frontendPerInflightMs: frontend.perInflightUs / 1e3,
     tokenization,
     detokenization,
     responseOverhead,

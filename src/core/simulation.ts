@@ -86,6 +86,8 @@ export class Simulation implements TrafficSink {
 
   nowMs = 0;
   private lastResponseMs = 0;
+  /** Requests sent whose whole response has not been received yet. */
+  private inFlight = 0;
   private passCount = 0;
   private readonly tokenReceivedMs: number[][] | null;
   private readonly tokenEmittedMs: number[][] | null;
@@ -236,7 +238,10 @@ export class Simulation implements TrafficSink {
       this.tokenReceivedMs[id] = [];
       (this.tokenEmittedMs as number[][])[id] = [];
     }
-    const frontendMs = this.cfg.frontendBaseMs + this.cfg.frontendPerTokenMs * t.prompt[id];
+    // Requests in flight: sent, their whole response not yet received.
+    const others = this.inFlight++;
+    const cfg = this.cfg;
+    const frontendMs = cfg.frontendBaseMs + cfg.frontendPerTokenMs * t.prompt[id] + cfg.frontendPerInflightMs * others;
     if (frontendMs > 0) this.events.push(now + frontendMs, EventKind.FrontendDone, id);
     else this.reachServer(id);
   }
@@ -245,6 +250,7 @@ export class Simulation implements TrafficSink {
   private reachServer(id: number): void {
     const t = this.table;
     const now = this.nowMs;
+    t.serverMs[id] = now;
     const tok = this.cfg.tokenization;
     if (tok === null) {
       this.enterScheduler(id);
@@ -427,10 +433,11 @@ export class Simulation implements TrafficSink {
     t.responseReceivedMs[id] = now;
     if (t.status[id] !== Status.Rejected) t.status[id] = Status.Completed;
     if (now > this.lastResponseMs) this.lastResponseMs = now;
+    const others = --this.inFlight;
     const overhead = this.cfg.responseOverhead;
     let actMs = now;
     if (overhead !== null) {
-      actMs += overhead.baseMs;
+      actMs += overhead.baseMs + overhead.perInflightMs * others;
       if (t.status[id] !== Status.Rejected) actMs += overhead.perOutputTokenMs * t.received[id];
     }
     this.events.push(actMs, EventKind.ClientAct, id);

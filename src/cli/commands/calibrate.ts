@@ -94,14 +94,18 @@ const detokenizationCommand: CommandModule<object, CommonArgs & { input: string;
   },
 };
 
-const responseOverheadCommand: CommandModule<object, CommonArgs & { aiperf?: string; input?: string }> = {
+const responseOverheadCommand: CommandModule<object, CommonArgs & { aiperf?: string[]; input?: string }> = {
   command: 'response-overhead',
   describe:
     "Fit traffic.load.response_overhead from AIPerf's per-request JSONL (response end to the next request on the slot) or a CSV output_tokens,gap_ms",
   builder: (y) =>
     commonOptions(y)
-      .option('aiperf', { type: 'string', describe: 'an AIPerf run folder, a folder of runs, or a profile_export.jsonl' })
-      .option('input', { type: 'string', describe: 'CSV with output_tokens,gap_ms' }),
+      .option('aiperf', {
+        type: 'string',
+        array: true,
+        describe: 'AIPerf run folders, folders of runs, or profile_export.jsonl files (runs at several concurrencies fit per_inflight_us)',
+      })
+      .option('input', { type: 'string', describe: 'CSV with output_tokens,gap_ms and optionally inflight' }),
   handler: async (argv) => {
     print(
       await runResponseOverheadFit({
