@@ -94,7 +94,7 @@ export function prepareRun(config: RunConfig, options: ReplayOptions): PreparedR
     aiperf: options.aiperf,
   });
   if (resources.length > 0) throw new ConfigError(label, resources[0].path, resources[0].reason);
-  const run = resolveRun(config, trace, traceLabel);
+  const run = resolveRun(config, trace);
   const role = config.engine.workers.aggregated;
   const deployment = deploymentSummary(config.engine, role, run.kvBlocksPerRank > 0 ? run.kvBlocksPerRank : null);
   if (trace === null) return { run, deployment };

@@ -9,6 +9,8 @@ import type { FifoStage, ResolvedLoad, ResolvedRun, ResolvedSource, TraceRows } 
 import type { TimingSpec } from '../core/timing.js';
 import { frontendOf, rooflineOf } from './deployment.js';
 import { kvBlocksPerRank } from './kv-capacity.js';
+import { linearTimingSpec } from './linear-timing.js';
+import { stopRequests } from './stop.js';
 import type { EngineConfig, RunConfig, TimingConfig, WorkerRoleConfig } from './types.js';
 
 /**
@@ -25,20 +27,11 @@ export function timingSpec(config: TimingConfig, context?: { engine: EngineConfi
     case 'polynomial':
       return { type: 'polynomial' };
     case 'linear':
-      return {
-        type: 'linear',
-        baseMs: config.base_ms,
-        prefillTokenMs: config.prefill_token_us / 1e3,
-        prefillPairMs: config.prefill_pair_ns / 1e6,
-        decodeRequestMs: config.decode_request_us / 1e3,
-        decodeKvTokenMs: config.decode_kv_token_ns / 1e6,
-        decodeRequestExponent: config.decode_request_exponent,
-        prefillOverlap: config.prefill_overlap,
-      };
+      return linearTimingSpec(config);
   }
 }
 
-export function resolveRun(config: RunConfig, trace: TraceRows | null, traceLabel = 'trace'): ResolvedRun {
+export function resolveRun(config: RunConfig, trace: TraceRows | null): ResolvedRun {
   const role = config.engine.workers.aggregated;
   // The loader guarantees at least one block for a limited pool; 0 stands for unlimited here.
   const blocks = kvBlocksPerRank(config.engine, role) ?? 0;
@@ -69,23 +62,18 @@ export function resolveRun(config: RunConfig, trace: TraceRows | null, traceLabe
   const frontend = frontendOf(config);
   const loadConfig = config.traffic.load;
   let load: ResolvedLoad;
-  let loadUnit: number;
   switch (loadConfig.type) {
     case 'concurrency':
       load = { kind: 'closed', concurrency: loadConfig.concurrency, rampUpMs: loadConfig.ramp_up_ms };
-      loadUnit = loadConfig.concurrency;
       break;
     case 'poisson':
       load = { kind: 'poisson', ratePerSecond: loadConfig.requests_per_second, seed: loadConfig.seed };
-      loadUnit = loadConfig.requests_per_second;
       break;
     case 'constant_rate':
       load = { kind: 'constant', ratePerSecond: loadConfig.requests_per_second };
-      loadUnit = loadConfig.requests_per_second;
       break;
     case 'trace_timestamps':
       load = { kind: 'timestamps', speedup: loadConfig.speedup };
-      loadUnit = NaN;
       break;
   }
 
@@ -112,16 +100,15 @@ export function resolveRun(config: RunConfig, trace: TraceRows | null, traceLabe
       break;
     case 'trace':
       if (trace === null) throw new Error('traffic.source: a trace source needs the trace rows');
-      source = { kind: 'trace', trace: traceColumns(trace), label: traceLabel };
+      source = { kind: 'trace', trace: traceColumns(trace) };
       break;
   }
 
   const stop = config.traffic.stop;
   let maxRequests = Infinity;
   let capMs = Infinity;
-  if ('requests' in stop) maxRequests = stop.requests;
-  else if ('requests_per_load_unit' in stop) maxRequests = Math.max(1, Math.round(stop.requests_per_load_unit * loadUnit));
-  else capMs = stop.max_virtual_time_seconds * 1000;
+  if ('max_virtual_time_seconds' in stop) capMs = stop.max_virtual_time_seconds * 1000;
+  else maxRequests = stopRequests(config.traffic) ?? Infinity;
   if (source.kind === 'trace') maxRequests = Math.min(maxRequests, source.trace.rows);
 
   return {

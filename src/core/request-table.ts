@@ -18,7 +18,6 @@ export const Status = {
 
 export class RequestTable {
   capacity: number;
-  count = 0;
 
   // Stamps (ms).
   sentMs: Float64Array;

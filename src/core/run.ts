@@ -38,7 +38,7 @@ export type ResolvedLoad =
 export type ResolvedSource =
   | { kind: 'synthetic'; inputTokens: number; outputTokens: number; rangeRatio: number; seed: number }
   | { kind: 'session'; turns: number; newInputTokens: number; outputTokens: number; interTurnDelayMs: number }
-  | { kind: 'trace'; trace: TraceRows; label: string };
+  | { kind: 'trace'; trace: TraceRows };
 
 /** How a request reaching the scheduler is placed on an attention-DP rank (router.ts). */
 export type RouterSpec = { type: 'round_robin' };
