@@ -130,30 +130,10 @@ export function formatTerminalTable(result: ScoreResult, limits: readonly LimitC
   );
   const groupBy = result.match.group_by;
   if (groupBy.length > 0) {
-    const hasBaseline = result.inputs.baseline !== undefined;
-    const header = ['metric', groupBy.join(', '), 'points', 'MAPE %', 'shape %', ...(hasBaseline ? ['baseline MAPE %'] : [])];
-    const rows: string[][] = [];
-    for (const [metric, summary] of Object.entries(result.metrics)) {
-      for (const group of summary.groups ?? []) {
-        rows.push([
-          metric,
-          groupLabel(group.key),
-          String(group.points),
-          fixed(group.mape),
-          fixed(group.shape_error),
-          ...(hasBaseline ? [fixed(group.baseline_mape)] : []),
-        ]);
-      }
-    }
+    const { header, rows, right } = groupTableRows(result);
     lines.push('');
     lines.push(`by ${groupBy.join(', ')}:`);
-    lines.push(
-      table(
-        header,
-        rows,
-        header.map((_, column) => column >= 2),
-      ),
-    );
+    lines.push(table(header, rows, right));
   }
   if (result.unmatched.sim.length > 0)
     lines.push(`unmatched simulated points (${result.unmatched.sim.length}): ${describeUnmatched(result.unmatched.sim)}`);
