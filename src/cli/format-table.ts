@@ -1,6 +1,7 @@
 /**
  * AIPerf-style console table of a replay summary: one row per metric (avg, min, max, p99,
- * p90, p50, std), then the run-level values, the TTFT stage breakdown and the simulator's speed.
+ * p90, p50, std), then the run-level values, the TTFT stage breakdown, the prefix cache (when the
+ * run has one) and the simulator's speed.
  */
 import { METRIC_TAGS, type MetricTag, type ReplaySummary } from '../core/report-types.js';
 
@@ -54,6 +55,13 @@ export function formatSummaryTable(summary: ReplaySummary): string {
       [s.mean_tokenization_ms, s.mean_queue_ms, s.mean_prefill_ms, s.mean_detokenization_ms].map(fmt).join(' / '),
     ],
   ];
+  const cache = summary.prefix_cache;
+  if (cache !== undefined) {
+    valueRows.push(
+      ['Prefix Cache Hit Rate (% of prompt tokens)', fmt(cache.hit_rate * 100)],
+      ['Prefix Cache Evictions (blocks)', cache.evictions.toLocaleString('en-US')],
+    );
+  }
   const sim = summary.simulator;
   const speed = `simulated ${sim.output_tokens.toLocaleString('en-US')} output tokens in ${fmt(sim.wall_time_ms)} ms (${sim.us_per_output_token.toFixed(3)} us per token), ${sim.passes.toLocaleString('en-US')} passes, ${sim.preemptions.toLocaleString('en-US')} preemptions`;
   return [grid(metricRows, 1), '', grid(valueRows, 1), '', speed].join('\n');

@@ -118,6 +118,11 @@ const capacitySchema = byType(
 const kvCacheSchema = strict({
   block_size: positiveInt().default(16).describe('Tokens per KV block.'),
   capacity: capacitySchema.prefault({}),
+  prefix_caching: flag()
+    .optional()
+    .describe(
+      'Reuse the KV blocks of prompt prefixes shared with earlier requests (trace hash_ids, earlier session turns); true when absent, as in vLLM v1.',
+    ),
 });
 
 const timingSchema = byType(
@@ -180,12 +185,29 @@ const detokenizationSchema = strict({
   chunk_outputs: positiveInt().optional().describe('Split a job into jobs of at most this many outputs, each paying base_ms.'),
 }).describe('Optional: detokenization between a pass end and the client (spec replay.md section 6).');
 
+const routerSchema = byType(
+  ['round_robin', 'least_loaded', 'kv_aware'],
+  [
+    strict({ type: exactly('round_robin').default('round_robin') }),
+    strict({ type: exactly('least_loaded') }),
+    strict({
+      type: exactly('kv_aware'),
+      overlap_score_weight: cost()
+        .default(1)
+        .describe("Weight of the prefill blocks in Dynamo's KV router cost (its --kv-overlap-score-weight); 0 balances load only."),
+    }),
+  ],
+).describe(
+  'Optional: how requests are placed on ranks. round_robin (when absent), least_loaded (fewest waiting + running requests), kv_aware (Dynamo KV router cost).',
+);
+
 const engineSchema = strict({
   model: label().default('unknown').describe('Label carried into reports.'),
   hardware: label().default('unknown').describe('Label carried into reports.'),
   backend: exactly('vllm').default('vllm').describe('Scheduling semantics; only vllm for now.'),
   context_length: contextLengthSchema,
   workers: strict({ aggregated: workerRoleSchema.prefault({}) }).prefault({}),
+  router: routerSchema.optional(),
   tokenization: tokenizationSchema.optional(),
   detokenization: detokenizationSchema.optional(),
 });

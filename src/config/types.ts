@@ -31,6 +31,8 @@ export type KvCapacityConfig =
 export interface KvCacheConfig {
   block_size: number;
   capacity: KvCapacityConfig;
+  /** Optional: reuse the KV blocks of shared prompt prefixes; on when absent (as vLLM v1). */
+  prefix_caching?: boolean;
 }
 
 export interface FixedTimingConfig {
@@ -83,6 +85,9 @@ export interface DetokenizationConfig {
   chunk_outputs?: number;
 }
 
+/** How requests are placed on ranks; round_robin when absent. */
+export type RouterConfig = { type: 'round_robin' } | { type: 'least_loaded' } | { type: 'kv_aware'; overlap_score_weight: number };
+
 export interface EngineConfig {
   model: string;
   hardware: string;
@@ -90,6 +95,7 @@ export interface EngineConfig {
   /** Positive integer, or 'max' for no limit. */
   context_length: number | 'max';
   workers: { aggregated: WorkerRoleConfig };
+  router?: RouterConfig;
   tokenization?: TokenizationConfig;
   detokenization?: DetokenizationConfig;
 }

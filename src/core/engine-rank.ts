@@ -84,6 +84,9 @@ export class EngineRank {
   rejected: Int32Array = new Int32Array(16);
   rejectedCount = 0;
   preemptionCount = 0;
+  /** Tokens looked up in the prefix cache at admissions (known sequence), and of those, served by it. */
+  queriedTokens = 0;
+  hitTokens = 0;
   /** The pass the policy composed, as the timing provider sees it. */
   readonly view: PassView = {
     prefillTokens: 0,
@@ -128,7 +131,12 @@ export class EngineRank {
     this.running[this.runningCount++] = r;
     t.status[r] = Status.Running;
     t.computed[r] = cachedTokens;
-    if (t.firstScheduledMs[r] !== t.firstScheduledMs[r]) t.firstScheduledMs[r] = nowMs;
+    this.queriedTokens += t.prompt[r] + t.generated[r];
+    this.hitTokens += cachedTokens;
+    if (t.firstScheduledMs[r] !== t.firstScheduledMs[r]) {
+      t.firstScheduledMs[r] = nowMs;
+      t.cachedTokens[r] = cachedTokens;
+    }
     return r;
   }
 

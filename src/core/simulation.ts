@@ -18,6 +18,7 @@ import { EngineRank, PassOutputs } from './engine-rank.js';
 import { EventKind, EventQueue } from './event-queue.js';
 import { fnv1a32OfId } from './fnv.js';
 import { PagedKvStore, UnlimitedKvStore, type KvStore } from './kv-store.js';
+import { PrefixKvStore, UnlimitedPrefixKvStore, createBlockKeys, type BlockKeys } from './prefix-cache.js';
 import { createLoadGenerator, type LoadGenerator, type TrafficEventKind, type TrafficSink } from './load-generator.js';
 import { RequestTable, Status } from './request-table.js';
 import { createRouter, type Router } from './router.js';
@@ -37,6 +38,8 @@ export interface SimulationResult {
   endMs: number;
   passCount: number;
   preemptionCount: number;
+  /** Prefix-cache totals over every rank (null without a prefix cache): tokens looked up and served at admissions, blocks evicted. */
+  prefixCache: { queriedTokens: number; hitTokens: number; evictions: number } | null;
   /** Per-token times, only when recording was asked for. */
   tokenReceivedMs: number[][] | null;
   tokenEmittedMs: number[][] | null;
@@ -100,11 +103,12 @@ export class Simulation implements TrafficSink {
     };
     this.passTime = createPassTime(run.timing);
     this.policy = new VllmV1Fcfs();
-    this.router = createRouter(run);
+    this.router = createRouter(run, this.ranks, this.table);
+    const keys = run.prefixCache === null ? null : createBlockKeys(run.prefixCache, run.blockSize, this.table);
     for (let w = 0; w < workers; w++) {
       for (let k = 0; k < run.ranksPerWorker; k++) {
         const index = w * run.ranksPerWorker + k;
-        this.ranks.push(new EngineRank(index, rankLimits, this.table, this.createKvStore(), this.router));
+        this.ranks.push(new EngineRank(index, rankLimits, this.table, this.createKvStore(keys), this.router));
       }
       this.outputs.push(new PassOutputs(run.maxSequences * run.ranksPerWorker, run.detokenization?.serversPerWorker ?? 0));
     }
@@ -129,9 +133,15 @@ export class Simulation implements TrafficSink {
   }
 
   /** One rank's KV store: the same class for every rank of the run. */
-  private createKvStore(): KvStore {
+  private createKvStore(keys: BlockKeys | null): KvStore {
     const run = this.cfg;
-    return run.kvBlocksPerRank > 0 ? new PagedKvStore(run.kvBlocksPerRank, run.blockSize, this.table) : new UnlimitedKvStore();
+    const groups = run.prefixCache !== null && run.prefixCache.kind === 'trace' ? run.prefixCache.groupCount : 0;
+    if (run.kvBlocksPerRank > 0) {
+      return keys === null
+        ? new PagedKvStore(run.kvBlocksPerRank, run.blockSize, this.table)
+        : new PrefixKvStore(run.kvBlocksPerRank, run.blockSize, this.table, keys, groups);
+    }
+    return keys === null ? new UnlimitedKvStore() : new UnlimitedPrefixKvStore(run.blockSize, keys, groups);
   }
 
   run(): SimulationResult {
@@ -179,7 +189,15 @@ export class Simulation implements TrafficSink {
       }
     }
     let preemptions = 0;
-    for (const rank of this.ranks) preemptions += rank.preemptionCount;
+    let queriedTokens = 0;
+    let hitTokens = 0;
+    let evictions = 0;
+    for (const rank of this.ranks) {
+      preemptions += rank.preemptionCount;
+      queriedTokens += rank.queriedTokens;
+      hitTokens += rank.hitTokens;
+      evictions += rank.store.evictions;
+    }
     return {
       table: this.table,
       requestCount: this.traffic.requestCount,
@@ -188,6 +206,7 @@ export class Simulation implements TrafficSink {
       endMs: this.lastDeliveryMs > this.nowMs ? this.lastDeliveryMs : this.nowMs,
       passCount: this.passCount,
       preemptionCount: preemptions,
+      prefixCache: this.cfg.prefixCache === null ? null : { queriedTokens, hitTokens, evictions },
       tokenReceivedMs: this.tokenReceivedMs,
       tokenEmittedMs: this.tokenEmittedMs,
     };
