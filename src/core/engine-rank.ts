@@ -29,23 +29,25 @@ export interface RequestLifecycle {
   finished(rank: number, id: number): void;
 }
 /**
- * Where a rank writes the results of a pass end; shared by the ranks of one worker. With
- * several detokenization servers, emitted outputs are routed by server as they are written
- * (`routed`, one segment of `capacity` ids per server), so the detokenization stage takes each
- * server's outputs in bulk; otherwise they go to `emitted`.
+ * Where a rank writes the results of a pass end; shared by the ranks of one worker. Emitted
+ * outputs are kept in emission order (rank, then running order); with several detokenization
+ * servers each also records its server, so the detokenization stage can time each server's jobs
+ * and still deliver the outputs in emission order.
  */
 export class PassOutputs {
-  /** Requests that emitted a token, in rank then running order (when not routed). */
+  /** Requests that emitted a token, in rank then running order. */
   emitted: Int32Array;
   emittedCount = 0;
   /** Requests that ended without a token to deliver: rejections and zero-length outputs. */
   ended: Int32Array;
   endedCount = 0;
-  /** Detokenization servers to route to; 0 or 1 = no routing. */
+  /** Detokenization servers the outputs go to; 0 = one server or none (no routing). */
   readonly servers: number;
-  /** Server s's outputs of the pass are routed[s * capacity .. s * capacity + routedCount[s]). */
-  readonly routed: Int32Array;
-  readonly routedCount: Int32Array;
+  /** With several servers: the server of emitted[k], and how many outputs each server got. */
+  readonly emittedServer: Int32Array;
+  readonly serverCount: Int32Array;
+  /** With several servers: when emitted[k] reaches the client (its job's end), filled by the detokenization stage. */
+  readonly emittedAtMs: Float64Array;
   readonly capacity: number;
 
   constructor(capacity: number, servers = 0) {
@@ -53,8 +55,9 @@ export class PassOutputs {
     this.emitted = new Int32Array(this.capacity);
     this.ended = new Int32Array(16);
     this.servers = servers > 1 ? servers : 0;
-    this.routed = new Int32Array(this.servers * this.capacity);
-    this.routedCount = new Int32Array(this.servers);
+    this.emittedServer = new Int32Array(this.servers > 0 ? this.capacity : 0);
+    this.serverCount = new Int32Array(this.servers);
+    this.emittedAtMs = new Float64Array(this.servers > 0 ? this.capacity : 0);
   }
 
   pushEmitted(id: number): void {
@@ -70,7 +73,7 @@ export class PassOutputs {
   clear(): void {
     this.emittedCount = 0;
     this.endedCount = 0;
-    if (this.servers > 0) this.routedCount.fill(0);
+    if (this.servers > 0) this.serverCount.fill(0);
   }
 }
 
@@ -184,13 +187,12 @@ export class EngineRank {
     const lifecycle = this.lifecycle;
     const running = this.running;
     const count = this.scheduledCount;
-    // Routing by detokenization server (at most one output per running request per pass, so a
-    // server's segment of `capacity` ids never overflows).
+    // The detokenization server of each output, with several (at most one output per running
+    // request per pass, so `capacity` is never exceeded).
     const servers = out.servers;
     const detokServer = t.detokServer;
-    const routed = out.routed;
-    const routedCount = out.routedCount;
-    const segment = out.capacity;
+    const emittedServer = out.emittedServer;
+    const serverCount = out.serverCount;
     let write = 0;
     for (let i = 0; i < count; i++) {
       const r = running[i];
@@ -205,10 +207,10 @@ export class EngineRank {
           if (firstEmittedMs[r] !== firstEmittedMs[r]) firstEmittedMs[r] = nowMs;
           if (servers > 0) {
             const server = detokServer[r];
-            routed[server * segment + routedCount[server]++] = r;
-          } else {
-            out.pushEmitted(r);
+            emittedServer[out.emittedCount] = server;
+            serverCount[server]++;
           }
+          out.pushEmitted(r);
           if (recordEmit !== null) recordEmit(r, nowMs);
           finished = g >= outputLen[r] || prompt[r] + g >= lengthLimit;
           if (g === 1 && !finished) lifecycle.prefillDone(this.index, r);

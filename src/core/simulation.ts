@@ -77,6 +77,10 @@ export class Simulation implements TrafficSink {
   private readonly detokFreeMs: Float64Array;
   /** The latest detokenization job end delivered (the run's end when no event follows it). */
   private lastDeliveryMs = 0;
+  /** Scratch of the detokenization stage with several servers: job ends, each server's first job and outputs placed. */
+  private readonly jobEndsMs: Float64Array;
+  private readonly firstJob: Int32Array;
+  private readonly placed: Int32Array;
 
   private created = 0;
   private sent = 0;
@@ -122,6 +126,11 @@ export class Simulation implements TrafficSink {
 
     this.tokFreeMs = new Float64Array(run.tokenization ? run.tokenization.serversPerWorker * workers : 0);
     this.detokFreeMs = new Float64Array(run.detokenization ? run.detokenization.serversPerWorker * workers : 0);
+    const detokServers = run.detokenization?.serversPerWorker ?? 0;
+    // At most one job per output and one per server: the outputs of one pass of one worker.
+    this.jobEndsMs = new Float64Array(detokServers > 1 ? Math.max(16, run.maxSequences * run.ranksPerWorker) + detokServers : 0);
+    this.firstJob = new Int32Array(detokServers);
+    this.placed = new Int32Array(detokServers);
     this.traffic = createLoadGenerator(run, this);
 
     const record = options.recordTokens === true;
@@ -333,7 +342,7 @@ export class Simulation implements TrafficSink {
     const detok = this.cfg.detokenization;
     if (detok === null) {
       const emitted = out.emitted;
-      this.deliverOutputs(emitted, 0, out.emittedCount, now);
+      this.deliverOutputs(emitted, 0, out.emittedCount, now, null);
       return;
     }
     this.queueDetokJobs(worker, out, detok.serversPerWorker, detok.baseMs, detok.perTokenMs, detok.chunkOutputs);
@@ -357,30 +366,56 @@ export class Simulation implements TrafficSink {
    * queued, and nothing that happens later can change it: so the job's outputs are stamped as
    * received at that end right away, and a response it completes schedules its client's act
    * (an event) from there. No event per job. A job ending after the time cap delivers nothing
-   * (nothing after the cap is recorded).
+   * (nothing after the cap is recorded). Outputs are delivered in emission order, each at its
+   * job's end, so that outputs reaching the client at one instant are taken in the order the
+   * engine emitted them, whatever their servers (as without detokenization).
    */
   private queueDetokJobs(worker: number, out: PassOutputs, servers: number, baseMs: number, perOutputMs: number, chunk: number): void {
     const now = this.nowMs;
     const capMs = this.cfg.capMs;
-    // The rank already routed the outputs by server (PassOutputs.routed) when servers > 1.
-    const ids = servers === 1 ? out.emitted : out.routed;
-    for (let s = 0; s < servers; s++) {
-      let remaining = servers === 1 ? out.emittedCount : out.routedCount[s];
-      let offset = servers === 1 ? 0 : s * out.capacity;
-      const global = worker * servers + s;
+    if (servers === 1) {
+      let remaining = out.emittedCount;
+      let offset = 0;
       while (remaining > 0) {
         const size = chunk > 0 && remaining > chunk ? chunk : remaining;
-        const free = this.detokFreeMs[global];
-        const end = (free > now ? free : now) + baseMs + perOutputMs * size;
-        this.detokFreeMs[global] = end;
-        if (end <= capMs) {
-          this.deliverOutputs(ids, offset, size, end);
-          if (end > this.lastDeliveryMs) this.lastDeliveryMs = end;
-        }
+        const end = this.queueJob(worker, now, baseMs, perOutputMs, size);
+        if (end <= capMs) this.deliverOutputs(out.emitted, offset, size, end, null);
         remaining -= size;
         offset += size;
       }
+      return;
     }
+    // Each server's jobs, in server order, then each output's time from its place in its server's queue.
+    const jobEnds = this.jobEndsMs;
+    const counts = out.serverCount;
+    let job = 0;
+    for (let s = 0; s < servers; s++) {
+      this.firstJob[s] = job;
+      let remaining = counts[s];
+      while (remaining > 0) {
+        const size = chunk > 0 && remaining > chunk ? chunk : remaining;
+        jobEnds[job++] = this.queueJob(worker * servers + s, now, baseMs, perOutputMs, size);
+        remaining -= size;
+      }
+      this.placed[s] = 0;
+    }
+    const emittedServer = out.emittedServer;
+    const at = out.emittedAtMs;
+    for (let k = 0; k < out.emittedCount; k++) {
+      const s = emittedServer[k];
+      const place = this.placed[s]++;
+      at[k] = jobEnds[this.firstJob[s] + (chunk > 0 ? (place / chunk) | 0 : 0)];
+    }
+    this.deliverOutputs(out.emitted, 0, out.emittedCount, 0, at);
+  }
+
+  /** Queues a job of `size` outputs on detokenization server `global`; returns its end. */
+  private queueJob(global: number, now: number, baseMs: number, perOutputMs: number, size: number): number {
+    const free = this.detokFreeMs[global];
+    const end = (free > now ? free : now) + baseMs + perOutputMs * size;
+    this.detokFreeMs[global] = end;
+    if (end <= this.cfg.capMs && end > this.lastDeliveryMs) this.lastDeliveryMs = end;
+    return end;
   }
 
   /**
@@ -389,15 +424,19 @@ export class Simulation implements TrafficSink {
    * end), so the per-token work is optimized once. `atMs` is now without detokenization, or a
    * queued job's end.
    */
-  private deliverOutputs(ids: Int32Array, start: number, count: number, atMs: number): void {
+  private deliverOutputs(ids: Int32Array, start: number, count: number, atMsAll: number, atMsEach: Float64Array | null): void {
     const t = this.table;
     const received = t.received;
     const lastReceivedMs = t.lastReceivedMs;
     const isWarmup = t.isWarmup;
     const gaps = this.gaps;
     const tokenReceivedMs = this.tokenReceivedMs;
+    const capMs = this.cfg.capMs;
     const endOfCount = start + count;
     for (let k = start; k < endOfCount; k++) {
+      const atMs = atMsEach === null ? atMsAll : atMsEach[k];
+      // Per-output times (several servers) may pass the cap: nothing after it is recorded.
+      if (atMs > capMs) continue;
       const id = ids[k];
       const n = received[id]++;
       if (n === 0) {
