@@ -56,27 +56,49 @@ function groupsOf(trace: TraceInput & { hashIdOffsets: Int32Array; hashIds: Int3
   const cached = traceGroups.get(trace.hashIds);
   if (cached !== undefined && cached.traceBlockTokens === traceBlockTokens) return cached;
   const { hashIdOffsets, hashIds, inputLength } = trace;
-  let maxBlocks = 1;
-  for (let row = 0; row < trace.rows; row++) maxBlocks = Math.max(maxBlocks, hashIdOffsets[row + 1] - hashIdOffsets[row]);
-  // One number per triple while it stays exact, otherwise a string.
-  const numeric = 2 ** 31 * maxBlocks * (traceBlockTokens + 1) < Number.MAX_SAFE_INTEGER;
-  const ids = new Map<number | string, number>();
+  // A hash id almost always comes with one position and token count: the first group of each id
+  // is found by a map lookup on the id alone, and any other variant is chained behind it.
+  const firstOf = new Map<number, number>();
+  let position = new Int32Array(1024);
+  let tokensOf = new Int32Array(1024);
+  let nextVariant = new Int32Array(1024);
+  let count = 0;
   const groups = new Int32Array(hashIds.length);
   for (let row = 0; row < trace.rows; row++) {
     for (let at = hashIdOffsets[row], k = 0; at < hashIdOffsets[row + 1]; at++, k++) {
       const tokens = Math.min(traceBlockTokens, inputLength[row] - k * traceBlockTokens);
-      const triple = numeric ? (hashIds[at] * maxBlocks + k) * (traceBlockTokens + 1) + tokens : `${hashIds[at]},${k},${tokens}`;
-      let id = ids.get(triple);
-      if (id === undefined) {
-        id = ids.size;
-        ids.set(triple, id);
+      const first = firstOf.get(hashIds[at]);
+      let group = first ?? -1;
+      let last = -1;
+      while (group >= 0 && (position[group] !== k || tokensOf[group] !== tokens)) {
+        last = group;
+        group = nextVariant[group];
       }
-      groups[at] = id;
+      if (group < 0) {
+        group = count++;
+        if (group === position.length) {
+          position = grownInt(position);
+          tokensOf = grownInt(tokensOf);
+          nextVariant = grownInt(nextVariant);
+        }
+        position[group] = k;
+        tokensOf[group] = tokens;
+        nextVariant[group] = -1;
+        if (last >= 0) nextVariant[last] = group;
+        else firstOf.set(hashIds[at], group);
+      }
+      groups[at] = group;
     }
   }
-  const result = { traceBlockTokens, groups, groupCount: ids.size };
+  const result = { traceBlockTokens, groups, groupCount: count };
   traceGroups.set(hashIds, result);
   return result;
+}
+
+function grownInt(a: Int32Array): Int32Array<ArrayBuffer> {
+  const b = new Int32Array(a.length * 2);
+  b.set(a);
+  return b;
 }
 
 /**

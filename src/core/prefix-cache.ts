@@ -336,9 +336,14 @@ export class PrefixKvStore implements KvStore {
   }
 
   grow(id: number, totalTokens: number): boolean {
+    // Small enough to be inlined where the policy calls it: most calls need no new block.
+    if (totalTokens <= this.table.blocksHeld[id] * this.blockSize) return true;
+    return this.growBlocks(id, totalTokens);
+  }
+
+  private growBlocks(id: number, totalTokens: number): boolean {
     const held = this.table.blocksHeld;
     const have = held[id];
-    if (totalTokens <= have * this.blockSize) return true;
     const blocks = Math.ceil(totalTokens / this.blockSize);
     if (blocks - have > this.freeBlocks) return false;
     this.take(blocks - have);
@@ -347,8 +352,13 @@ export class PrefixKvStore implements KvStore {
   }
 
   computed(id: number, fromTokens: number, toTokens: number): void {
-    // Most passes fill no block (a decode step inside a block): one comparison for those.
-    if (toTokens < this.fullAt.at(id)) return;
+    // Most passes fill no block (a decode step inside a block): one comparison for those, in a
+    // method small enough to be inlined at the pass end.
+    if (toTokens >= this.fullAt.at(id)) this.cacheFull(id, fromTokens, toTokens);
+  }
+
+  /** Caches the blocks that tokens [fromTokens, toTokens) of request `id` filled. */
+  private cacheFull(id: number, fromTokens: number, toTokens: number): void {
     const b = this.blockSize;
     const end = Math.floor(toTokens / b);
     this.fullAt.set(id, (end + 1) * b);
@@ -678,7 +688,10 @@ export class UnlimitedPrefixKvStore implements KvStore {
   }
 
   computed(id: number, fromTokens: number, toTokens: number): void {
-    if (toTokens < this.fullAt.at(id)) return;
+    if (toTokens >= this.fullAt.at(id)) this.cacheFull(id, fromTokens, toTokens);
+  }
+
+  private cacheFull(id: number, fromTokens: number, toTokens: number): void {
     const b = this.blockSize;
     const end = Math.floor(toTokens / b);
     this.fullAt.set(id, (end + 1) * b);

@@ -100,14 +100,20 @@ export class LeastLoadedRouter implements Router {
  */
 export class KvAwareRouter implements Router {
   private readonly order: Int32Array;
+  private readonly rankCount: number;
   private readonly prefillTokens: Float64Array;
   private readonly activeBlocks: Float64Array;
-  /** Per rank, for trace keys: how many active requests hold each trace-block group. */
-  private readonly groupRefs: Int32Array[] | null;
+  /**
+   * For trace keys: how many active requests hold each trace-block group, per rank, group-major
+   * (group g's counts at g x ranks .. + ranks), so one request's groups are read once for all ranks.
+   */
+  private readonly groupRefs: Int32Array | null;
   private readonly trace: Extract<PrefixKeySpec, { kind: 'trace' }> | null;
   /** Per request: its prompt tokens counted in its rank's active prefill tokens (-1 once counted out). */
   private newTokens = new Float64Array(1024);
+  /** Per rank, for the request being routed: its new tokens and its prompt blocks no active request holds. */
   private readonly candidateNewTokens: Float64Array;
+  private readonly candidateNewBlocks: Float64Array;
   /** The request being routed or finished: its full prompt blocks per trace block. */
   private groupBlocks = new Int32Array(64);
 
@@ -122,19 +128,21 @@ export class KvAwareRouter implements Router {
   ) {
     this.order = candidateOrder(replicas, ranksPerWorker);
     const n = replicas * ranksPerWorker;
+    this.rankCount = n;
     this.prefillTokens = new Float64Array(n);
     this.activeBlocks = new Float64Array(n);
     this.candidateNewTokens = new Float64Array(n);
+    this.candidateNewBlocks = new Float64Array(n);
     const trace = keys !== null && keys.kind === 'trace' ? keys : null;
     this.trace = trace;
-    this.groupRefs = trace === null ? null : Array.from({ length: n }, () => new Int32Array(trace.groupCount));
+    this.groupRefs = trace === null ? null : new Int32Array(trace.groupCount * n);
   }
 
   route(id: number): number {
     const prompt = this.table.prompt[id];
     const b = this.blockSize;
     const order = this.order;
-    this.countGroupBlocks(id, prompt);
+    this.countNewBlocks(id, prompt);
     let best = order[0];
     let bestCost = Infinity;
     let bestCached = Infinity;
@@ -143,7 +151,7 @@ export class KvAwareRouter implements Router {
       const store = this.ranks[r].store;
       const newTokens = prompt - store.cachedPrefix(id, prompt);
       this.candidateNewTokens[r] = newTokens;
-      const cost = this.overlapWeight * ((this.prefillTokens[r] + newTokens) / b) + this.activeBlocks[r] + this.newBlocks(r, id, prompt);
+      const cost = this.overlapWeight * ((this.prefillTokens[r] + newTokens) / b) + this.activeBlocks[r] + this.candidateNewBlocks[r];
       if (cost < bestCost || (cost === bestCost && store.cachedBlocks < bestCached)) {
         best = r;
         bestCost = cost;
@@ -171,14 +179,14 @@ export class KvAwareRouter implements Router {
 
   finished(rank: number, id: number): void {
     this.prefillDone(rank, id);
-    this.countGroupBlocks(id, this.table.prompt[id]);
-    this.holdBlocks(rank, id, this.table.prompt[id], -1);
+    const prompt = this.table.prompt[id];
+    if (this.trace !== null) this.countGroupBlocks(id, prompt);
+    this.holdBlocks(rank, id, prompt, -1);
   }
 
-  /** Full engine blocks of request `id`'s prompt per trace block, into `groupBlocks` (trace keys only). */
-  private countGroupBlocks(id: number, prompt: number): void {
-    if (this.trace === null) return;
-    const { rowOffsets, traceBlockTokens } = this.trace;
+  /** Full engine blocks of request `id`'s prompt per trace block, into `groupBlocks`; returns the trace blocks. */
+  private countGroupBlocks(id: number, prompt: number): number {
+    const { rowOffsets, traceBlockTokens } = this.trace as NonNullable<KvAwareRouter['trace']>;
     const blocks = rowOffsets[id + 1] - rowOffsets[id];
     if (blocks > this.groupBlocks.length) this.groupBlocks = new Int32Array(Math.max(blocks, this.groupBlocks.length * 2));
     const b = this.blockSize;
@@ -189,38 +197,47 @@ export class KvAwareRouter implements Router {
       this.groupBlocks[k] = end - before;
       before = end;
     }
-  }
-
-  /** Request `id`'s full prompt blocks that no active request on rank `r` holds. */
-  private newBlocks(r: number, id: number, prompt: number): number {
-    const b = this.blockSize;
-    if (this.trace === null) return Math.floor(prompt / b);
-    const refs = (this.groupRefs as Int32Array[])[r];
-    const { groups, rowOffsets } = this.trace;
-    const counts = this.groupBlocks;
-    let blocks = 0;
-    for (let k = 0, at = rowOffsets[id]; at < rowOffsets[id + 1]; k++, at++) {
-      if (refs[groups[at]] === 0) blocks += counts[k];
-    }
     return blocks;
   }
 
-  /** Counts request `id`'s prompt blocks in (`sign` 1) or out of (-1) rank `r`'s active blocks. */
+  /** Per rank, request `id`'s full prompt blocks that no active request there holds, into `candidateNewBlocks`. */
+  private countNewBlocks(id: number, prompt: number): void {
+    const n = this.rankCount;
+    const news = this.candidateNewBlocks;
+    if (this.trace === null) {
+      news.fill(Math.floor(prompt / this.blockSize));
+      return;
+    }
+    news.fill(0);
+    const blocks = this.countGroupBlocks(id, prompt);
+    const refs = this.groupRefs as Int32Array;
+    const groups = this.trace.groups;
+    const first = this.trace.rowOffsets[id];
+    const counts = this.groupBlocks;
+    for (let k = 0; k < blocks; k++) {
+      const base = groups[first + k] * n;
+      for (let r = 0; r < n; r++) if (refs[base + r] === 0) news[r] += counts[k];
+    }
+  }
+
+  /** Counts request `id`'s prompt blocks in (`sign` 1) or out of (-1) rank `r`'s active blocks (`groupBlocks` filled). */
   private holdBlocks(r: number, id: number, prompt: number, sign: 1 | -1): void {
-    const b = this.blockSize;
     if (this.trace === null) {
       // Without trace keys, no two requests active at once share prompt blocks (a session's
       // turns follow one another), so the distinct count is a plain sum.
-      this.activeBlocks[r] += sign * Math.floor(prompt / b);
+      this.activeBlocks[r] += sign * Math.floor(prompt / this.blockSize);
       return;
     }
-    const refs = (this.groupRefs as Int32Array[])[r];
-    const { groups, rowOffsets } = this.trace;
+    const n = this.rankCount;
+    const refs = this.groupRefs as Int32Array;
+    const groups = this.trace.groups;
+    const first = this.trace.rowOffsets[id];
+    const blocks = this.trace.rowOffsets[id + 1] - first;
     const counts = this.groupBlocks;
-    for (let k = 0, at = rowOffsets[id]; at < rowOffsets[id + 1]; k++, at++) {
-      const group = groups[at];
-      const before = refs[group];
-      refs[group] = before + sign;
+    for (let k = 0; k < blocks; k++) {
+      const at = groups[first + k] * n + r;
+      const before = refs[at];
+      refs[at] = before + sign;
       if ((sign === 1 && before === 0) || (sign === -1 && before === 1)) this.activeBlocks[r] += sign * counts[k];
     }
   }
