@@ -342,7 +342,7 @@ export class Simulation implements TrafficSink {
     const detok = this.cfg.detokenization;
     if (detok === null) {
       const emitted = out.emitted;
-      this.deliverOutputs(emitted, 0, out.emittedCount, now, null);
+      this.deliverOutputs(emitted, 0, out.emittedCount, now);
       return;
     }
     this.queueDetokJobs(worker, out, detok.serversPerWorker, detok.baseMs, detok.perTokenMs, detok.chunkOutputs);
@@ -379,7 +379,7 @@ export class Simulation implements TrafficSink {
       while (remaining > 0) {
         const size = chunk > 0 && remaining > chunk ? chunk : remaining;
         const end = this.queueJob(worker, now, baseMs, perOutputMs, size);
-        if (end <= capMs) this.deliverOutputs(out.emitted, offset, size, end, null);
+        if (end <= capMs) this.deliverOutputs(out.emitted, offset, size, end);
         remaining -= size;
         offset += size;
       }
@@ -401,12 +401,17 @@ export class Simulation implements TrafficSink {
     }
     const emittedServer = out.emittedServer;
     const at = out.emittedAtMs;
-    for (let k = 0; k < out.emittedCount; k++) {
-      const s = emittedServer[k];
-      const place = this.placed[s]++;
-      at[k] = jobEnds[this.firstJob[s] + (chunk > 0 ? (place / chunk) | 0 : 0)];
+    const firstJob = this.firstJob;
+    if (chunk === 0) {
+      for (let k = 0; k < out.emittedCount; k++) at[k] = jobEnds[firstJob[emittedServer[k]]];
+    } else {
+      const placed = this.placed;
+      for (let k = 0; k < out.emittedCount; k++) {
+        const s = emittedServer[k];
+        at[k] = jobEnds[firstJob[s] + ((placed[s]++ / chunk) | 0)];
+      }
     }
-    this.deliverOutputs(out.emitted, 0, out.emittedCount, 0, at);
+    this.deliverOutputsAt(out.emitted, out.emittedCount, at);
   }
 
   /** Queues a job of `size` outputs on detokenization server `global`; returns its end. */
@@ -420,11 +425,38 @@ export class Simulation implements TrafficSink {
 
   /**
    * The client receives at `atMs` one output token of each request ids[start + k], k in
-   * [0, count). One loop for both delivery paths (at the pass end, or at a detokenization job's
-   * end), so the per-token work is optimized once. `atMs` is now without detokenization, or a
-   * queued job's end.
+   * [0, count). `atMs` is now without detokenization, or a queued job's end.
    */
-  private deliverOutputs(ids: Int32Array, start: number, count: number, atMsAll: number, atMsEach: Float64Array | null): void {
+  private deliverOutputs(ids: Int32Array, start: number, count: number, atMs: number): void {
+    const t = this.table;
+    const received = t.received;
+    const lastReceivedMs = t.lastReceivedMs;
+    const isWarmup = t.isWarmup;
+    const gaps = this.gaps;
+    const tokenReceivedMs = this.tokenReceivedMs;
+    const endOfCount = start + count;
+    for (let k = start; k < endOfCount; k++) {
+      const id = ids[k];
+      const n = received[id]++;
+      if (n === 0) {
+        t.firstReceivedMs[id] = atMs;
+      } else {
+        if (n === 1) t.secondReceivedMs[id] = atMs;
+        if (isWarmup[id] === 0) gaps.push(atMs - lastReceivedMs[id], id);
+      }
+      lastReceivedMs[id] = atMs;
+      if (tokenReceivedMs !== null) tokenReceivedMs[id].push(atMs);
+      if (n + 1 === t.generated[id] && t.status[id] === Status.EngineDone) this.receiveEnd(id, atMs);
+    }
+  }
+
+  /**
+   * As `deliverOutputs`, each output at its own time `atMsEach[k]` (several detokenization
+   * servers), skipping those past the time cap. A loop of its own rather than a parameter of
+   * the one above: a time that is sometimes a passed-in number and sometimes read from a
+   * Float64Array makes V8 box every time into a heap number, one allocation per token.
+   */
+  private deliverOutputsAt(ids: Int32Array, count: number, atMsEach: Float64Array): void {
     const t = this.table;
     const received = t.received;
     const lastReceivedMs = t.lastReceivedMs;
@@ -432,10 +464,8 @@ export class Simulation implements TrafficSink {
     const gaps = this.gaps;
     const tokenReceivedMs = this.tokenReceivedMs;
     const capMs = this.cfg.capMs;
-    const endOfCount = start + count;
-    for (let k = start; k < endOfCount; k++) {
-      const atMs = atMsEach === null ? atMsAll : atMsEach[k];
-      // Per-output times (several servers) may pass the cap: nothing after it is recorded.
+    for (let k = 0; k < count; k++) {
+      const atMs = atMsEach[k];
       if (atMs > capMs) continue;
       const id = ids[k];
       const n = received[id]++;
