@@ -23,6 +23,8 @@ export interface RankLimits {
  * keep its own view of each rank's load. Called once or twice per request, never per token.
  */
 export interface RequestLifecycle {
+  /** Whether the calls below do anything (a router that keeps no load of its own skips them). */
+  readonly listens: boolean;
   /** Request `id`'s prefill is done: its first token is emitted. */
   prefillDone(rank: number, id: number): void;
   /** Request `id` left rank `rank`: it finished, or was rejected. */
@@ -164,7 +166,7 @@ export class EngineRank {
     if (this.rejectedCount === this.rejected.length) this.rejected = grow(this.rejected);
     this.rejected[this.rejectedCount++] = id;
     this.table.status[id] = Status.Rejected;
-    this.lifecycle.finished(this.index, id);
+    if (this.lifecycle.listens) this.lifecycle.finished(this.index, id);
   }
 
   // ---- The pass end ----------------------------------------------------------------------
@@ -184,7 +186,9 @@ export class EngineRank {
     const firstEmittedMs = t.firstEmittedMs;
     const lengthLimit = this.limits.lengthLimit;
     const store = this.store;
+    const caches = store.cachesComputed;
     const lifecycle = this.lifecycle;
+    const listens = lifecycle.listens;
     const running = this.running;
     const count = this.scheduledCount;
     // The detokenization server of each output, with several (at most one output per running
@@ -199,7 +203,7 @@ export class EngineRank {
       const before = computed[r];
       const done = before + scheduled[r];
       computed[r] = done;
-      store.computed(r, before, done);
+      if (caches) store.computed(r, before, done);
       let finished = false;
       if (done === prompt[r] + generated[r]) {
         if (generated[r] < outputLen[r]) {
@@ -213,7 +217,7 @@ export class EngineRank {
           out.pushEmitted(r);
           if (recordEmit !== null) recordEmit(r, nowMs);
           finished = g >= outputLen[r] || prompt[r] + g >= lengthLimit;
-          if (g === 1 && !finished) lifecycle.prefillDone(this.index, r);
+          if (listens && g === 1 && !finished) lifecycle.prefillDone(this.index, r);
         } else {
           // A zero-length output: the prefill ran, nothing is emitted.
           finished = true;
@@ -223,7 +227,7 @@ export class EngineRank {
       if (finished) {
         store.release(r);
         t.status[r] = Status.EngineDone;
-        lifecycle.finished(this.index, r);
+        if (listens) lifecycle.finished(this.index, r);
       } else {
         running[write++] = r;
       }

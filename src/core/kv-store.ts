@@ -22,6 +22,8 @@ export interface KvStore {
   readonly cachedBlocks: number;
   /** Cached blocks evicted so far to make room for an allocation. */
   readonly evictions: number;
+  /** Whether `computed` does anything (a prefix cache): the pass end skips the call otherwise. */
+  readonly cachesComputed: boolean;
   /**
    * Tokens at the start of request `id`'s known sequence whose KV is in the cache, in whole
    * blocks, at most `maxTokens`; 0 for a store without a prefix cache.
@@ -53,6 +55,7 @@ export class UnlimitedKvStore implements KvStore {
   readonly usedBlocks = 0;
   readonly cachedBlocks = 0;
   readonly evictions = 0;
+  readonly cachesComputed = false;
 
   cachedPrefix(): number {
     return 0;
@@ -83,6 +86,7 @@ export class PagedKvStore implements KvStore {
   freeBlocks: number;
   readonly cachedBlocks = 0;
   readonly evictions = 0;
+  readonly cachesComputed = false;
 
   constructor(
     readonly totalBlocks: number,

@@ -251,6 +251,7 @@ const NO_GROUP = -1;
 export class PrefixKvStore implements KvStore {
   freeBlocks: number;
   evictions = 0;
+  readonly cachesComputed = true;
   private readonly slabs: KeySlabs;
   private readonly fullAt = new FullAt();
   private releases = 0;
@@ -659,6 +660,7 @@ export class UnlimitedPrefixKvStore implements KvStore {
   readonly freeBlocks = Infinity;
   readonly usedBlocks = 0;
   readonly evictions = 0;
+  readonly cachesComputed = true;
   private readonly slabs: KeySlabs;
   private readonly fullAt = new FullAt();
 

@@ -20,6 +20,7 @@ export interface Router extends RequestLifecycle {
 
 /** Replicas in turn, in the order requests reach the scheduler; within a replica, its ranks in turn. */
 export class RoundRobinRouter implements Router {
+  readonly listens = false;
   private nextWorker = 0;
   private readonly nextRank: Int32Array;
 
@@ -53,6 +54,7 @@ function candidateOrder(replicas: number, ranksPerWorker: number): Int32Array {
 
 /** The rank with the fewest requests on it: waiting plus running (routed there and not yet finished). */
 export class LeastLoadedRouter implements Router {
+  readonly listens = false;
   private readonly order: Int32Array;
 
   constructor(
@@ -99,6 +101,7 @@ export class LeastLoadedRouter implements Router {
  * cached blocks (Dynamo's smaller tree), then candidate order.
  */
 export class KvAwareRouter implements Router {
+  readonly listens = true;
   private readonly order: Int32Array;
   private readonly rankCount: number;
   private readonly prefillTokens: Float64Array;
