@@ -37,8 +37,8 @@ export interface RequestLifecycle {
  * and still deliver the outputs in emission order.
  */
 export class PassOutputs {
-  /** Requests that emitted a token, in rank then running order. */
-  emitted: Int32Array;
+  /** Requests that emitted a token, in rank then running order (`capacity` of them at most). */
+  readonly emitted: Int32Array;
   emittedCount = 0;
   /** Requests that ended without a token to deliver: rejections and zero-length outputs. */
   ended: Int32Array;
@@ -62,20 +62,15 @@ export class PassOutputs {
     this.emittedAtMs = new Float64Array(this.servers > 0 ? this.capacity : 0);
   }
 
-  pushEmitted(id: number): void {
-    if (this.emittedCount === this.emitted.length) this.emitted = grow(this.emitted);
-    this.emitted[this.emittedCount++] = id;
-  }
-
   pushEnded(id: number): void {
     if (this.endedCount === this.ended.length) this.ended = grow(this.ended);
     this.ended[this.endedCount++] = id;
   }
 
+  /** Empties the buffers for the next pass end (the detokenization stage zeroes `serverCount` as it reads it). */
   clear(): void {
     this.emittedCount = 0;
     this.endedCount = 0;
-    if (this.servers > 0) this.serverCount.fill(0);
   }
 }
 
@@ -191,12 +186,15 @@ export class EngineRank {
     const listens = lifecycle.listens;
     const running = this.running;
     const count = this.scheduledCount;
-    // The detokenization server of each output, with several (at most one output per running
-    // request per pass, so `capacity` is never exceeded).
+    // Outputs in emission order and, with several detokenization servers, each one's server. At
+    // most one output per running request per pass, and the buffers hold `capacity` >= the
+    // running requests of every rank of the worker: no bounds to check.
     const servers = out.servers;
     const detokServer = t.detokServer;
     const emittedServer = out.emittedServer;
     const serverCount = out.serverCount;
+    const emitted = out.emitted;
+    let emittedCount = out.emittedCount;
     let write = 0;
     for (let i = 0; i < count; i++) {
       const r = running[i];
@@ -211,10 +209,10 @@ export class EngineRank {
           if (firstEmittedMs[r] !== firstEmittedMs[r]) firstEmittedMs[r] = nowMs;
           if (servers > 0) {
             const server = detokServer[r];
-            emittedServer[out.emittedCount] = server;
+            emittedServer[emittedCount] = server;
             serverCount[server]++;
           }
-          out.pushEmitted(r);
+          emitted[emittedCount++] = r;
           if (recordEmit !== null) recordEmit(r, nowMs);
           finished = g >= outputLen[r] || prompt[r] + g >= lengthLimit;
           if (listens && g === 1 && !finished) lifecycle.prefillDone(this.index, r);
@@ -232,6 +230,7 @@ export class EngineRank {
         running[write++] = r;
       }
     }
+    out.emittedCount = emittedCount;
     // Requests after the scheduled prefix keep their order.
     for (let i = count; i < this.runningCount; i++) running[write++] = running[i];
     this.runningCount = write;

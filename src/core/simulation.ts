@@ -77,7 +77,8 @@ export class Simulation implements TrafficSink {
   private readonly detokFreeMs: Float64Array;
   /** The latest detokenization job end delivered (the run's end when no event follows it). */
   private lastDeliveryMs = 0;
-  /** Scratch of the detokenization stage with several servers: job ends, each server's first job and outputs placed. */
+  /** Scratch of the detokenization stage with several servers: each server's job end; with chunks, job ends, each server's first job and outputs placed. */
+  private readonly serverEndMs: Float64Array;
   private readonly jobEndsMs: Float64Array;
   private readonly firstJob: Int32Array;
   private readonly placed: Int32Array;
@@ -129,6 +130,7 @@ export class Simulation implements TrafficSink {
     const detokServers = run.detokenization?.serversPerWorker ?? 0;
     // At most one job per output and one per server: the outputs of one pass of one worker.
     this.jobEndsMs = new Float64Array(detokServers > 1 ? Math.max(16, run.maxSequences * run.ranksPerWorker) + detokServers : 0);
+    this.serverEndMs = new Float64Array(detokServers);
     this.firstJob = new Int32Array(detokServers);
     this.placed = new Int32Array(detokServers);
     this.traffic = createLoadGenerator(run, this);
@@ -385,31 +387,37 @@ export class Simulation implements TrafficSink {
       }
       return;
     }
-    // Each server's jobs, in server order, then each output's time from its place in its server's queue.
-    const jobEnds = this.jobEndsMs;
-    const counts = out.serverCount;
-    let job = 0;
-    for (let s = 0; s < servers; s++) {
-      this.firstJob[s] = job;
-      let remaining = counts[s];
-      while (remaining > 0) {
-        const size = chunk > 0 && remaining > chunk ? chunk : remaining;
-        jobEnds[job++] = this.queueJob(worker * servers + s, now, baseMs, perOutputMs, size);
-        remaining -= size;
-      }
-      this.placed[s] = 0;
+    // Each output's time is its job's end. A server's job(s) are queued when its first output
+    // is met; the servers are independent, so the order does not matter, and a pass touches only
+    // the servers it has outputs for. Each server's count is zeroed as its jobs are queued, so
+    // the counts are all 0 again for the next pass.
+    const first = worker * servers;
+    if (chunk === 0) {
+      this.deliverOutputsByServer(out, servers, first, now, baseMs, perOutputMs);
+      return;
     }
+    // Chunks of at most `chunk` outputs: a server's p-th output (0-based) is in its job p / chunk.
+    const counts = out.serverCount;
     const emittedServer = out.emittedServer;
     const at = out.emittedAtMs;
+    const jobEnds = this.jobEndsMs;
     const firstJob = this.firstJob;
-    if (chunk === 0) {
-      for (let k = 0; k < out.emittedCount; k++) at[k] = jobEnds[firstJob[emittedServer[k]]];
-    } else {
-      const placed = this.placed;
-      for (let k = 0; k < out.emittedCount; k++) {
-        const s = emittedServer[k];
-        at[k] = jobEnds[firstJob[s] + ((placed[s]++ / chunk) | 0)];
+    const placed = this.placed;
+    let job = 0;
+    for (let k = 0; k < out.emittedCount; k++) {
+      const s = emittedServer[k];
+      let remaining = counts[s];
+      if (remaining > 0) {
+        firstJob[s] = job;
+        placed[s] = 0;
+        while (remaining > 0) {
+          const size = remaining > chunk ? chunk : remaining;
+          jobEnds[job++] = this.queueJob(first + s, now, baseMs, perOutputMs, size);
+          remaining -= size;
+        }
+        counts[s] = 0;
       }
+      at[k] = jobEnds[firstJob[s] + ((placed[s]++ / chunk) | 0)];
     }
     this.deliverOutputsAt(out.emitted, out.emittedCount, at);
   }
@@ -466,6 +474,54 @@ export class Simulation implements TrafficSink {
     const capMs = this.cfg.capMs;
     for (let k = 0; k < count; k++) {
       const atMs = atMsEach[k];
+      if (atMs > capMs) continue;
+      const id = ids[k];
+      const n = received[id]++;
+      if (n === 0) {
+        t.firstReceivedMs[id] = atMs;
+      } else {
+        if (n === 1) t.secondReceivedMs[id] = atMs;
+        if (isWarmup[id] === 0) gaps.push(atMs - lastReceivedMs[id], id);
+      }
+      lastReceivedMs[id] = atMs;
+      if (tokenReceivedMs !== null) tokenReceivedMs[id].push(atMs);
+      if (n + 1 === t.generated[id] && t.status[id] === Status.EngineDone) this.receiveEnd(id, atMs);
+    }
+  }
+
+  /**
+   * As `deliverOutputsAt`, with one job per server (no chunks): each server with outputs queues
+   * its job first, then each output is received at its server's job end. (Queueing inside the
+   * delivery loop would make V8 reload the table's columns at every output.)
+   */
+  private deliverOutputsByServer(
+    out: PassOutputs,
+    servers: number,
+    firstServer: number,
+    now: number,
+    baseMs: number,
+    perOutputMs: number,
+  ): void {
+    const counts = out.serverCount;
+    const endOf = this.serverEndMs;
+    for (let s = 0; s < servers; s++) {
+      const size = counts[s];
+      if (size > 0) {
+        endOf[s] = this.queueJob(firstServer + s, now, baseMs, perOutputMs, size);
+        counts[s] = 0;
+      }
+    }
+    const t = this.table;
+    const received = t.received;
+    const lastReceivedMs = t.lastReceivedMs;
+    const isWarmup = t.isWarmup;
+    const gaps = this.gaps;
+    const tokenReceivedMs = this.tokenReceivedMs;
+    const capMs = this.cfg.capMs;
+    const ids = out.emitted;
+    const emittedServer = out.emittedServer;
+    for (let k = 0; k < out.emittedCount; k++) {
+      const atMs = endOf[emittedServer[k]];
       if (atMs > capMs) continue;
       const id = ids[k];
       const n = received[id]++;
