@@ -2,7 +2,7 @@
  * `npm run bench:accuracy [-- --per-stratum K] [--check-set] [--ablation] [--refine N] [--json] [--points]
  * [--prior-ratio R] [--prior-weight W] [--prefill-overlap H] [--point-weights uniform|W,W,W] [--exponents MOE,DENSE] [--oracle]
  * [--train-points N] [--score-above K]`: held-out accuracy of the
- * engine fit on real silicon (toolkit.md §3; docs/calibration.md).
+ * engine fit on real silicon (docs/calibration.md; docs/calibration.md).
  *
  * Deployments: from `data/silicon/aic-silicon-sample.csv` (`silicon-deployments.ts`), every
  * aggregated deployment with 5 or more concurrency points and OSL <= 1024 (longer outputs cost
@@ -47,6 +47,17 @@ import { readTable } from '../src/calibrate/read-table.js';
 import { parseMetricList } from '../src/score/metric-names.js';
 import type { ScorePoint } from '../src/score/points.js';
 import { PointPool } from '../src/sweep/pool.js';
+import { zeroShotBench } from './accuracy-zero-shot.js';
+import { TrajectoryPool } from '../src/calibrate/catalog-calibration.js';
+import { calibrateRoofline, type RooflineCalibration } from '../src/calibrate/roofline-calibration.js';
+import { catalogBaseConfig } from '../src/calibrate/silicon-deployments.js';
+
+/**
+ * `--form roofline`: fit each deployment with physics (the catalog's efficiency factors, each held
+ * near the catalog's value) instead of free linear coefficients.
+ */
+const FORM = process.argv.includes('--form') ? process.argv[process.argv.indexOf('--form') + 1] : 'linear';
+let trajectoryPool: TrajectoryPool | undefined;
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const SAMPLE = join(ROOT, 'data/silicon/aic-silicon-sample.csv');
@@ -63,7 +74,10 @@ function argValue(name: string, fallback: number): number {
 interface Case {
   label: string;
   stratum: string;
-  deployment: Pick<SiliconDeployment, 'model' | 'system' | 'tp' | 'attentionDp' | 'isl' | 'osl'>;
+  deployment: Pick<
+    SiliconDeployment,
+    'model' | 'modelPath' | 'backend' | 'precision' | 'expert' | 'system' | 'tp' | 'attentionDp' | 'isl' | 'osl'
+  >;
   points: ScorePoint[];
 }
 
@@ -177,7 +191,10 @@ const SCORE_ABOVE = Math.max(TRAIN_POINTS, Math.floor(argValue('--score-above', 
 const lowestConcurrencies = (points: readonly ScorePoint[], count: number) =>
   new Set(points.slice(0, count).map((p) => Number(p.key.concurrency)));
 
-function heldOutApes(calibration: EngineCalibration, skip: ReadonlySet<number> = new Set()): { ttft: number[]; itl: number[] } {
+function heldOutApes(
+  calibration: Pick<EngineCalibration, 'train' | 'trainScore' | 'score'>,
+  skip: ReadonlySet<number> = new Set(),
+): { ttft: number[]; itl: number[] } {
   const ttft: number[] = [];
   const itl: number[] = [];
   const lowest = new Set(
@@ -210,13 +227,18 @@ function dynosimPoints(source: string): ScorePoint[] {
     .sort((a, b) => a.key.concurrency - b.key.concurrency);
 }
 
+function linearConstants(calibration: EngineCalibration): string {
+  const k = calibration.best.constants;
+  return `base_ms ${k.base_ms.toFixed(3)}, prefill_token_us ${k.prefill_token_us.toFixed(2)}, prefill_pair_ns ${k.prefill_pair_ns.toFixed(4)}, decode_request_us ${k.decode_request_us.toFixed(1)} (p ${k.decode_request_exponent ?? 1}), decode_kv_token_ns ${k.decode_kv_token_ns.toFixed(3)}, client_delay_ms ${k.client_delay_ms.toFixed(1)}`;
+}
+
 async function runVariant(
   variant: Variant,
   cases: Case[],
   fitPool: FitPool,
   pointPool: PointPool,
   withDynosim: boolean,
-): Promise<{ rows: Row[]; b200: EngineCalibration | undefined }> {
+): Promise<{ rows: Row[]; b200: EngineCalibration | RooflineCalibration | undefined }> {
   const b200Points = dynosimPoints('hardware');
   const all = [
     ...cases,
@@ -225,30 +247,53 @@ async function runVariant(
           {
             label: 'vllm 0.17.0 MiniMax-M2.5 b200_sxm fp8 1024/1024 tp4 (dynosim sweep)',
             stratum: 'vllm MoE',
-            deployment: { model: 'MiniMax-M2.5', system: 'b200_sxm', tp: 4, attentionDp: 1, isl: 1024, osl: 1024 },
+            deployment: {
+              model: 'MiniMax-M2.5',
+              modelPath: 'MiniMaxAI/MiniMax-M2.5',
+              backend: 'vllm',
+              precision: 'fp8',
+              expert: 1,
+              system: 'b200_sxm',
+              tp: 4,
+              attentionDp: 1,
+              isl: 1024,
+              osl: 1024,
+            },
             points: b200Points,
           },
         ]
       : []),
   ];
-  const results = await Promise.all(
+  const trainIndices = (c: Case) => (ORACLE ? c.points.map((_, k) => k) : Array.from({ length: TRAIN_POINTS }, (_, k) => k));
+  const results: Array<EngineCalibration | RooflineCalibration> = await Promise.all(
     all.map((c) =>
-      calibrateEngine({
-        base: deploymentBaseConfig(c.deployment),
-        baseDir: ROOT,
-        measured: c.points,
-        trainIndices: ORACLE ? c.points.map((_, k) => k) : Array.from({ length: TRAIN_POINTS }, (_, k) => k),
-        metrics: METRICS,
-        load: variant.load,
-        fitClient: variant.fitClient,
-        ...(variant.decodeExponent !== undefined ? { decodeExponent: variant.decodeExponent } : familyExponent(c.deployment.model)),
-        ...(variant.prefillPrior !== undefined ? { prefillPrior: variant.prefillPrior } : {}),
-        ...(variant.prefillOverlap !== undefined ? { prefillOverlap: variant.prefillOverlap } : {}),
-        ...(variant.pointWeights !== undefined ? { pointWeights: variant.pointWeights } : {}),
-        refineIterations: argValue('--refine', 0),
-        fitPool,
-        pointPool,
-      }),
+      FORM === 'roofline'
+        ? calibrateRoofline({
+            base: catalogBaseConfig(c.deployment),
+            baseDir: ROOT,
+            measured: c.points,
+            trainIndices: trainIndices(c),
+            metrics: METRICS,
+            load: variant.load,
+            pointPool,
+            trajectoryPool: trajectoryPool,
+          })
+        : calibrateEngine({
+            base: deploymentBaseConfig(c.deployment),
+            baseDir: ROOT,
+            measured: c.points,
+            trainIndices: ORACLE ? c.points.map((_, k) => k) : Array.from({ length: TRAIN_POINTS }, (_, k) => k),
+            metrics: METRICS,
+            load: variant.load,
+            fitClient: variant.fitClient,
+            ...(variant.decodeExponent !== undefined ? { decodeExponent: variant.decodeExponent } : familyExponent(c.deployment.model)),
+            ...(variant.prefillPrior !== undefined ? { prefillPrior: variant.prefillPrior } : {}),
+            ...(variant.prefillOverlap !== undefined ? { prefillOverlap: variant.prefillOverlap } : {}),
+            ...(variant.pointWeights !== undefined ? { pointWeights: variant.pointWeights } : {}),
+            refineIterations: argValue('--refine', 0),
+            fitPool,
+            pointPool,
+          }),
     ),
   );
   const rows = results.map((calibration, i) => {
@@ -272,10 +317,13 @@ async function runVariant(
   });
   if (process.argv.includes('--points')) {
     results.forEach((calibration, i) => {
-      const k = calibration.best.constants;
-      process.stdout.write(
-        `\n${all[i].label}\n  fitted: base_ms ${k.base_ms.toFixed(3)}, prefill_token_us ${k.prefill_token_us.toFixed(2)}, prefill_pair_ns ${k.prefill_pair_ns.toFixed(4)}, decode_request_us ${k.decode_request_us.toFixed(1)} (p ${k.decode_request_exponent ?? 1}), decode_kv_token_ns ${k.decode_kv_token_ns.toFixed(3)}, client_delay_ms ${k.client_delay_ms.toFixed(1)}\n  C      TTFT meas    sim     err %   ITL meas    sim     err %\n`,
-      );
+      const fitted =
+        'form' in calibration
+          ? `efficiency ${Object.entries(calibration.factors)
+              .map(([name, v]) => `${name} ${Number((v as number).toPrecision(3))}`)
+              .join(', ')}`
+          : linearConstants(calibration);
+      process.stdout.write(`\n${all[i].label}\n  fitted: ${fitted}\n  C      TTFT meas    sim     err %   ITL meas    sim     err %\n`);
       const byC = new Map<number, Record<string, { sim: number | null; measured: number | null; held: boolean }>>();
       for (const [held, score] of [
         [false, calibration.trainScore],
@@ -331,6 +379,7 @@ async function main(): Promise<void> {
   const cases = checkSet ? selectCases(perStratum).filter((c) => !benchmarkLabels.has(c.label)) : selectCases(perStratum);
   const fitPool = new FitPool(threads);
   const pointPool = new PointPool({ poolThreads: threads });
+  if (FORM === 'roofline') trajectoryPool = new TrajectoryPool(threads);
   const summary: Array<{
     variant: string;
     ttft: number | null;
@@ -418,7 +467,9 @@ async function main(): Promise<void> {
   } finally {
     await fitPool.destroy();
     await pointPool.destroy();
+    await trajectoryPool?.destroy();
   }
 }
 
-await main();
+if (process.argv.includes('--zero-shot')) await zeroShotBench();
+else await main();

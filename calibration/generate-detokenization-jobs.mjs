@@ -1,5 +1,5 @@
 // Writes calibration/detokenization-jobs.csv: detokenizer jobs of a replay with engine.detokenization
-// {workers: 2, base_ms: 2.85, per_output_us: 61.6} (seed 000's fit). Run: node calibration/generate-detokenization-jobs.mjs (after npm run build).
+// {workers: 2, base_ms: 2.85, per_output_us: 61.6} (values reported for vLLM's API server from B200 calibration runs). Run: node calibration/generate-detokenization-jobs.mjs (after npm run build).
 import { writeFileSync } from 'node:fs';
 import { parseRunConfig } from '../dist/src/config/load.js';
 import { replay } from '../dist/src/replay.js';

@@ -21,7 +21,9 @@ export const COMMANDS = [
   ['calibrate', 'response-overhead'],
   ['calibrate', 'pass-time'],
   ['calibrate', 'engine'],
+  ['calibrate', 'catalog'],
   ['quickstart'],
+  ['catalog'],
   ['schema'],
 ];
 
@@ -35,12 +37,19 @@ const INTRO = `# Command-line reference
 is generated from those texts (\`node scripts/gen-cli-docs.mjs\`), so it says exactly what the
 installed version accepts.
 
-**Exit codes.** 0: done. 2: bad input: a config error names the file and the dotted field
-(\`run.yaml: engine.detokenization.workers: must be a positive integer, got 0\`), a bad data line
-names the file and the line (\`conv.jsonl:17: input_length: ...\`), a bad option names the option.
-1: anything else (a sweep with failed points, a score above \`--max-mape\`, a run that cannot
-proceed). 130: a sweep stopped with Ctrl-C (finished points are kept; the message says how to
-resume).
+**Exit codes.** 0: done. 2: bad input, found before anything is written: a config error names
+the file and the dotted field (\`run.yaml: engine.detokenization.workers: must be a positive
+integer, got 0\`), a bad data line names the file and the line (\`conv.jsonl:17: input_length:
+...\`), a bad option names the option (\`--holdout 1.5: ...\`), a fit that cannot be trusted says
+why and how to go on (\`--force\`). 1: the run could not finish (a sweep with failed points, a
+score above \`--max-mape\`, an output that could not be written: \`cannot write out/summary.json:
+no space left on the device (ENOSPC); the previous version is left in place\`). 130: a sweep
+stopped with Ctrl-C (finished points are kept; the message says how to resume). Errors are one
+line, plus one on what to do where that helps; no stack trace.
+
+**Outputs** are written whole or not at all: each file goes to a temporary file beside it
+(\`<file>.<number>\`) and is renamed over the old one once complete, so a full disk or a kill
+leaves the previous complete file. A \`--out\` that is a file is refused before the run.
 
 **Overrides.** \`--set dotted.key=value\` (replay, calibrate engine) sets any run-config key; the
 value is read as YAML (\`512\`, \`true\`, \`{type: fixed, blocks: 1000}\`, \`max\`) and validated like the
@@ -52,7 +61,9 @@ file, and an error names the override.
 | \`sweep\`, \`sweep merge\` | a grid of configs on a worker-thread pool; merge shards | [sweeps.md](sweeps.md) |
 | \`score\` | MAPE of simulated points against measured ones | [scoring.md](scoring.md) |
 | \`calibrate <target>\` | fit constants from measurements | [calibration.md](calibration.md) |
+| \`calibrate catalog\` | fit the catalog's efficiency factors on measured deployments | [hardware-and-models.md](hardware-and-models.md) |
 | \`quickstart\` | the whole workflow on the shipped data (\`npm start\`) | [calibration.md](calibration.md) |
+| \`catalog\` | list the catalog's models and GPUs | [hardware-and-models.md](hardware-and-models.md) |
 | \`schema\` | the JSON Schema of run configs | [config.md](config.md) |
 `;
 

@@ -1,21 +1,22 @@
 /**
- * The replay entry point: one run config in, one report out (spec replay.md). In two steps, so
+ * The replay entry point: one run config in, one report out (docs/replay-model.md). In two steps, so
  * that a sweep does the first in its main thread and posts the result to a pool thread:
  * `prepareRun` reads the trace a config names (cached per process by path, since sweeps
  * replay one trace many times) and compiles the config into the core's run description;
- * `replayPrepared` runs the simulation and builds the summary.
+ * `replayPrepared` (replay-run.ts, which loads only the core: a pool thread needs nothing else)
+ * runs the simulation and builds the summary.
  */
 import { statSync } from 'node:fs';
 import { resolve as resolvePath } from 'node:path';
-import { performance } from 'node:perf_hooks';
-import { InputError } from './config/errors.js';
+import { ConfigError, InputError } from './config/errors.js';
+import { checkRunResources, everyTraceRowRejected } from './config/run-checks.js';
 import type { RunConfig } from './config/types.js';
-import { buildRequestRecords, buildSummary } from './core/report.js';
-import type { ReplaySummary, RequestRecord } from './core/report-types.js';
+import { deploymentSummary } from './config/deployment.js';
 import { resolveRun } from './config/resolve.js';
-import type { ResolvedRun, TraceRows } from './core/run.js';
-import { Simulation } from './core/simulation.js';
+import type { TraceRows } from './core/run.js';
+import { replayPrepared, type PreparedRun, type ReplayResult } from './replay-run.js';
 import { readMooncakeTrace, type MooncakeTrace } from './io/read-mooncake.js';
+import { unreadableReason } from './io/read-text.js';
 
 export interface ReplayOptions {
   /** Folder that relative paths in the config (the trace) are resolved against. */
@@ -24,12 +25,15 @@ export interface ReplayOptions {
   perRequest?: boolean;
   /** Skip trace rows that cannot be used (counted in the summary's `input`) instead of failing. */
   skipInvalidTraceRows?: boolean;
+  /** The config file as the user named it, for errors (`config` by default). */
+  label?: string;
+  /** The option that asked for per-request records, named when they would not fit in memory. */
+  perRequestFlag?: string;
+  /** AIPerf's files will be written from the records (their JSONL lines are held too). */
+  aiperf?: boolean;
 }
 
-export interface ReplayResult {
-  summary: ReplaySummary;
-  requests?: RequestRecord[];
-}
+export { replayPrepared, type PreparedRun, type ReplayResult } from './replay-run.js';
 
 type LoadedTrace = MooncakeTrace;
 const traceCache = new Map<string, { key: string; rows: LoadedTrace }>();
@@ -44,7 +48,7 @@ function loadTrace(path: string, label: string, blockSize: number, skipInvalid: 
   return rows;
 }
 
-/** With chunked prefill off, every prompt must fit one pass (spec §2): checked per trace row. */
+/** With chunked prefill off, every prompt must fit one pass (docs/config.md): checked per trace row. */
 function checkTracePrompts(config: RunConfig, trace: TraceRows, file: string): void {
   const scheduler = config.engine.workers.aggregated.scheduler;
   if (scheduler.chunked_prefill) return;
@@ -59,58 +63,42 @@ function checkTracePrompts(config: RunConfig, trace: TraceRows, file: string): v
   }
 }
 
-/** A run ready to replay: plain data, structured-cloneable (a sweep posts it to a pool thread). */
-export interface PreparedRun {
-  run: ResolvedRun;
-  /** With a trace source: what the summary reports of the trace. */
-  input?: { trace: string; trace_rows: number; skipped_trace_rows: number };
-}
-
-/** Reads what the config names (a trace) and compiles it; throws the input errors a replay would. */
-export function prepareRun(config: RunConfig, options: Omit<ReplayOptions, 'perRequest'>): PreparedRun {
+/**
+ * Reads what the config names (a trace), checks the run before anything is allocated (every trace
+ * row rejected, the request count and memory: config/run-checks.ts) and compiles it; throws the
+ * input errors a replay would. `perRequest` (and `perRequestFlag`, `aiperf`) only size the memory
+ * check: the records are built by `replayPrepared`.
+ */
+export function prepareRun(config: RunConfig, options: ReplayOptions): PreparedRun {
   let trace: LoadedTrace | null = null;
   let traceLabel = 'trace';
+  const label = options.label ?? 'config';
   const source = config.traffic.source;
   if (source.type === 'trace') {
     const path = resolvePath(options.baseDir, source.path);
+    const unreadable = unreadableReason(path);
+    if (unreadable !== null) throw new ConfigError(label, 'traffic.source.path', `${source.path}: ${unreadable} (looked for ${path})`);
     trace = loadTrace(path, source.path, source.block_size, options.skipInvalidTraceRows === true);
     traceLabel = source.path;
     checkTracePrompts(config, trace, source.path);
+    const limit = 'requests' in config.traffic.stop ? config.traffic.stop.requests : trace.rows;
+    const rejected = everyTraceRowRejected(config, trace, limit);
+    if (rejected !== null) throw new ConfigError(label, 'engine.context_length', `${source.path}: ${rejected}`);
   }
-  const run = resolveRun(config, trace, traceLabel);
-  if (trace === null) return { run };
-  return { run, input: { trace: traceLabel, trace_rows: trace.rows, skipped_trace_rows: trace.skipped } };
-}
-
-/** Replays a prepared run; `config` is echoed in the summary. */
-export function replayPrepared(config: RunConfig, prepared: PreparedRun, options: { perRequest?: boolean } = {}): ReplayResult {
-  const run = prepared.run;
+  // Before anything is allocated: a run whose request count has no bound, or whose memory
+  // (with the per-request records a flag asks for) would not fit this machine, is refused.
   const perRequest = options.perRequest === true;
-  const started = performance.now();
-  const result = new Simulation(run, { recordTokens: perRequest }).run();
-  const core = buildSummary(run, result);
-  // The gap buffer goes back to this thread's cache for the next replay (core/scratch.ts).
-  result.gaps.release();
-  const wallMs = performance.now() - started;
-  let outputTokens = 0;
-  for (let id = 0; id < result.requestCount; id++) outputTokens += result.table.received[id];
-  const summary: ReplaySummary = {
-    metrics: core.metrics,
-    run: core.run,
-    ttft_stages: core.ttft_stages,
-    ...(core.prefix_cache === undefined ? {} : { prefix_cache: core.prefix_cache }),
-    simulator: {
-      wall_time_ms: wallMs,
-      us_per_output_token: outputTokens > 0 ? (wallMs * 1000) / outputTokens : 0,
-      output_tokens: outputTokens,
-      passes: core.engine.passes,
-      preemptions: core.engine.preemptions,
-      virtual_end_ms: core.engine.virtual_end_ms,
-    },
-    config,
-  };
-  if (prepared.input !== undefined) summary.input = prepared.input;
-  return perRequest ? { summary, requests: buildRequestRecords(result) } : { summary };
+  const resources = checkRunResources(config, {
+    trace,
+    perRequestFlag: perRequest ? (options.perRequestFlag ?? 'per-request records') : undefined,
+    aiperf: options.aiperf,
+  });
+  if (resources.length > 0) throw new ConfigError(label, resources[0].path, resources[0].reason);
+  const run = resolveRun(config, trace, traceLabel);
+  const role = config.engine.workers.aggregated;
+  const deployment = deploymentSummary(config.engine, role, run.kvBlocksPerRank > 0 ? run.kvBlocksPerRank : null);
+  if (trace === null) return { run, deployment };
+  return { run, deployment, input: { trace: traceLabel, trace_rows: trace.rows, skipped_trace_rows: trace.skipped } };
 }
 
 export function replay(config: RunConfig, options: ReplayOptions): ReplayResult {

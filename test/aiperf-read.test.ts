@@ -119,7 +119,7 @@ describe('reading every real AIPerf run', () => {
     for (const [tag, metric] of Object.entries(recomputed)) {
       if (metric.kind !== 'distribution') continue;
       // The metrics AIPerf 0.12 derives from the credit column count failed requests too
-      // (notes §1.4), so they can only be recomputed for a run without errors.
+      // (docs/aiperf-files.md), so they can only be recomputed for a run without errors.
       const fromColumns = tag === 'effective_latency' || tag === 'credit_to_start_latency';
       if (fixture.errors > 0 && fromColumns) continue;
       // The early layout had no error-adjusted rows.

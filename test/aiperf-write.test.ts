@@ -14,7 +14,7 @@ import {
   writeAiperfArtifacts,
 } from '../src/io/write-aiperf-artifacts.js';
 
-/** Notes §3.5: closed loop at concurrency 2, ISL 100, four requests. */
+/** The worked example of docs/aiperf-files.md: closed loop at concurrency 2, ISL 100, four requests. */
 function workedExampleConfig() {
   return parseRunConfig(
     {
@@ -91,13 +91,14 @@ function placeholderSummary(config: unknown): ReplaySummary {
       worker_seconds: 0,
       gpu_hours: 0,
     },
-    ttft_stages: { mean_tokenization_ms: 0, mean_queue_ms: 0, mean_prefill_ms: 0, mean_detokenization_ms: 0 },
+    ttft_stages: { mean_frontend_ms: 0, mean_tokenization_ms: 0, mean_queue_ms: 0, mean_prefill_ms: 0, mean_detokenization_ms: 0 },
     simulator: { wall_time_ms: 0, us_per_output_token: 0, output_tokens: 10, passes: 0, preemptions: 0, virtual_end_ms: 170.8 },
+    deployment: { gpus: 1, weights_gib_per_gpu: null, kv_cache_tokens_per_rank: null },
     config,
   };
 }
 
-/** The notes' CSV of the worked example (§3.1), row for row. */
+/** AIPerf's CSV of the worked example, row for row. */
 const NOTES_CSV_ROWS = `Request Latency (error-adjusted) (ms),,40.00,,,40.00,40.00,40.00,130.00,150.00,150.00,,,,
 Time to First Token (error-adjusted) (ms),,40.00,,,40.00,40.00,40.00,50.00,60.00,60.00,,,,
 E2E Output Token Throughput (tokens/sec/user),30.04,25.00,38.46,90.13,25.03,25.17,25.33,25.83,26.67,32.56,36.10,37.28,38.23,5.99
@@ -240,7 +241,7 @@ describe('writing a simulated run in the AIPerf layout', () => {
     const second = buildAiperfExport(placeholderSummary(config), [...WORKED_RECORDS].reverse(), config);
     expect(second.jsonText).toBe(first.jsonText);
     expect(second.csvText).toBe(first.csvText);
-    expect(second.jsonlText).toBe(first.jsonlText);
+    expect((second.jsonlLines ?? []).join('')).toBe((first.jsonlLines ?? []).join(''));
     const document = JSON.parse(first.jsonText) as Record<string, unknown>;
     expect(document.start_time).toBe('2023-11-14T22:13:20.000000');
     expect(document.end_time).toBe('2023-11-14T22:13:20.170800');
@@ -257,7 +258,7 @@ describe('writing a simulated run in the AIPerf layout', () => {
     const exported = buildAiperfExport(placeholderSummary(config), [...WORKED_RECORDS, warm, unfinished], config);
     const plain = buildAiperfExport(placeholderSummary(config), WORKED_RECORDS, config);
     expect(exported.csvText).toBe(plain.csvText);
-    expect((exported.jsonlText ?? '').trim().split('\n')).toHaveLength(4);
+    expect(exported.jsonlLines ?? []).toHaveLength(4);
   });
 
   it('writes a real replay whose AIPerf files agree with its summary', () => {

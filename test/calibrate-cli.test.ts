@@ -82,6 +82,8 @@ describe('servesim calibrate (CLI)', () => {
       '2',
       '--refine',
       '3',
+      '--form',
+      'linear',
       '--out',
       out,
     ]);
@@ -103,5 +105,33 @@ describe('servesim calibrate (CLI)', () => {
     expect(typeof fit.wall_ms).toBe('number');
     expect(readFileSync(join(out, 'fitted-config.yaml'), 'utf8')).toContain('type: linear');
     expect(readFileSync(join(out, 'score', 'report.html'), 'utf8')).toContain('<html');
+  }, 60_000);
+
+  it('fits the physics form when the model and GPU are in the catalog: efficiency factors beside the catalog values', () => {
+    const out = join(mkdtempSync(join(tmpdir(), 'servesim-cal-')), 'engine');
+    const r = run([
+      'calibrate',
+      'engine',
+      '--config',
+      'calibration/minimax-m25-b200-tp4.base.yaml',
+      '--measured',
+      'data/silicon/dynosim-b200-minimax-m25-tp4-isl1k-osl1k.csv',
+      '--select',
+      'source=hardware',
+      '--threads',
+      '2',
+      '--out',
+      out,
+    ]);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toContain('engine fit (physics form)');
+    const fit = JSON.parse(readFileSync(join(out, 'fit.json'), 'utf8'));
+    expect(fit.form).toBe('roofline');
+    expect(Object.keys(fit.efficiency)).toEqual(expect.arrayContaining(['compute', 'memory', 'frontend_ms']));
+    expect(fit.efficiency.compute.catalog).toBeGreaterThan(0);
+    expect(fit.holdout.points.map((k: { concurrency: number }) => k.concurrency)).toEqual([32, 64]);
+    const fitted = readFileSync(join(out, 'fitted-config.yaml'), 'utf8');
+    expect(fitted).toContain('type: roofline');
+    expect(fitted).toContain('efficiency:');
   }, 60_000);
 });

@@ -25,7 +25,7 @@ describe('servesim replay', () => {
     const { code, stdout } = servesim('replay', join(FIXTURES, 'run.yaml'), '--json', '--set', 'traffic.load.concurrency=1');
     expect(code).toBe(0);
     const summary = JSON.parse(stdout);
-    expect(Object.keys(summary)).toEqual(['metrics', 'run', 'ttft_stages', 'simulator', 'config']);
+    expect(Object.keys(summary)).toEqual(['metrics', 'run', 'ttft_stages', 'simulator', 'deployment', 'config']);
     expect(summary.config.traffic.load.concurrency).toBe(1);
     expect(summary.metrics.time_to_first_token.count).toBe(6);
     expect(Object.keys(summary.metrics.time_to_first_token)).toEqual([
@@ -93,7 +93,7 @@ describe('servesim replay', () => {
     expect(stderr).toContain('nope.yaml');
   });
 
-  it('exits 1 for a run that cannot proceed', () => {
+  it('exits 2 for a run whose every request would be rejected, before it runs', () => {
     const { code, stderr } = servesim(
       'replay',
       join(FIXTURES, 'run.yaml'),
@@ -102,8 +102,10 @@ describe('servesim replay', () => {
       '--set',
       'traffic.stop={max_virtual_time_seconds: 1}',
     );
-    expect(code).toBe(1);
-    expect(stderr).toContain('no progress in virtual time');
+    expect(code).toBe(2);
+    expect(stderr).toContain(
+      'run.yaml (with --set engine.context_length=10): engine.context_length: is 10, but every prompt has at least 100 tokens',
+    );
   });
 });
 

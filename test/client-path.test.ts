@@ -1,5 +1,5 @@
 /**
- * Client path (spec replay.md §6; seeds 000 and 002): tokenization, detokenization and the
+ * Client path (docs/client-path.md): tokenization, detokenization and the
  * client's response overhead. Every expected time is derived by hand in the comment above it.
  * Engine: fixed timing, a pass costs 10 ms with prefill plus 2 ms when it emits a token.
  * FNV-1a assignments used below: fnv1a32("0".."3") % 2 = 1, 0, 1, 0.
@@ -255,7 +255,13 @@ describe('the worked timeline of docs/client-path.md', () => {
     expect(records[1].sent_ms).toBe(23.5);
     expect(r.time_to_first_token).toBe(15.5);
     expect(r.request_latency).toBe(19.5);
-    expect(summary.ttft_stages).toEqual({ mean_tokenization_ms: 2, mean_queue_ms: 0, mean_prefill_ms: 12, mean_detokenization_ms: 1.5 });
+    expect(summary.ttft_stages).toEqual({
+      mean_frontend_ms: 0,
+      mean_tokenization_ms: 2,
+      mean_queue_ms: 0,
+      mean_prefill_ms: 12,
+      mean_detokenization_ms: 1.5,
+    });
   });
 });
 
@@ -315,5 +321,27 @@ describe('invalid client-path configs', () => {
     expect(error).toBeInstanceOf(ConfigError);
     expect((error as ConfigError).path).toBe(path);
     expect((error as ConfigError).message).toContain(`test.yaml: ${path}: `);
+  });
+});
+
+describe('frontend delay', () => {
+  it('delays the arrival at the server by the frontend, a TTFT stage of its own', () => {
+    // Frontend 4 + 0.001 x 1024 ms: at the server at 5.024; tokenization 1 + 0.001 x 1024 = 2.024 ms:
+    // queued at 7.048; the prefill pass emits at 7.048 + 12 = 19.048, then decode passes every 2 ms.
+    const { records, summary } = run(
+      { frontend: { base_ms: 4, per_input_us: 1 }, tokenization: { workers: 1, base_ms: 1, per_input_us: 1 } },
+      { source: synthetic(1024, 3), load: closedLoop(1), stop: { requests: 1 } },
+    );
+    expect(records[0].tokenized_ms).toBeCloseTo(7.048, 9);
+    expect(records[0].token_ms).toEqual([19.048, 21.048, 23.048].map((x) => expect.closeTo(x, 9)));
+    expect(summary.ttft_stages.mean_frontend_ms).toBeCloseTo(5.024, 9);
+    expect(summary.ttft_stages.mean_tokenization_ms).toBeCloseTo(2.024, 9);
+    expect(summary.metrics.time_to_first_token?.avg).toBeCloseTo(19.048, 9);
+  });
+
+  it('is 0 under auto without roofline timing', () => {
+    const { summary } = run({}, { source: synthetic(16, 2), load: closedLoop(1), stop: { requests: 1 } });
+    expect(summary.ttft_stages.mean_frontend_ms).toBe(0);
+    expect(summary.metrics.time_to_first_token?.avg).toBe(12);
   });
 });

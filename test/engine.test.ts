@@ -1,5 +1,5 @@
 /**
- * Engine behaviour (spec replay.md §3, §5), each expected time derived by hand in the
+ * Engine behaviour (docs/replay-model.md, "Engine", §5), each expected time derived by hand in the
  * comment above its assertion. Fixed timing 10/2 ms unless stated: a pass costs 10 ms with
  * any prefill work plus 2 ms when it emits a token.
  */
@@ -341,7 +341,7 @@ describe('timing providers', () => {
     }
   });
 
-  it('gives the polynomial provider the spec coefficients', () => {
+  it('gives the polynomial provider its documented coefficients', () => {
     // One request, ISL 1000, OSL 2, unlimited KV (u = 0): prefill pass 4.209989e-7*1e6 +
     // 15.18344 + 16.50142 = 32.10586 ms emits token 1; a decode pass max(1, 5.74) = 5.74 ms.
     const { records } = runCore({
@@ -384,7 +384,7 @@ describe('linear timing with a prefill overlap', () => {
       ]),
     );
 
-  it('0: the spec sum R + F', () => {
+  it('0: the plain sum R + F', () => {
     // A's prefill 0-3 (2 + 1); decode 3-5; B arrives at 5 and joins the pass at 5: A decodes and
     // B prefills, 2 + 4 = 6 (5-11); then A decodes 11-13, 13-15.
     const { records } = run(0);

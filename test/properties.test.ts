@@ -157,7 +157,7 @@ describe('laws of the replay core', () => {
         const ttft = summary.metrics.time_to_first_token;
         if (ttft) {
           const s = summary.ttft_stages;
-          const sum = s.mean_tokenization_ms + s.mean_queue_ms + s.mean_prefill_ms + s.mean_detokenization_ms;
+          const sum = s.mean_frontend_ms + s.mean_tokenization_ms + s.mean_queue_ms + s.mean_prefill_ms + s.mean_detokenization_ms;
           expect(Math.abs(sum - ttft.avg)).toBeLessThanOrEqual(1e-9 * Math.max(1, ttft.avg));
         }
         // Conservation: valid + rejected + incomplete + warmup-or-empty = sent.

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { InputError } from '../src/config/errors.js';
 import { parseTabularPoints, readTabularPoints } from '../src/io/read-tabular.js';
+import { displayPath } from '../src/io/paths.js';
 import { readMeasuredPoints, readSimPoints } from '../src/score/score-inputs.js';
 import { thrownBy } from './helpers/errors.js';
 
@@ -154,7 +155,7 @@ describe('simulated points', () => {
     expect(side.points[0].metrics.inter_chunk_latency.avg).toBe(2);
     expect(side.points[0].metrics.output_token_throughput).toEqual({ avg: 40 });
     expect(side.points[0].metrics.time_to_first_token.sum).toBe(40);
-    expect(side.skipped).toEqual([{ source: `${join(dir, 'points.jsonl')}:2 (b)`, reason: 'status failed: worker crashed' }]);
+    expect(side.skipped).toEqual([{ source: `${displayPath(join(dir, 'points.jsonl'))}:2 (b)`, reason: 'status failed: worker crashed' }]);
   });
 
   it('skips records of ids that plan.json does not list (an earlier version of the sweep)', () => {
@@ -170,8 +171,8 @@ describe('simulated points', () => {
     expect(side.points[0].metrics.time_to_first_token.avg).toBe(10);
     expect(side.skipped).toEqual([
       {
-        source: `${join(dir, 'points.jsonl')}:1 (old)`,
-        reason: `not in ${join(dir, 'plan.json')} (a point of an earlier version of the sweep file)`,
+        source: `${displayPath(join(dir, 'points.jsonl'))}:1 (old)`,
+        reason: `not in ${displayPath(join(dir, 'plan.json'))} (a point of an earlier version of the sweep file)`,
       },
     ]);
   });
@@ -181,7 +182,7 @@ describe('simulated points', () => {
     expect(errorOf(() => readSimPoints(dir)).message).toMatch(/points\.jsonl:2: column \d+: the JSON ends early/);
     const bad = sweepDir([JSON.stringify({ id: 'a', overrides: {}, status: 'ok', summary: { metrics: {} } })]);
     expect(errorOf(() => readSimPoints(bad)).message).toMatch(
-      /points\.jsonl:1: summary: expected a replay summary with "metrics" and "run"/,
+      /points\.jsonl:1: summary\.run: expected a mapping, got nothing; the record is damaged$/,
     );
   });
 

@@ -82,8 +82,8 @@ describe('score report files', () => {
     const result = sampleResult();
     await writeScoreReport(dir, result, checkLimits(result, [{ metric: 'time_to_first_token.avg', maxMape: 1 }]));
     const html = readFileSync(join(dir, 'report.html'), 'utf8');
-    // 3 metrics against load + APE per point for each side.
-    expect(html.match(/<svg /g)?.length).toBe(5);
+    // 3 metrics against load + APE per point, both sides in one chart.
+    expect(html.match(/<svg /g)?.length).toBe(4);
     expect(html).toContain('after &lt;new&gt;');
     expect(html).not.toContain('boom <b>');
     expect(html).toContain('class="fail"');
@@ -99,7 +99,7 @@ describe('score report files', () => {
     });
     expect(run.stderr).toBe('');
     expect(run.status).toBe(0);
-    expect(run.stdout).toContain('ok, 5 charts rendered without network');
+    expect(run.stdout).toContain('ok, 4 charts rendered without network');
     expect(statSync(screenshot).size).toBeGreaterThan(20_000);
   });
 });

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { fixedEngine, runCore } from './helpers/core-run.js';
 
-/** spec replay.md §4 test vectors: fixed timing 10/2 ms, unlimited KV, budget 8192, 256 sequences. */
+/** docs/replay-model.md, "Timing providers" test vectors: fixed timing 10/2 ms, unlimited KV, budget 8192, 256 sequences. */
 function closed(input: number, output: number, concurrency: number, requests: number, engine: Record<string, unknown> = {}) {
   return {
     engine: { ...fixedEngine(), ...engine },
@@ -13,7 +13,7 @@ function closed(input: number, output: number, concurrency: number, requests: nu
   };
 }
 
-describe('spec §4 test vectors', () => {
+describe('worked examples of docs/replay-model.md', () => {
   it('1 request, ISL 1024, OSL 4: tokens at 12, 14, 16, 18; TTFT 12; ITL 2; latency 18', () => {
     const { records, summary } = runCore(closed(1024, 4, 1, 1));
     expect(records[0].token_ms).toEqual([12, 14, 16, 18]);

@@ -2,7 +2,6 @@ import { appendFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { ReplaySummary } from '../src/core/report-types.js';
-import { chartSpec, renderChart } from '../src/sweep/chart.js';
 import { createProgress, formatDuration } from '../src/sweep/progress.js';
 import { appendPoint, compactPoints, formatPointLine, readPoints, splitWallTime, type PointRecord } from '../src/sweep/results.js';
 import { summaryColumns, summaryCsv } from '../src/sweep/summary-csv.js';
@@ -11,11 +10,13 @@ import { read, useTempDirs } from './fixtures/sweep/helpers.js';
 
 const dir = useTempDirs();
 
+/** The smallest summary a record with status ok may hold (results.ts checks it). */
+const okSummary = { metrics: {}, run: { request_count: 1 }, ttft_stages: {}, simulator: {} } as unknown as PointRecord['summary'];
 const record = (id: string, status: PointRecord['status'] = 'ok'): PointRecord => ({
   id,
   overrides: { 'traffic.load.concurrency': 1 },
   status,
-  summary: null,
+  summary: status === 'ok' ? okSummary : null,
   error: status === 'ok' ? null : 'boom',
 });
 
@@ -53,6 +54,27 @@ describe('points.jsonl', () => {
     const file = join(dir(), 'points.jsonl');
     writeFileSync(file, `${formatPointLine(record('aaaaaaaaaaaa'))}garbage\n${formatPointLine(record('bbbbbbbbbbbb'))}`);
     expect(() => readPoints(file)).toThrow(/points\.jsonl:2: not a point record/);
+  });
+
+  it('refuses a whole line that is not a whole point record, naming the line and the field', () => {
+    const file = join(dir(), 'points.jsonl');
+    const ok = record('aaaaaaaaaaaa');
+    const bad = [
+      [{ ...ok, summary: null }, 'summary: expected a mapping, got null'],
+      [
+        { ...ok, summary: { ...okSummary, metrics: { time_to_first_token: { unit: 'ms', avg: 'fast' } } } },
+        'summary.metrics.time_to_first_token.avg: expected a number, got "fast"',
+      ],
+      [{ ...ok, status: 'done' }, 'status: must be ok, failed or timeout, got "done"'],
+      [{ ...ok, status: 'failed', summary: null }, 'error: expected a string, got null'],
+      [{ ...ok, status: 'failed', error: 'boom' }, 'summary: expected null, got a mapping'],
+      [{ ...ok, overrides: [1] }, 'overrides: expected a mapping, got a list'],
+      [{ ...ok, id: 7 }, 'id: expected a string, got 7'],
+    ] as const;
+    for (const [value, reason] of bad) {
+      writeFileSync(file, `${formatPointLine(ok)}${JSON.stringify(value)}\n`);
+      expect(() => readPoints(file), reason).toThrow(`${file}:2: ${reason}; the record is damaged (remove or fix this line)`);
+    }
   });
 
   it('compacts to one line per point in plan order, the latest attempt winning, foreign ids last', () => {
@@ -148,68 +170,22 @@ describe('progress', () => {
     expect(c.text().endsWith('\n')).toBe(true);
   });
 
+  it('weighs the ETA by the expected cost of the points, not by their count', () => {
+    const c = capture(false);
+    // Three points costing 1, 1 and 98: after the two cheap ones, most of the work is left.
+    c.progress.start(3, 0, 100);
+    c.advance(2000);
+    c.progress.point({ id: 'aaaaaaaaaaaa', status: 'ok', label: 'x=1', cost: 1 });
+    c.advance(2000);
+    c.progress.point({ id: 'bbbbbbbbbbbb', status: 'ok', label: 'x=2', cost: 1 });
+    // 2 s per unit of cost so far: 99 units left take 3:18, then 98 units 3:16 (a count would say 0:04, 0:02).
+    expect(c.text()).toContain('sweep: 1/3 done, 0 failed, ETA 3:18');
+    expect(c.text()).toContain('sweep: 2/3 done, 0 failed, ETA 3:16');
+  });
+
   it('formats durations', () => {
     expect(formatDuration(5)).toBe('0:05');
     expect(formatDuration(3725)).toBe('1:02:05');
     expect(formatDuration(Number.NaN)).toBe('--:--');
-  });
-});
-
-describe('sweep.svg', () => {
-  const plan2: PlanOutline = {
-    name: 'chart-test',
-    axes: ['traffic.load.concurrency', 'engine.detokenization.workers'],
-    log2Axes: ['traffic.load.concurrency'],
-    points: [1, 2, 4].flatMap((c, i) =>
-      [1, 4].map((w, j) => ({
-        index: i * 2 + j,
-        id: `id-${c}-${w}`,
-        overrides: { 'traffic.load.concurrency': c, 'engine.detokenization.workers': w },
-      })),
-    ),
-  };
-  const byId = new Map(
-    plan2.points.map((p) => [
-      p.id,
-      {
-        id: p.id,
-        overrides: p.overrides,
-        status: p.index === 5 ? ('failed' as const) : ('ok' as const),
-        error: null,
-        summary: {
-          metrics: {
-            time_to_first_token: { avg: 10 + p.index, p90: 20 + p.index },
-            inter_token_latency: { avg: 2 },
-            request_latency: { avg: 50 },
-          },
-          run: { output_token_throughput: 100 * (p.index + 1) },
-        } as never,
-      },
-    ]),
-  );
-
-  it('draws each headline metric against the first axis, one line per value of the others, ok points only', () => {
-    const spec = chartSpec(plan2, plan2.points, byId) as unknown as {
-      data: { values: Array<{ x: number; series: string; metric: string }> };
-      spec: { encoding: { x: { scale: { type: string } }; color: { title: string } } };
-    };
-    const rows = spec.data.values;
-    expect(new Set(rows.map((r) => r.metric)).size).toBe(5);
-    expect(new Set(rows.map((r) => r.series))).toEqual(new Set(['1', '4']));
-    expect(rows.filter((r) => r.x === 4 && r.series === '4')).toHaveLength(0);
-    expect(spec.spec.encoding.x.scale.type).toBe('log');
-    expect(spec.spec.encoding.color.title).toBe('engine.detokenization.workers');
-  });
-
-  it('renders the same SVG every time', async () => {
-    const a = await renderChart(plan2, plan2.points, byId);
-    const b = await renderChart(plan2, [...plan2.points].reverse(), byId);
-    expect(a).toMatch(/^<svg /);
-    expect(a).toContain('TTFT avg (ms)');
-    expect(b).toBe(a);
-  });
-
-  it('has no chart without a swept key to draw against', () => {
-    expect(chartSpec({ ...plan2, axes: ['repeat'] }, plan2.points, byId)).toBeNull();
   });
 });

@@ -112,13 +112,16 @@ describe('sweep run', () => {
     const sweep = writeSweep(d, 'grid:\n  traffic.load.concurrency: {range: {min: 1, max: 32, scale: log2}}\n');
     const first = await runSweep({ ...quiet, ...stopAfter(2), sweepFile: sweep, outDir: out, poolThreads: 1 });
     expect(first.interrupted).toBe(true);
-    expect(first.ok).toBe(2);
-    expect(first.pending).toBe(4);
+    // The stop comes after the second point is recorded; a point the pool thread already finished
+    // by then (the runner keeps one queued behind each running point) is kept too.
+    expect(first.ok).toBeGreaterThanOrEqual(2);
+    expect(first.ok).toBeLessThanOrEqual(3);
+    expect(first.pending).toBe(6 - first.ok);
     expect(read(join(out, 'summary.csv'))).toContain(',pending,');
 
     const second = await runSweep({ ...quiet, sweepFile: sweep, outDir: out, poolThreads: 2 });
-    expect(second.alreadyDone).toBe(2);
-    expect(second.ran).toBe(4);
+    expect(second.alreadyDone).toBe(first.ok);
+    expect(second.ran).toBe(6 - first.ok);
     expect(second.ok).toBe(6);
     const attempts = ids(join(out, 'timings.jsonl'));
     expect(attempts).toHaveLength(6);
@@ -189,16 +192,20 @@ describe('sweep run', () => {
     );
   });
 
-  it('refuses an output directory another live sweep holds, and takes over a dead one', async () => {
+  it('refuses an output directory another live sweep holds, and takes over a dead one or its own pid', async () => {
     const d = dir();
     const out = join(d, 'out');
     const sweep = writeSweep(d, 'grid:\n  traffic.load.concurrency: [1]\n');
     await runSweep({ ...quiet, sweepFile: sweep, outDir: out, poolThreads: 1 });
-    writeFileSync(join(out, '.lock'), `${hostname()} ${process.pid}\n`);
-    await expect(runSweep({ ...quiet, sweepFile: sweep, outDir: out })).rejects.toThrow(/in use by another sweep/);
+    // A live process of this host (the test runner's parent), in the lock format of earlier versions.
+    writeFileSync(join(out, '.lock'), `${hostname()} ${process.ppid}\n`);
+    await expect(runSweep({ ...quiet, sweepFile: sweep, outDir: out })).rejects.toThrow(/in use by a running sweep/);
     writeFileSync(join(out, '.lock'), `${hostname()} 2147483646\n`);
     await expect(runSweep({ ...quiet, sweepFile: sweep, outDir: out })).resolves.toMatchObject({ ok: 1 });
     expect(existsSync(join(out, '.lock'))).toBe(false);
+    // This process's own pid, which it does not hold: left by an earlier process (a restart).
+    writeFileSync(join(out, '.lock'), `${JSON.stringify({ host: hostname(), pid: process.pid, started: 'before the restart' })}\n`);
+    await expect(runSweep({ ...quiet, sweepFile: sweep, outDir: out })).resolves.toMatchObject({ ok: 1 });
   });
 });
 

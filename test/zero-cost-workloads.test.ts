@@ -1,5 +1,5 @@
 /**
- * spec replay.md §6: all-zero client-path costs give exactly the same output as no block at all,
+ * docs/client-path.md: all-zero client-path costs give exactly the same output as no block at all,
  * checked on every workload of the replay benchmark (each at its shape, with one request per
  * closed-loop slot and at most 12,000 requests to keep the suite fast).
  */

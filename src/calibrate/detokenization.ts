@@ -1,10 +1,10 @@
 /**
- * Detokenization fit (toolkit.md §3, spec replay.md §6): one row per detokenizer job (pass end,
+ * Detokenization fit (docs/calibration.md, docs/client-path.md): one row per detokenizer job (pass end,
  * server, outputs in the job, client receive time). Jobs of one server are served FIFO, so a
  * job's service time is `received - max(pass_end, previous received on that server)`. Fitted:
  * `service_ms = base_ms + per_output_us * outputs / 1000`, and optionally a four-term model with
- * separate costs for outputs that are a request's first output and its final output (seed 000
- * reports both); the four-term model needs `first_outputs` and `final_outputs` columns.
+ * separate costs for outputs that are a request's first output and its final output (a finer
+ * split to compare with); the four-term model needs `first_outputs` and `final_outputs` columns.
  */
 import { InputError } from '../config/errors.js';
 import { fitLinearModel, log2Bucket, type FitOptions, type FitRow, type LinearFit, type LinearModelSpec } from './fit-linear.js';

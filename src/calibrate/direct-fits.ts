@@ -2,12 +2,18 @@
  * The three direct fits as the CLI runs them: read the input, fit, write the outputs
  * (`fit-output.ts`) and return the text to print. Paths in reports are as the user gave them.
  */
+import { dirname } from 'node:path';
+import { InputError } from '../config/errors.js';
+import { readAiperfRun } from '../io/read-aiperf.js';
+import { checkOutputDir } from '../io/write-output.js';
+import { CalibrateUsageError, checkHoldout, refuseUntrusted } from './arguments.js';
 import { fitDetokenization, readDetokenizationJobs, type DetokenizationModel } from './detokenization.js';
 import { round6, formatFitText, writeFitReport, type FitReport } from './fit-output.js';
 import type { LinearFit } from './fit-linear.js';
 import { LINEAR_TERMS } from './features.js';
-import { fitPassTime, readPasses, type PassLayout } from './pass-time.js';
-import { readTable, selectRows } from './read-table.js';
+import { fitPassTime, passRoleColumns, readPasses, type PassLayout } from './pass-time.js';
+import { readTable, selectRows, type Table } from './read-table.js';
+import { formatSelection, type ColumnSelection } from '../io/selection.js';
 import { fitResponseOverhead, readAiperfGaps, readGapTable } from './response-overhead.js';
 
 export interface DirectFitCommon {
@@ -16,6 +22,20 @@ export interface DirectFitCommon {
   holdout?: number;
   /** role -> column renames. */
   mapping?: Record<string, string>;
+  /** Write a fit that cannot be trusted (`--force`); refused otherwise. */
+  force?: boolean;
+}
+
+/** What every direct fit checks before reading its input: the flags, and an output folder that can be one. */
+function checkCommon(options: DirectFitCommon): void {
+  checkHoldout(options.holdout);
+  if (options.out !== undefined) checkOutputDir(options.out);
+}
+
+/** A table with a header and no rows is an input error naming the file. */
+function requireRows(table: Table, what: string): Table {
+  if (table.rows.length === 0) throw new InputError(table.file, 0, `has a header but no rows: nothing to fit ${what} on`);
+  return table;
 }
 
 export interface DirectFitOutcome {
@@ -38,11 +58,20 @@ async function finish(report: FitReport, featureNames: readonly string[], out: s
 export async function runDetokenizationFit(
   options: DirectFitCommon & { input: string; model: DetokenizationModel },
 ): Promise<DirectFitOutcome> {
-  const table = readTable(options.input);
+  checkCommon(options);
+  const table = requireRows(readTable(options.input), 'the detokenization costs');
   const jobs = readDetokenizationJobs(table, options.mapping);
+  if (options.model === 'four-term' && jobs.some((job) => Number.isNaN(job.firstOutputs) || Number.isNaN(job.finalOutputs))) {
+    throw new InputError(
+      options.input,
+      1,
+      `the four-term model needs first_outputs and final_outputs columns (columns: ${table.columns.join(', ')}); name them with --map first_outputs=COLUMN`,
+    );
+  }
   const servers = new Set(jobs.map((job) => job.server)).size;
   const twoTerm = fitDetokenization(jobs, 'two-term', { holdout: options.holdout });
   const fit = options.model === 'four-term' ? fitDetokenization(jobs, 'four-term', { holdout: options.holdout }) : twoTerm;
+  refuseUntrusted(options.input, fit.untrusted, options.force, fit.notes);
   if (options.model === 'four-term') {
     fit.notes.push(
       `the run config prices detokenization with base_ms and per_output_us only: the snippet holds the two-term fit (base_ms ${valueOf(twoTerm, 'base_ms')} ms, per_output_us ${valueOf(twoTerm, 'per_output_us')} us, RMSE ${round6(twoTerm.rmse)} ms); the four-term coefficients are for comparison`,
@@ -75,23 +104,69 @@ export async function runDetokenizationFit(
   return { ...(await finish(report, featureNames, options.out)), companion: twoTerm };
 }
 
+/**
+ * Why the AIPerf runs at `path` are open-loop (a request rate, a fixed schedule or a trace), or
+ * null: the gap from a response to the next request measures the client only in a closed loop,
+ * where the next request waits for the response.
+ */
+function openLoopReason(path: string, files: readonly string[]): string | null {
+  for (const file of files) {
+    let run;
+    try {
+      run = readAiperfRun(dirname(file));
+    } catch {
+      continue; // A bare per-request file without a summary: its load is unknown.
+    }
+    const config = run.summary.inputConfig as Record<string, unknown> | undefined;
+    const phases = Array.isArray(config?.phases) ? (config.phases as Array<Record<string, unknown>>) : [];
+    const datasets = Array.isArray(config?.datasets) ? (config.datasets as Array<Record<string, unknown>>) : [];
+    const input = config?.input as Record<string, unknown> | undefined;
+    const type = phases.map((phase) => phase.type).find((t): t is string => typeof t === 'string' && t !== 'concurrency');
+    if (run.load.requestRate !== undefined) return `${run.dir} was measured at a request rate of ${run.load.requestRate}/s (an open loop)`;
+    if (type !== undefined) return `${run.dir} was measured with a ${type} schedule (an open loop)`;
+    if (input?.fixed_schedule === true || datasets.some((d) => typeof d.type === 'string' && /trace|schedule/.test(d.type))) {
+      return `${run.dir} replays a trace or fixed schedule (an open loop)`;
+    }
+  }
+  void path;
+  return null;
+}
+
 export async function runResponseOverheadFit(options: DirectFitCommon & { aiperf?: string; input?: string }): Promise<DirectFitOutcome> {
-  if ((options.aiperf === undefined) === (options.input === undefined)) throw new Error('give either --aiperf RUN_DIR or --input GAPS.csv');
+  if ((options.aiperf === undefined) === (options.input === undefined)) {
+    throw new CalibrateUsageError(
+      options.aiperf === undefined
+        ? 'give the measured gaps: --aiperf RUN_DIR (an AIPerf run) or --input GAPS.csv (output_tokens,gap_ms)'
+        : 'give one of --aiperf and --input, not both',
+    );
+  }
+  checkCommon(options);
   let gaps;
   let extra: Record<string, unknown>;
   let inputs: string[];
+  let openLoop: string | null = null;
   if (options.aiperf !== undefined) {
     const read = readAiperfGaps(options.aiperf);
     gaps = read.gaps;
     inputs = read.files;
     extra = { gaps: gaps.length, skipped: read.skipped, slots: new Set(gaps.map((gap) => gap.slot)).size };
+    openLoop = openLoopReason(options.aiperf, read.files);
   } else {
-    gaps = readGapTable(readTable(options.input as string), options.mapping);
+    gaps = readGapTable(requireRows(readTable(options.input as string), 'the response overhead'), options.mapping);
     inputs = [options.input as string];
     extra = { gaps: gaps.length };
   }
-  if (gaps.length === 0) throw new Error(`no response-to-next-request gap in ${inputs.join(', ')} (a slot needs two requests)`);
+  const source = options.aiperf !== undefined ? options.aiperf : (options.input as string);
+  if (gaps.length === 0)
+    throw new InputError(source, 0, `no response-to-next-request gap in ${inputs.join(', ')} (a slot needs two requests)`);
   const fit = fitResponseOverhead(gaps, { holdout: options.holdout });
+  const reasons = [...fit.untrusted];
+  if (openLoop !== null) {
+    reasons.unshift(
+      `${openLoop}: the next request does not wait for the response, so the gap measures the load's schedule, not the client; measure at a fixed concurrency`,
+    );
+  }
+  refuseUntrusted(source, reasons, options.force, fit.notes);
   const report: FitReport = {
     target: 'response-overhead',
     model: 'base + per output token',
@@ -106,13 +181,27 @@ export async function runResponseOverheadFit(options: DirectFitCommon & { aiperf
 }
 
 export async function runPassTimeFit(
-  options: DirectFitCommon & { input: string; layout: PassLayout; select?: ReadonlyArray<{ column: string; value: string }> },
+  options: DirectFitCommon & { input: string; layout: PassLayout; select?: readonly ColumnSelection[] },
 ): Promise<DirectFitOutcome> {
-  const table = selectRows(readTable(options.input), options.select ?? []);
-  if (table.rows.length === 0)
-    throw new Error(`no rows in ${options.input}${(options.select ?? []).length > 0 ? ' with the selection given' : ''}`);
+  checkCommon(options);
+  const selections = options.select ?? [];
+  const table = selectRows(readTable(options.input), selections);
+  if (table.rows.length === 0) {
+    throw new InputError(
+      options.input,
+      0,
+      selections.length > 0
+        ? `no row has ${selections.map(formatSelection).join(' and ')}; nothing to fit`
+        : 'has a header but no rows: nothing to fit',
+    );
+  }
+  const roles = passRoleColumns(table, options.layout, options.mapping);
   const passes = readPasses(table, options.layout, options.mapping);
-  const fit = fitPassTime(passes, { holdout: options.holdout });
+  const fit = fitPassTime(passes, { holdout: options.holdout, columns: roles.features });
+  const reasons = [...fit.untrusted];
+  const mixed = deploymentMix(table, roles.all);
+  if (mixed !== null) reasons.unshift(mixed);
+  refuseUntrusted(options.input, reasons, options.force, fit.notes);
   const timing: Record<string, unknown> = { type: 'linear' };
   for (const name of ['base_ms', ...LINEAR_TERMS.map((term) => term.name)]) timing[name] = valueOf(fit, name);
   const report: FitReport = {
@@ -121,7 +210,37 @@ export async function runPassTimeFit(
     inputs: [options.input],
     fit,
     snippet: { 'engine.workers.aggregated.timing': timing },
-    extra: { layout: options.layout, passes: passes.length, selection: (options.select ?? []).map((s) => `${s.column}=${s.value}`) },
+    extra: { layout: options.layout, passes: passes.length, selection: (options.select ?? []).map(formatSelection) },
   };
   return finish(report, ['prefill_tokens', 'prefill_pairs', 'decode_requests', 'decode_kv_tokens'], options.out);
+}
+
+/**
+ * Columns that are not read by the fit and name the deployment a row was measured on (text or
+ * whole numbers: model, hardware, tensor_parallel), when they take several values among the rows:
+ * a fit over several deployments is a model of none. Measurement columns (fractional numbers)
+ * are not counted.
+ */
+export function deploymentMix(table: Table, roleColumns: readonly string[]): string | null {
+  const used = new Set(roleColumns);
+  const mixed: Array<{ column: string; values: string[] }> = [];
+  for (const column of table.columns) {
+    if (used.has(column) || column === '') continue;
+    const values = new Set<string>();
+    let categorical = true;
+    for (const row of table.rows) {
+      const cell = row.cells[column];
+      const number = cell === '' ? NaN : Number(cell);
+      if (Number.isFinite(number) && !Number.isInteger(number)) {
+        categorical = false;
+        break;
+      }
+      values.add(cell);
+    }
+    if (categorical && values.size > 1) mixed.push({ column, values: [...values].sort() });
+  }
+  if (mixed.length === 0) return null;
+  const shown = mixed.map((m) => `${m.column} (${m.values.slice(0, 4).join(', ')}${m.values.length > 4 ? ', ...' : ''})`).join(', ');
+  const example = mixed.map((m) => `--select ${m.column}=${m.values[0]}`).join(' ');
+  return `the rows mix several deployments by ${shown}: one fit over them models none of them; select one with ${example}`;
 }

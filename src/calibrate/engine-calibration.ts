@@ -1,5 +1,5 @@
 /**
- * The engine fit with its held-out protocol (toolkit.md §3): fit on the training points (several
+ * The engine fit with its held-out protocol (docs/calibration.md): fit on the training points (several
  * fixed starts side by side on the fit pool, the lowest loss wins, ties to the first
  * start), simulate every measured point with the fitted constants on the sweep pool, and score
  * the held-out points with the scoring module. Used by `servesim calibrate engine`, by
@@ -158,7 +158,7 @@ export async function simulatePoints(
   base: RunConfig,
   baseDir: string,
   keys: readonly PointKey[],
-  constants: EngineConstants,
+  constants: EngineConstants | null,
   load: SimLoadOptions,
 ): Promise<ScorePoint[]> {
   const outcomes = await Promise.all(
@@ -184,11 +184,13 @@ export async function simulatePoints(
   });
 }
 
-function scoreOf(
+export function scoreOf(
   simulated: readonly ScorePoint[],
   measured: readonly ScorePoint[],
   metrics: readonly MetricName[],
   label: string,
+  /** For the charts: the fitted model at every measured load, and the points it was fitted on. */
+  curves?: { sim: readonly ScorePoint[]; training: readonly ScorePoint[] },
 ): ScoreResult {
   const keyNames = new Set(measured.flatMap((p) => Object.keys(p.key)));
   const sim = simulated.filter((p) => measured.some((m) => [...keyNames].every((k) => String(m.key[k]) === String(p.key[k]))));
@@ -197,6 +199,7 @@ function scoreOf(
     metrics,
     groupBy: [],
     skippedSim: [],
+    ...(curves ? { curves } : {}),
     inputs: {
       sim: 'fitted model',
       sim_label: label,
@@ -252,7 +255,7 @@ export async function calibrateEngine(input: EngineCalibrationInput): Promise<En
       best.constants,
       input.load,
     );
-    const score = scoreOf(simulated, holdout, input.metrics, 'fitted model');
+    const score = scoreOf(simulated, holdout, input.metrics, 'fitted model', { sim: simulated, training: train });
     const trainScore = scoreOf(simulated, train, input.metrics, 'fitted model');
     const holdoutMape: Record<string, number | null> = {};
     for (const metric of input.metrics) holdoutMape[metric.id] = holdout.length > 0 ? (score.metrics[metric.id]?.mape ?? null) : null;

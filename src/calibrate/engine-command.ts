@@ -6,19 +6,24 @@
  * held out) and the scoring report of the held-out points (`score/report.html`, scores.csv,
  * scores.json, report.md).
  */
-import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { stringify as stringifyCsv } from 'csv-stringify/sync';
 import { stringify as stringifyYaml } from 'yaml';
-import { loadRunConfig, readYamlFile } from '../config/load.js';
+import { deploymentOf } from '../config/deployment.js';
+import { loadRunConfig, readYamlFile, type LoadedRunConfig } from '../config/load.js';
+import type { RunConfig } from '../config/types.js';
+import { EFFICIENCY_NAMES } from '../catalog/efficiency.js';
 import { parseMappingArguments } from '../io/read-tabular.js';
+import { checkOutputDir, makeOutputDir, writeOutputFile } from '../io/write-output.js';
 import { parseMetricList, type MetricName } from '../score/metric-names.js';
 import { selectPoints } from '../score/pair.js';
-import { formatKey, metricValue, type ScorePoint } from '../score/points.js';
+import { formatKey, metricValue, missingMetrics, type ScorePoint } from '../score/points.js';
 import { readMeasuredPoints, shortPath } from '../score/score-inputs.js';
 import { writeScoreReport } from '../score/score-report.js';
-import { CalibrateUsageError, parseSelectionArgs } from './arguments.js';
+import { CalibrateUsageError, parseSelectionArgs, refuseUntrusted } from './arguments.js';
 import { calibrateEngine, type EngineCalibration } from './engine-calibration.js';
+import { freeConstants } from './engine-fit.js';
+import { calibrateRoofline, DEPLOYMENT_PRIOR_SD, type RooflineCalibration } from './roofline-calibration.js';
 import { round6, snippetYaml } from './fit-output.js';
 import { childObject, resolveSimLoad, withConstants, type EngineConstants, type RawObject, type SimLoadOptions } from './sim-load.js';
 import { selectTraining } from './train-select.js';
@@ -41,10 +46,39 @@ export interface EngineCommandOptions {
   refineIterations?: number;
   /** Weigh every training point 1 instead of by rank of load (`loadRankWeights`). */
   uniformPointWeights?: boolean;
+  /** Which form to fit (`formOf`); default auto. */
+  form?: 'auto' | 'roofline' | 'linear';
+  /** Fit even when the training points are fewer than what a trustworthy fit needs (`--force`). */
+  force?: boolean;
+}
+
+/** The numeric flags of `calibrate engine`, refused with the flag named before anything is read. */
+function checkEngineFlags(options: EngineCommandOptions): void {
+  const bad = (flag: string, value: unknown, rule: string) => new CalibrateUsageError(`${flag} ${String(value)}: ${rule}`);
+  const { requestsPerSlot, rangeRatio } = options.simLoad ?? {};
+  if (requestsPerSlot !== undefined && !(Number.isFinite(requestsPerSlot) && requestsPerSlot > 0 && requestsPerSlot <= 1e6)) {
+    throw bad(
+      '--requests-per-slot',
+      requestsPerSlot,
+      'must be a number of simulated requests per slot above 0 (and at most 1,000,000), e.g. 10',
+    );
+  }
+  if (rangeRatio !== undefined && !(rangeRatio > 0 && rangeRatio <= 1)) {
+    throw bad('--range-ratio', rangeRatio, 'must be in (0, 1]: lengths are drawn between ratio x L and L');
+  }
+  if (options.threads !== undefined && !(Number.isInteger(options.threads) && options.threads >= 1)) {
+    throw bad('--threads', options.threads, 'must be a positive integer (pool threads)');
+  }
+  if (
+    options.refineIterations !== undefined &&
+    !(Number.isInteger(options.refineIterations) && options.refineIterations >= 0 && options.refineIterations <= 1000)
+  ) {
+    throw bad('--refine', options.refineIterations, 'must be a whole number of iterations from 0 to 1000');
+  }
 }
 
 export interface EngineCommandOutcome {
-  calibration: EngineCalibration;
+  calibration: EngineCalibration | RooflineCalibration;
   fitJson: Record<string, unknown>;
   files: string[];
   text: string;
@@ -70,7 +104,7 @@ export function coefficientsJson(
     decode_kv_token_ns: ['ns', 'engine.workers.aggregated.timing.decode_kv_token_ns'],
     decode_request_exponent: ['', 'engine.workers.aggregated.timing.decode_request_exponent'],
     prefill_overlap: ['', 'engine.workers.aggregated.timing.prefill_overlap'],
-    client_delay_ms: ['ms', 'engine.tokenization.base_ms'],
+    client_delay_ms: ['ms', 'engine.frontend.base_ms'],
   };
   const out: Record<string, { value: number; unit: string; status: string }> = {};
   for (const [name, [unit, path]] of Object.entries(units) as Array<[keyof EngineConstants, [string, string]]>) {
@@ -149,7 +183,10 @@ export function engineFitJson(
   };
 }
 
-function pointsCsv(calibration: EngineCalibration, metrics: readonly MetricName[]): string {
+/** What the points table and the printed text need of either form's result. */
+type FitPoints = Pick<EngineCalibration, 'train' | 'holdout' | 'simulated' | 'holdoutMape' | 'trainScore'>;
+
+function pointsCsv(calibration: FitPoints, metrics: readonly MetricName[]): string {
   const keyNames = [...new Set(calibration.simulated.flatMap((p) => Object.keys(p.key)))];
   const header = [...keyNames, 'set', ...metrics.flatMap((m) => [`measured_${m.id}`, `simulated_${m.id}`, `ape_${m.id}`])];
   const trainKeys = new Set(calibration.train.map((p) => formatKey(p.key)));
@@ -176,24 +213,40 @@ function fmt(value: number | null | undefined, digits = 4): string {
   return value === null || value === undefined || !Number.isFinite(value) ? '-' : Number(value.toPrecision(digits)).toString();
 }
 
+/** The printed lines of the linear form's coefficients. */
+function linearConstantLines(fitJson: Record<string, unknown>): string[] {
+  const coefficients = fitJson.coefficients as Record<string, { value: number; unit: string; status: string }>;
+  return Object.entries(coefficients).map(([name, c]) => {
+    const choice = MODEL_CHOICES[name as ModelChoice];
+    const note = c.status.startsWith('fitted') ? '' : choice !== undefined ? `(fixed: ${choice.from})` : '(not identifiable: fixed)';
+    return `  ${name.padEnd(23)} ${fmt(c.value, 5).padStart(11)} ${c.unit.padEnd(3)} ${note}`;
+  });
+}
+
+/** The printed lines of the physics form's factors, beside the catalog's. */
+function rooflineFactorLines(calibration: RooflineCalibration): string[] {
+  return [
+    `  ${'factor'.padEnd(22)} ${'fitted'.padStart(10)} ${'catalog'.padStart(10)}`,
+    ...EFFICIENCY_NAMES.map(
+      (name) =>
+        `  ${name.padEnd(22)} ${fmt(calibration.factors[name], 4).padStart(10)} ${fmt(calibration.catalogFactors[name], 4).padStart(10)}`,
+    ),
+    `  (catalog: ${calibration.catalogSource}; docs/hardware-and-models.md explains each factor)`,
+  ];
+}
+
 export function formatEngineText(
-  calibration: EngineCalibration,
+  calibration: FitPoints & { wallMs: number },
   metrics: readonly MetricName[],
-  fitJson: Record<string, unknown>,
+  headline: { form: string; replays: number; constantLines: string[] },
   outDir: string | null,
 ): string {
   const lines: string[] = [];
-  const { best } = calibration;
   lines.push(
-    `engine fit: ${calibration.train.length} training points, ${calibration.holdout.length} held out; ${best.replays} replays, ${fmt(calibration.wallMs / 1000, 3)} s`,
+    `engine fit (${headline.form} form): ${calibration.train.length} training points, ${calibration.holdout.length} held out; ${headline.replays} replays, ${fmt(calibration.wallMs / 1000, 3)} s`,
   );
   lines.push('');
-  const coefficients = fitJson.coefficients as Record<string, { value: number; unit: string; status: string }>;
-  for (const [name, c] of Object.entries(coefficients)) {
-    const choice = MODEL_CHOICES[name as ModelChoice];
-    const note = c.status.startsWith('fitted') ? '' : choice !== undefined ? `(fixed: ${choice.from})` : '(not identifiable: fixed)';
-    lines.push(`  ${name.padEnd(23)} ${fmt(c.value, 5).padStart(11)} ${c.unit.padEnd(3)} ${note}`);
-  }
+  lines.push(...headline.constantLines);
   lines.push('');
   const keyNames = [...new Set(calibration.simulated.flatMap((p) => Object.keys(p.key)))];
   const header = ['set', ...keyNames, ...metrics.flatMap((m) => [`${m.id} meas`, 'sim', 'APE %'])];
@@ -229,7 +282,11 @@ export function formatEngineText(
 /** The base config file's own object with the fitted constants (keeps its comments out, its keys in). */
 export function fittedConfigYaml(configPath: string, constants: EngineConstants, header: string, load: SimLoadOptions): string {
   const raw = readYamlFile(configPath, configPath) as RawObject;
-  const fitted = withConstants(raw, constants);
+  return simLoadYaml(withConstants(raw, constants), header, load);
+}
+
+/** A fitted config object as YAML, with the simulated load the fit ran under. */
+function simLoadYaml(fitted: RawObject, header: string, load: SimLoadOptions): string {
   // The simulated load the constants were fitted under, so that replays of this config
   // reproduce it (a first-wave warmup depends on the concurrency: set it per point).
   const traffic = childObject(fitted, 'traffic');
@@ -255,11 +312,13 @@ export function engineSnippet(constants: EngineConstants): Record<string, unknow
   const snippet: Record<string, unknown> = {
     'engine.workers.aggregated.timing': childObject(childObject(engine, 'workers'), 'aggregated').timing,
   };
-  if (engine.tokenization !== undefined) snippet['engine.tokenization'] = engine.tokenization;
+  if (engine.frontend !== undefined) snippet['engine.frontend'] = engine.frontend;
   return snippet;
 }
 
 export async function runEngineCalibration(options: EngineCommandOptions): Promise<EngineCommandOutcome> {
+  checkEngineFlags(options);
+  checkOutputDir(options.out);
   const loaded = loadRunConfig(options.config, options.sets ?? []);
   let mapping: Record<string, string>;
   let metrics: MetricName[];
@@ -277,13 +336,51 @@ export async function runEngineCalibration(options: EngineCommandOptions): Promi
     throw new CalibrateUsageError(
       `no measured point in ${options.measured.join(', ')}${selections.length > 0 ? ' with the selection given' : ''}`,
     );
+  const { missing, found } = missingMetrics(measured, metrics);
+  if (missing.length > 0) {
+    throw new CalibrateUsageError(
+      `--metrics: no measured point has ${missing.map((m) => m.id).join(', ')} (in ${options.measured.join(', ')}: ${found.join(', ') || 'no metric'})`,
+    );
+  }
   const trainIndices = selectTraining(
     measured.map((p) => p.key),
     options.train,
   );
   if (trainIndices.length === 0)
     throw new CalibrateUsageError(`--train ${options.train}: selects none of the ${measured.length} measured points`);
+  const form = formOf(options.form ?? 'auto', loaded.config);
+  const guardNotes: string[] = [];
+  const wanted = /^(?:lowest|highest):(\d+)$/.exec(options.train.trim());
+  if (wanted !== null && trainIndices.length < Number(wanted[1])) {
+    guardNotes.push(`--train ${options.train} found ${trainIndices.length} of the ${measured.length} measured points`);
+  }
+  // A linear fit with fewer measured values than constants returns whatever fits them exactly.
+  // (The roofline form holds each factor near the catalog's value by a prior: any number of
+  // points determines it.)
+  const constants =
+    form === 'linear'
+      ? freeConstants(
+          trainIndices.map((i) => ({ key: measured[i].key })),
+          options.fitClient,
+        )
+      : [];
+  const values = trainIndices.length * metrics.length;
+  if (values < constants.length) {
+    const found = guardNotes[0] ?? `--train ${options.train} selects ${trainIndices.length} point${trainIndices.length === 1 ? '' : 's'}`;
+    refuseUntrusted(
+      `--train ${options.train}`,
+      [
+        `${found}: ${trainIndices.length} x ${metrics.length} metrics = ${values} measured values for ${constants.length} constants` +
+          ` (${constants.join(', ')}); train on more points (--train lowest:N)`,
+      ],
+      options.force,
+      guardNotes,
+    );
+  }
   const load = resolveSimLoad(options.simLoad);
+  if (form === 'roofline') {
+    return runRooflineCalibration(options, loaded, measured, trainIndices, metrics, load, measuredSide.notes, guardNotes);
+  }
   const calibration = await calibrateEngine({
     base: loaded.config,
     baseDir: loaded.baseDir,
@@ -303,7 +400,7 @@ export async function runEngineCalibration(options: EngineCommandOptions): Promi
     select: options.select ?? [],
     notes: measuredSide.notes,
   };
-  mkdirSync(options.out, { recursive: true });
+  if (guardNotes.length > 0) fitJson.notes = guardNotes;
   const header = `fitted by servesim calibrate engine on ${calibration.train.map((p) => formatKey(p.key)).join('; ')}\nfrom ${options.measured.join(', ')}`;
   const files: Array<[string, string]> = [
     ['fit.json', `${JSON.stringify(fitJson, null, 2)}\n`],
@@ -311,9 +408,115 @@ export async function runEngineCalibration(options: EngineCommandOptions): Promi
     ['snippet.yaml', snippetYaml(engineSnippet(calibration.best.constants), `engine fit; paste into a run config\n${header}`)],
     ['points.csv', pointsCsv(calibration, metrics)],
   ];
-  for (const [name, text] of files) writeFileSync(join(options.out, name), text);
+  makeOutputDir(options.out);
+  for (const [name, text] of files) writeOutputFile(join(options.out, name), text);
   const written = files.map(([name]) => join(options.out, name));
   if (calibration.holdout.length > 0) written.push(...(await writeScoreReport(join(options.out, 'score'), calibration.score)).files);
-  const text = formatEngineText(calibration, metrics, fitJson, options.out);
+  const text =
+    formatEngineText(
+      calibration,
+      metrics,
+      { form: 'linear', replays: calibration.best.replays, constantLines: linearConstantLines(fitJson) },
+      options.out,
+    ) + guardNotes.map((note) => `note: ${note}\n`).join('');
+  return { calibration, fitJson, files: written, text };
+}
+
+/**
+ * The form of the fit: `roofline` (efficiency factors held near the catalog's) when the base
+ * config's model and GPU are in the catalog, else `linear` (free coefficients).
+ */
+export function formOf(form: 'auto' | 'roofline' | 'linear', base: RunConfig): 'roofline' | 'linear' {
+  const inCatalog = deploymentOf(base.engine, base.engine.workers.aggregated).deployment !== null;
+  if (form === 'roofline' && !inCatalog) {
+    throw new CalibrateUsageError(
+      `--form roofline needs engine.model and engine.hardware in the catalog (${base.engine.model} on ${base.engine.hardware}); servesim catalog lists them`,
+    );
+  }
+  return form === 'auto' ? (inCatalog ? 'roofline' : 'linear') : form;
+}
+
+async function runRooflineCalibration(
+  options: EngineCommandOptions,
+  loaded: LoadedRunConfig,
+  measured: ScorePoint[],
+  trainIndices: number[],
+  metrics: MetricName[],
+  load: SimLoadOptions,
+  notes: unknown,
+  guardNotes: readonly string[],
+): Promise<EngineCommandOutcome> {
+  const calibration = await calibrateRoofline({
+    base: loaded.config,
+    baseDir: loaded.baseDir,
+    measured,
+    trainIndices,
+    metrics,
+    load,
+    threads: options.threads,
+  });
+  const holdoutMetrics: Record<string, { mape: number | null; points: number }> = {};
+  for (const metric of metrics) {
+    const mape = calibration.holdoutMape[metric.id];
+    holdoutMetrics[metric.id] = { mape: mape === null ? null : round6(mape), points: calibration.score.metrics[metric.id]?.points ?? 0 };
+  }
+  const efficiency = Object.fromEntries(EFFICIENCY_NAMES.map((name) => [name, round6(calibration.factors[name])]));
+  const fitJson: Record<string, unknown> = {
+    form: 'roofline',
+    efficiency: Object.fromEntries(
+      EFFICIENCY_NAMES.map((name) => [
+        name,
+        { value: round6(calibration.factors[name]), catalog: round6(calibration.catalogFactors[name]) },
+      ]),
+    ),
+    catalog_entry: calibration.catalogSource,
+    train: calibration.train.map((p) => p.key),
+    holdout: { points: calibration.holdout.map((p) => p.key), metrics: holdoutMetrics },
+    train_fit: { metrics: Object.fromEntries(metrics.map((m) => [m.id, { mape: calibration.trainScore.metrics[m.id]?.mape ?? null }])) },
+    wall_ms: Math.round(calibration.wallMs),
+    method: {
+      optimizer: 'Levenberg-Marquardt on log errors (Cauchy loss) with a Gaussian prior on each factor at the catalog value',
+      prior_sd: DEPLOYMENT_PRIOR_SD,
+      rounds: calibration.rounds,
+      replays: calibration.replays,
+      simulated_load: {
+        start: 'all slots at t = 0',
+        requests_per_slot: load.requestsPerSlot,
+        random_range_ratio: load.rangeRatio,
+        warmup: load.warmup,
+        seed: load.seed,
+      },
+      kv_capacity: 'as in the base config',
+    },
+    inputs: { config: shortPath(options.config), measured: options.measured.map(shortPath), select: options.select ?? [], notes },
+  };
+  if (guardNotes.length > 0) fitJson.notes = [...guardNotes];
+  const header = `fitted by servesim calibrate engine (physics form) on ${calibration.train.map((p) => formatKey(p.key)).join('; ')}\nfrom ${options.measured.join(', ')}`;
+  const raw = readYamlFile(options.config, options.config) as RawObject;
+  const engine = childObject(raw, 'engine');
+  childObject(childObject(engine, 'workers'), 'aggregated').timing = { type: 'roofline', efficiency };
+  const files: Array<[string, string]> = [
+    ['fit.json', `${JSON.stringify(fitJson, null, 2)}\n`],
+    ['fitted-config.yaml', simLoadYaml(raw, header, load)],
+    [
+      'snippet.yaml',
+      snippetYaml(
+        { 'engine.workers.aggregated.timing': { type: 'roofline', efficiency } },
+        `engine fit; paste into a run config\n${header}`,
+      ),
+    ],
+    ['points.csv', pointsCsv(calibration, metrics)],
+  ];
+  makeOutputDir(options.out);
+  for (const [name, text] of files) writeOutputFile(join(options.out, name), text);
+  const written = files.map(([name]) => join(options.out, name));
+  if (calibration.holdout.length > 0) written.push(...(await writeScoreReport(join(options.out, 'score'), calibration.score)).files);
+  const text =
+    formatEngineText(
+      calibration,
+      metrics,
+      { form: 'physics', replays: calibration.replays, constantLines: rooflineFactorLines(calibration) },
+      options.out,
+    ) + guardNotes.map((note) => `note: ${note}\n`).join('');
   return { calibration, fitJson, files: written, text };
 }

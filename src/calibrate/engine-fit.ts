@@ -1,5 +1,5 @@
 /**
- * The engine fit proper (toolkit.md §3, "engine (end to end)"): find the `linear` timing
+ * The engine fit proper (docs/calibration.md, "Engine (end to end)"): find the `linear` timing
  * coefficients (and optionally a client-path delay) for which the replay core reproduces the
  * chosen metrics of the training points. Synchronous and deterministic: a Levenberg-Marquardt
  * search (`ml-levenberg-marquardt`) over the logarithms of the free coefficients (so every cost
@@ -88,7 +88,7 @@ function numberKey(key: PointKey, name: string): number | undefined {
 }
 
 /** Which constants the training points can identify (see the module comment). */
-export function freeConstants(train: readonly TrainingPoint[], fitClient: boolean, decodeExponent = 1): ConstantName[] {
+export function freeConstants(train: ReadonlyArray<Pick<TrainingPoint, 'key'>>, fitClient: boolean, decodeExponent = 1): ConstantName[] {
   const isl = new Set(train.map((p) => numberKey(p.key, 'isl')));
   const ctx = new Set(train.map((p) => (numberKey(p.key, 'isl') ?? 0) + (numberKey(p.key, 'osl') ?? 0) / 2));
   const free: ConstantName[] = ['base_ms'];

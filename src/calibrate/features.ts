@@ -1,5 +1,5 @@
 /**
- * The features of one engine pass that the `linear` timing provider prices (spec replay.md §4):
+ * The features of one engine pass that the `linear` timing provider prices (docs/replay-model.md, "Timing providers"):
  * P new prefill tokens, Q prefill attention pairs, B decoding requests, K the decoding requests'
  * context tokens. Helpers build them from what measured tables record.
  */

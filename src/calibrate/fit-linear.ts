@@ -1,5 +1,5 @@
 /**
- * One linear cost model fitted to measured rows (toolkit.md §3): `y = base + sum_k c_k x_k`
+ * One linear cost model fitted to measured rows (docs/calibration.md): `y = base + sum_k c_k x_k`
  * with every cost >= 0 (`nnls.ts`). Reports each coefficient in its own unit, n, RMSE, MAE,
  * R^2, the residuals by input bucket, and, when asked, the error on held-out rows. A term whose
  * feature barely varies over the rows cannot be told apart from the base: it is left out and
@@ -66,6 +66,11 @@ export interface LinearFit {
   holdout: (ErrorStats & { fraction: number }) | null;
   residuals_by_bucket: BucketResidual[];
   notes: string[];
+  /**
+   * Why the fit cannot be trusted (fewer rows than constants, features that are linear
+   * combinations of each other); empty when it can. Callers refuse such a fit unless forced.
+   */
+  untrusted: string[];
   /** Every row with its fit and whether it was held out (for residual files and charts). */
   rows: Array<{ source: string; bucket: string; x: number[]; measured: number; fitted: number; heldOut: boolean }>;
 }
@@ -73,6 +78,37 @@ export interface LinearFit {
 export interface FitOptions {
   /** Share of rows held out and scored, in [0, 1). */
   holdout?: number;
+  /** The input column of each term's feature, to name in messages (the term's feature otherwise). */
+  columns?: readonly string[];
+}
+
+/**
+ * The first of `columns` (in order; null stands for the constant) that is a linear combination of
+ * the ones before it over `rows`, with the ones it combines; null when they are independent.
+ * Modified Gram-Schmidt on the columns scaled to unit length, with a relative tolerance.
+ */
+export function dependentColumn(
+  rows: readonly (readonly number[])[],
+  columns: ReadonlyArray<number | null>,
+): { column: number | null; of: Array<number | null> } | null {
+  const basis: Array<{ vector: number[]; column: number | null }> = [];
+  for (const column of columns) {
+    const v = rows.map((row) => (column === null ? 1 : row[column]));
+    const norm = Math.hypot(...v);
+    if (norm === 0) continue;
+    const u = v.map((value) => value / norm);
+    const of: Array<number | null> = [];
+    for (const b of basis) {
+      let dot = 0;
+      for (let i = 0; i < u.length; i++) dot += u[i] * b.vector[i];
+      if (Math.abs(dot) > 1e-6) of.push(b.column);
+      for (let i = 0; i < u.length; i++) u[i] -= dot * b.vector[i];
+    }
+    const rest = Math.hypot(...u);
+    if (rest < 1e-9) return { column, of };
+    basis.push({ vector: u.map((value) => value / rest), column });
+  }
+  return null;
 }
 
 function relativeSpread(values: readonly number[]): number {
@@ -133,6 +169,30 @@ export function fitLinearModel(spec: LinearModelSpec, rows: readonly FitRow[], o
     fixedAtZero,
   });
   for (const name of fit.negativeDropped) notes.push(`${name} came out negative; fixed at 0 and the other coefficients refitted`);
+
+  // A fit with fewer rows than constants, or with features the rows cannot tell apart, returns
+  // coefficients all the same (a perfect "fit" of one row): say why it cannot be trusted.
+  const untrusted: string[] = [];
+  const freeTerms = spec.terms.map((_, k) => k).filter((k) => !fixedAtZero.includes(k));
+  const constants = [spec.base.name, ...freeTerms.map((k) => spec.terms[k].name)];
+  if (train.length <= constants.length) {
+    untrusted.push(
+      `fitted on ${train.length} row${train.length === 1 ? '' : 's'} for ${constants.length} constants (${constants.join(', ')}): ` +
+        'with no more rows than constants any values fit exactly, and nothing checks them',
+    );
+  } else {
+    const columnName = (k: number | null) => (k === null ? 'a constant' : (options.columns?.[k] ?? spec.terms[k].feature));
+    const dependent = dependentColumn(
+      train.map((row) => row.x),
+      [null, ...freeTerms],
+    );
+    if (dependent !== null) {
+      untrusted.push(
+        `${columnName(dependent.column)} is a linear combination of ${dependent.of.map(columnName).join(' and ')} in every row` +
+          ' (duplicated or proportional columns): the fit cannot tell their costs apart',
+      );
+    }
+  }
   if (fit.interceptDropped) notes.push(`${spec.base.name} came out negative; fixed at 0 and the other coefficients refitted`);
 
   const coefficients: Record<string, FittedCoefficient> = {
@@ -176,7 +236,9 @@ export function fitLinearModel(spec: LinearModelSpec, rows: readonly FitRow[], o
       list.map((row) => row.fitted),
     );
     const mean = list.reduce((sum, row) => sum + (row.fitted - row.measured), 0) / list.length;
-    return { bucket, n: list.length, mean_residual: mean, rmse: s.rmse, mae: s.mae };
+    // Least squares leaves the residuals of an intercept-only bucket summing to 0 up to rounding
+    // (3.8e-17 ms): below a billionth of the bucket's RMSE, the mean is 0.
+    return { bucket, n: list.length, mean_residual: Math.abs(mean) <= 1e-9 * s.rmse ? 0 : mean, rmse: s.rmse, mae: s.mae };
   });
   return {
     coefficients,
@@ -197,6 +259,7 @@ export function fitLinearModel(spec: LinearModelSpec, rows: readonly FitRow[], o
         : null,
     residuals_by_bucket,
     notes,
+    untrusted,
     rows: out,
   };
 }

@@ -1,14 +1,14 @@
 /**
- * What every direct fit writes (toolkit.md §3): `fit.json` (coefficients with units, n, RMSE,
+ * What every direct fit writes (docs/calibration.md): `fit.json` (coefficients with units, n, RMSE,
  * MAE, R^2, held-out error, notes), `snippet.yaml` (the block to paste into a run config),
  * `residuals.csv` (every row: measured, fitted, residual, bucket) and `fit.svg` (measured against
  * fitted, with the y = x line), plus the text printed on the terminal.
  */
-import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { stringify as stringifyCsv } from 'csv-stringify/sync';
 import type { TopLevelSpec } from 'vega-lite';
 import { renderSvg } from '../io/render-svg.js';
+import { makeOutputDir, writeOutputFile } from '../io/write-output.js';
 import { stringify as stringifyYaml } from 'yaml';
 import type { LinearFit } from './fit-linear.js';
 
@@ -92,38 +92,194 @@ export function residualsCsv(fit: LinearFit, featureNames: readonly string[]): s
   return stringifyCsv([header, ...rows]);
 }
 
-export async function fitChartSvg(fit: LinearFit, title: string): Promise<string> {
-  const values = fit.rows.map((row) => ({
-    measured: row.measured,
-    fitted: row.fitted,
-    set: row.heldOut ? 'held out' : 'fitted on',
-    bucket: row.bucket,
-  }));
-  const max = Math.max(...values.map((v) => Math.max(v.measured, v.fitted)), 0);
-  const spec: TopLevelSpec = {
+/** `decode batch 16-31` -> {kind: `decode batch`, range: `16-31`, low: 16}; a label without a count is its own kind. */
+export function splitBucket(label: string): { kind: string; range: string; low: number } {
+  const match = /^(.*?)\s*(\d+)(-\d+)?$/.exec(label);
+  if (!match) return { kind: label, range: label, low: Infinity };
+  return { kind: match[1] === '' ? 'rows' : match[1], range: `${match[2]}${match[3] ?? ''}`, low: Number(match[2]) };
+}
+
+const SET_LEGEND = { orient: 'bottom' as const, direction: 'horizontal' as const, labelLimit: 0, titleLimit: 0, symbolLimit: 0 };
+
+function setOf(row: LinearFit['rows'][number]): string {
+  return row.heldOut ? 'held out' : 'fitted on';
+}
+
+/**
+ * Measured against fitted, one panel per kind of input bucket (prefill passes and decode steps
+ * sit orders of magnitude apart, so each kind gets its own log-log panel with its own y = x
+ * line), coloured by bucket in numeric order on a sequential scale (no colour repeats, nothing
+ * cut short), held-out rows marked by shape.
+ */
+function measuredAgainstFitted(fit: LinearFit, title: string): TopLevelSpec {
+  const values = fit.rows.map((row) => ({ measured: row.measured, fitted: row.fitted, set: setOf(row), ...splitBucket(row.bucket) }));
+  const kinds = [...new Set(values.map((v) => v.kind))];
+  const unit = fit.y.unit;
+  const panels = kinds.map((kind) => {
+    const own = values.filter((v) => v.kind === kind);
+    const positive = own.every((v) => v.measured > 0 && v.fitted > 0);
+    const all = own.flatMap((v) => [v.measured, v.fitted]);
+    const [low, high] = [Math.min(...all), Math.max(...all)];
+    const scale = positive ? { type: 'log' as const, domain: [low / 1.15, high * 1.15] } : { zero: false };
+    const ranges = [...new Map([...own].sort((a, b) => a.low - b.low).map((v) => [v.range, v.range])).keys()];
+    return {
+      title: `${kind}: ${fit.y.name}, fitted against measured`,
+      width: 320,
+      height: 320,
+      layer: [
+        {
+          data: { values: [{ v: positive ? low / 1.15 : Math.min(0, low) }, { v: high * 1.15 }] },
+          mark: { type: 'line' as const, color: '#999', strokeDash: [4, 4] },
+          encoding: {
+            x: { field: 'v', type: 'quantitative' as const, scale },
+            y: { field: 'v', type: 'quantitative' as const, scale },
+          },
+        },
+        {
+          data: { values: own },
+          mark: { type: 'point' as const, filled: true, opacity: 0.75, size: 40 },
+          encoding: {
+            x: { field: 'measured', type: 'quantitative' as const, title: `measured (${unit})`, scale },
+            y: { field: 'fitted', type: 'quantitative' as const, title: `fitted (${unit})`, scale },
+            color: {
+              field: 'range',
+              type: 'ordinal' as const,
+              title: kind,
+              scale: { domain: ranges, scheme: 'viridis' },
+              legend: { ...SET_LEGEND, columns: Math.min(ranges.length, 3) },
+            },
+            shape: { field: 'set', type: 'nominal' as const, title: 'rows', legend: SET_LEGEND },
+          },
+        },
+      ],
+      resolve: { scale: { color: 'independent' as const } },
+    };
+  });
+  return {
     $schema: 'https://vega.github.io/schema/vega-lite/v6.json',
-    title,
-    width: 420,
-    height: 420,
+    title: {
+      text: title,
+      subtitle: `log-log, one panel per kind of row; the dashed line is fitted = measured`,
+      anchor: 'start',
+      offset: 12,
+    },
+    hconcat: panels,
+    resolve: { scale: { color: 'independent', shape: 'shared' }, legend: { color: 'independent' } },
+    config: { font: 'sans-serif' },
+  };
+}
+
+/**
+ * The measured value against the one feature the model is a line in (detokenizer job time
+ * against its outputs, response gap against output tokens), with the fitted line over the
+ * feature's range, held-out rows marked; and the distribution of the measured values beside it,
+ * with the fitted value, since a narrow spread of the feature (a fixed output length) leaves
+ * the line flat and the scatter one column.
+ */
+function againstFeature(fit: LinearFit, title: string, feature: string, linear: boolean, distribution: boolean): TopLevelSpec {
+  const values = fit.rows.map((row) => ({ x: row.x[0], measured: row.measured, fitted: row.fitted, set: setOf(row) }));
+  const sets = ['fitted on', 'held out'].filter((set) => values.some((v) => v.set === set));
+  const integers = values.every((v) => Number.isInteger(v.x));
+  const unit = fit.y.unit;
+  const xs = values.map((v) => v.x);
+  const [xLow, xHigh] = [Math.min(...xs), Math.max(...xs)];
+  // The model is a line in this feature, so the fitted values of the rows at its two ends lie on it.
+  const fittedAt = (x: number) => values.find((v) => v.x === x)?.fitted ?? NaN;
+  const line = linear
+    ? [
+        {
+          data: {
+            values: [
+              { x: xLow - (xHigh > xLow ? 0 : 0.5), y: fittedAt(xLow) },
+              { x: xHigh + (xHigh > xLow ? 0 : 0.5), y: fittedAt(xHigh) },
+            ],
+          },
+          mark: { type: 'line' as const, color: '#d62728', strokeWidth: 2 },
+          encoding: { x: { field: 'x', type: 'quantitative' as const }, y: { field: 'y', type: 'quantitative' as const } },
+        },
+      ]
+    : [
+        {
+          data: { values },
+          mark: { type: 'tick' as const, color: '#d62728', thickness: 2, size: 10 },
+          encoding: { x: { field: 'x', type: 'quantitative' as const }, y: { field: 'fitted', type: 'quantitative' as const } },
+        },
+      ];
+  const scatter = {
+    title: `${fit.y.name} against ${feature}`,
+    width: 360,
+    height: 300,
     layer: [
       {
-        data: { values: [{ v: 0 }, { v: max }] },
-        mark: { type: 'line', color: '#999', strokeDash: [4, 4] },
-        encoding: { x: { field: 'v', type: 'quantitative' }, y: { field: 'v', type: 'quantitative' } },
+        data: { values },
+        mark: { type: 'point' as const, filled: true, opacity: 0.55, size: 30 },
+        encoding: {
+          x: {
+            field: 'x',
+            type: 'quantitative' as const,
+            title: feature,
+            scale: { zero: false, padding: 12 },
+            axis: integers ? { tickMinStep: 1, format: 'd' } : {},
+          },
+          y: { field: 'measured', type: 'quantitative' as const, title: `${fit.y.name} (${unit})`, scale: { zero: false } },
+          color: {
+            field: 'set',
+            type: 'nominal' as const,
+            title: 'measured rows',
+            scale: { domain: sets, range: sets.map((set) => (set === 'held out' ? '#ff7f0e' : '#1f77b4')) },
+            legend: SET_LEGEND,
+          },
+        },
       },
+      ...line,
+    ],
+  };
+  const fittedMean = fit.rows.reduce((sum, row) => sum + row.fitted, 0) / Math.max(1, fit.rows.length);
+  const histogram = {
+    title: `distribution of ${fit.y.name} (red: mean fitted value)`,
+    width: 300,
+    height: 300,
+    layer: [
       {
         data: { values },
-        mark: { type: 'point', filled: true, opacity: 0.6 },
+        mark: { type: 'bar' as const, color: '#1f77b4' },
         encoding: {
-          x: { field: 'measured', type: 'quantitative', title: `measured ${fit.y.name} (${fit.y.unit})` },
-          y: { field: 'fitted', type: 'quantitative', title: `fitted ${fit.y.name} (${fit.y.unit})` },
-          color: { field: 'bucket', type: 'nominal', title: 'input bucket' },
-          shape: { field: 'set', type: 'nominal', title: 'rows' },
+          x: { field: 'measured', type: 'quantitative' as const, bin: { maxbins: 40 }, title: `${fit.y.name} (${unit})` },
+          y: { aggregate: 'count' as const, type: 'quantitative' as const, title: 'rows' },
         },
+      },
+      {
+        data: { values: [{ v: fittedMean }] },
+        mark: { type: 'rule' as const, color: '#d62728', strokeWidth: 2 },
+        encoding: { x: { field: 'v', type: 'quantitative' as const } },
       },
     ],
   };
-  return renderSvg(spec);
+  return {
+    $schema: 'https://vega.github.io/schema/vega-lite/v6.json',
+    title: {
+      text: title,
+      subtitle: linear ? `points: measured; red line: the fitted ${fit.y.name}` : `points: measured; red ticks: fitted`,
+      anchor: 'start',
+      offset: 12,
+    },
+    hconcat: distribution ? [scatter, histogram] : [scatter],
+    config: { font: 'sans-serif' },
+  };
+}
+
+/** The Vega-Lite spec of `fit.svg` for a direct fit: against the fit's one feature when it has one, else measured against fitted. */
+export function fitChartSpec(report: FitReport, featureNames: readonly string[]): TopLevelSpec {
+  const title = `${report.target} fit (${report.model})`;
+  if (report.target === 'pass-time') return measuredAgainstFitted(report.fit, title);
+  // The gap of the load generator is a distribution more than a line (its per-token slope is often
+  // not identifiable): its histogram goes beside the scatter.
+  const distribution = report.target === 'response-overhead';
+  return againstFeature(report.fit, title, featureNames[0].replace(/_/g, ' '), featureNames.length === 1, distribution);
+}
+
+export async function fitChartSvg(report: FitReport, featureNames: readonly string[]): Promise<string> {
+  return renderSvg(fitChartSpec(report, featureNames));
 }
 
 function fmt(value: number | null, digits = 4): string {
@@ -167,7 +323,6 @@ export function formatFitText(report: FitReport, outDir: string | null): string 
 }
 
 export async function writeFitReport(outDir: string, report: FitReport, featureNames: readonly string[]): Promise<string[]> {
-  mkdirSync(outDir, { recursive: true });
   const files = {
     'fit.json': `${JSON.stringify(fitJson(report), null, 2)}\n`,
     'snippet.yaml': snippetYaml(
@@ -175,8 +330,9 @@ export async function writeFitReport(outDir: string, report: FitReport, featureN
       `${report.target} fit (${report.model}) from ${report.inputs.join(', ')}; paste into a run config`,
     ),
     'residuals.csv': residualsCsv(report.fit, featureNames),
-    'fit.svg': await fitChartSvg(report.fit, `${report.target}: measured against fitted`),
+    'fit.svg': await fitChartSvg(report, featureNames),
   };
-  for (const [name, text] of Object.entries(files)) writeFileSync(join(outDir, name), text);
+  makeOutputDir(outDir);
+  for (const [name, text] of Object.entries(files)) writeOutputFile(join(outDir, name), text);
   return Object.keys(files).map((name) => join(outDir, name));
 }

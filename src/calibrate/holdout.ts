@@ -1,5 +1,5 @@
 /**
- * The held-out part of a fit's input (toolkit.md §3: "an option holds out part of the input
+ * The held-out part of a fit's input (docs/calibration.md: "an option holds out part of the input
  * and reports the error on it"). Deterministic: row i is held out when its position in a fixed
  * stride falls in the held-out share, so the same file and fraction always hold out the same
  * rows, spread evenly over the file rather than taken from its end.

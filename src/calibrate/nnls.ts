@@ -1,5 +1,5 @@
 /**
- * Ordinary least squares with non-negative costs (toolkit.md §3): fit with
+ * Ordinary least squares with non-negative costs (docs/calibration.md): fit with
  * `ml-regression-multivariate-linear`; when a coefficient (or the intercept, which is a cost
  * too) comes out negative, fix the most negative one at 0, say so, and refit the rest. Repeat
  * until every coefficient left is >= 0. Deterministic: the order of the terms breaks ties.

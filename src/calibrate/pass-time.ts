@@ -1,5 +1,5 @@
 /**
- * Pass-time fit (toolkit.md §3): the `linear` timing coefficients (spec replay.md §4) from
+ * Pass-time fit (docs/calibration.md): the `linear` timing coefficients (docs/replay-model.md, "Timing providers") from
  * measured per-pass rows. Two layouts:
  * - `passes`: one row per engine pass with its duration and features (forward-pass metrics):
  *   roles `duration_ms, prefill_tokens, prefill_pairs, decode_requests, decode_kv_tokens`;
@@ -43,6 +43,29 @@ export const PREFILL_DECODE_DEFAULTS: Readonly<Record<string, string>> = {
 function kindOf(f: PassFeatures): MeasuredPass['kind'] {
   if (f.prefillTokens > 0 && f.decodeRequests > 0) return 'mixed';
   return f.prefillTokens > 0 ? 'prefill' : 'decode';
+}
+
+/**
+ * The columns a layout reads: every role's column (`all`), and for each linear term the column its
+ * feature comes from (`features`, in LINEAR_TERMS order; for prefill-decode tables the features
+ * are derived from several columns, named together).
+ */
+export function passRoleColumns(
+  table: Table,
+  layout: PassLayout,
+  mapping: Record<string, string> = {},
+): { all: string[]; features: string[] } {
+  if (layout === 'passes') {
+    const column = (role: keyof typeof PASS_ROLES) => mapping[role] ?? role;
+    const features = (['prefill_tokens', 'prefill_pairs', 'decode_requests', 'decode_kv_tokens'] as const).map(column);
+    return { all: [column('duration_ms'), ...features].filter((name) => table.columns.includes(name)), features };
+  }
+  const column = (role: string) => mapping[role] ?? PREFILL_DECODE_DEFAULTS[role];
+  const [prompt, batch, output] = [column('prompt_tokens'), column('batch_size'), column('output_tokens')];
+  return {
+    all: Object.keys(PREFILL_DECODE_DEFAULTS).map(column),
+    features: [`${batch} x ${prompt}`, `${batch} x ${prompt}^2 / 2`, batch, `${batch} x (${prompt} + ${output} / 2)`],
+  };
 }
 
 export function readPasses(table: Table, layout: PassLayout, mapping: Record<string, string> = {}): MeasuredPass[] {

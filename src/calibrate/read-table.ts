@@ -3,9 +3,10 @@
  * observation. Columns are found by name (a mapping renames them); every cell a fit uses must
  * be a finite number, and a bad cell is an `InputError` naming the file, the line and the column.
  */
-import { readFileSync } from 'node:fs';
+import { readTextFile } from '../io/read-text.js';
 import { parse } from 'csv-parse/sync';
 import { InputError } from '../config/errors.js';
+import { matchesSelection, type ColumnSelection } from '../io/selection.js';
 
 export interface TableRow {
   line: number;
@@ -19,13 +20,7 @@ export interface Table {
 }
 
 export function readTable(file: string): Table {
-  let text: string;
-  try {
-    text = readFileSync(file, 'utf8');
-  } catch (error) {
-    throw new InputError(file, 0, `cannot read the file (${error instanceof Error ? error.message : String(error)})`);
-  }
-  return parseTable(text, file);
+  return parseTable(readTextFile(file), file);
 }
 
 export function parseTable(text: string, file: string): Table {
@@ -42,6 +37,9 @@ export function parseTable(text: string, file: string): Table {
   }
   if (records.length === 0) throw new InputError(file, 1, 'the file is empty; expected a header row');
   const columns = records[0].record.map((cell) => cell.trim());
+  const twice = columns.find((name, index) => name !== '' && columns.indexOf(name) !== index);
+  if (twice !== undefined)
+    throw new InputError(file, records[0].info.lines, `the header names the column "${twice}" twice; rename one of them`);
   const rows: TableRow[] = [];
   for (const { record, info } of records.slice(1)) {
     if (record.length !== columns.length)
@@ -74,14 +72,12 @@ export function numberCell(table: Table, row: TableRow, column: string, nonNegat
   return value;
 }
 
-/** Keeps the rows whose cells equal the selections (`column=value`); numbers compare as numbers. */
-export function selectRows(table: Table, selections: ReadonlyArray<{ column: string; value: string }>): Table {
+/** Keeps the rows whose cells meet the selections (`column=value`, `column<=value`, ...: `io/selection.ts`). */
+export function selectRows(table: Table, selections: readonly ColumnSelection[]): Table {
   for (const selection of selections) {
     if (!table.columns.includes(selection.column)) {
       throw new InputError(table.file, 1, `no column "${selection.column}" to select on (columns: ${table.columns.join(', ')})`);
     }
   }
-  const matches = (cell: string, wanted: string) =>
-    cell === wanted || (cell !== '' && wanted !== '' && Number(cell) === Number(wanted) && Number.isFinite(Number(cell)));
-  return { ...table, rows: table.rows.filter((row) => selections.every((s) => matches(row.cells[s.column], s.value))) };
+  return { ...table, rows: table.rows.filter((row) => selections.every((s) => matchesSelection(row.cells[s.column], s))) };
 }

@@ -1,5 +1,5 @@
 /**
- * Response-overhead fit (toolkit.md §3, spec replay.md §6): the load generator's turnaround from
+ * Response-overhead fit (docs/calibration.md, docs/client-path.md): the load generator's turnaround from
  * a response's end to the next request on the same slot, against the response's output tokens:
  * `gap_ms = base_ms + per_output_token_us * output_tokens / 1000`.
  *

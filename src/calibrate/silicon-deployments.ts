@@ -10,7 +10,10 @@
  * configurations under one set of columns (3 of the 311 series with 5+ points and OSL <= 1024,
  * e.g. the GB200 DeepSeek-R1 rows whose ITL goes 11.9, 7.7, 14.8, 9.6 ms at concurrency 128..512).
  */
-import type { RunConfig } from '../config/types.js';
+import { PRECISIONS } from '../catalog/schema.js';
+import { InputError } from '../config/errors.js';
+import type { EfficiencyFactors } from '../catalog/efficiency.js';
+import type { Precision, RunConfig } from '../config/types.js';
 import { parseRunConfig } from '../config/load.js';
 import type { ScorePoint } from '../score/points.js';
 import { isMixtureOfExperts } from './model-family.js';
@@ -20,8 +23,14 @@ export interface SiliconDeployment {
   /** Short stable label: `vllm 0.19.0 MiniMax-M2.5 b200_sxm fp8 1024/1024 tp2 cfg633`. */
   label: string;
   backend: string;
+  /** Short model name (`DeepSeek-R1`) and the sample's full `model_path`. */
   model: string;
+  modelPath: string;
   system: string;
+  /** The sample's precision column (bf16, fp8, fp4, int4; '' when not given). */
+  precision: string;
+  /** Expert-parallel size of the MoE layers (moe_ep_size; 1 when not given). */
+  expert: number;
   isl: number;
   osl: number;
   tp: number;
@@ -65,8 +74,29 @@ function seriesOf(source: string): string {
   return [file, image].filter((s) => s !== '').join(' ');
 }
 
+/** Columns every row needs (the others default: parallelism 1, no series). */
+const REQUIRED_COLUMNS = [
+  'backend',
+  'model_path',
+  'system',
+  'mode',
+  'isl',
+  'osl',
+  'batch_size',
+  'silicon_ttft_ms',
+  'silicon_tpot_ms',
+] as const;
+
 export function readSiliconDeployments(file: string, minPoints = 5): SiliconDeployment[] {
   const table = readTable(file);
+  const absent = REQUIRED_COLUMNS.filter((column) => !table.columns.includes(column));
+  if (absent.length > 0) {
+    throw new InputError(
+      file,
+      1,
+      `has no column ${absent.map((c) => `"${c}"`).join(', ')}: measured points are read in the silicon sample's columns (${REQUIRED_COLUMNS.join(', ')})`,
+    );
+  }
   const groups = new Map<string, Array<{ c: number; ttft: number; itl: number; line: number; cells: Record<string, string> }>>();
   for (const row of table.rows) {
     if (row.cells.mode !== 'agg') continue;
@@ -98,7 +128,10 @@ export function readSiliconDeployments(file: string, minPoints = 5): SiliconDepl
     const isl = Number(cells.isl);
     const osl = Number(cells.osl);
     const tp = Number(cells.tp_size) || 1;
-    const attentionDp = Number(cells.attention_dp_size) || 1;
+    // The worker's GPUs are the attention ranks' (tp x attention DP) or, where the sample leaves
+    // attention DP out, the MoE layers' (moe_tp x moe_ep), whichever is larger.
+    const moeGpus = (Number(cells.moe_tp_size) || 1) * (Number(cells.moe_ep_size) || 1);
+    const attentionDp = Math.max(Number(cells.attention_dp_size) || 1, Math.floor(moeGpus / tp));
     const model = cells.model_path.split('/').pop() ?? cells.model_path;
     const series = seriesOf(cells.silicon_data_source ?? '');
     const label = `${cells.backend} ${cells.backend_version || '-'} ${model} ${cells.system} ${cells.precision || '-'} ${isl}/${osl} tp${tp}${attentionDp > 1 ? ` adp${attentionDp}` : ''}${Number(cells.moe_ep_size) > 1 ? ` ep${cells.moe_ep_size}` : ''} ${series}`;
@@ -106,7 +139,10 @@ export function readSiliconDeployments(file: string, minPoints = 5): SiliconDepl
       label,
       backend: cells.backend,
       model,
+      modelPath: cells.model_path,
       system: cells.system,
+      precision: cells.precision,
+      expert: Number(cells.moe_ep_size) || 1,
       isl,
       osl,
       tp,
@@ -170,4 +206,42 @@ export function saturatedConcurrencies(points: readonly ScorePoint[]): number[] 
     .sort((a, b) => a.c - b.c);
   const from = rows.findIndex((r, i) => i > 0 && r.ttft / rows[i - 1].ttft > SATURATION_TTFT_JUMP * (r.c / rows[i - 1].c));
   return from < 0 ? [] : rows.slice(from).map((r) => r.c);
+}
+
+/** The silicon sample's precision column as a run config's `engine.precision` (absent: the checkpoint's own). */
+export function siliconPrecision(precision: string): Precision | undefined {
+  return (PRECISIONS as readonly string[]).includes(precision) ? (precision as Precision) : undefined;
+}
+
+/**
+ * A base run config predicting a deployment from the catalog alone: its model, GPU, backend,
+ * precision and parallelism, roofline timing (the catalog's efficiency factors, or `efficiency`),
+ * KV capacity from memory, and a scheduler that admits the whole concurrency.
+ */
+export function catalogBaseConfig(
+  d: Pick<SiliconDeployment, 'modelPath' | 'system' | 'backend' | 'precision' | 'tp' | 'attentionDp' | 'expert' | 'isl' | 'osl'>,
+  efficiency?: Partial<EfficiencyFactors>,
+): RunConfig {
+  const precision = siliconPrecision(d.precision);
+  const gpus = d.tp * d.attentionDp;
+  return parseRunConfig(
+    {
+      engine: {
+        model: d.modelPath,
+        hardware: d.system,
+        backend: d.backend,
+        ...(precision !== undefined ? { precision } : {}),
+        workers: {
+          aggregated: {
+            parallelism: { tensor: d.tp, attention_data: d.attentionDp, expert: gpus % d.expert === 0 ? d.expert : 1 },
+            scheduler: { max_batched_tokens: 8192, max_sequences: 256, chunked_prefill: true },
+            kv_cache: { capacity: { type: 'auto' } },
+            timing: { type: 'roofline', ...(efficiency !== undefined ? { efficiency } : {}) },
+          },
+        },
+      },
+      traffic: { source: { type: 'synthetic', input_tokens: d.isl, output_tokens: d.osl } },
+    },
+    `${d.modelPath} on ${d.system} (catalog)`,
+  );
 }

@@ -1,5 +1,5 @@
 /**
- * How a measured load point is simulated (toolkit.md §3, "how a simulated point starts"): a
+ * How a measured load point is simulated (docs/calibration.md, "How a simulated point starts"): a
  * closed-loop point at concurrency C with the point's ISL/OSL becomes a synthetic source with
  * C slots. The options that move TTFT at high load are explicit:
  * - start: every slot sends its first request at t = 0 (the replay core's closed loop; AIPerf
@@ -45,16 +45,9 @@ export interface EngineConstants {
   decode_request_exponent?: number;
   /** Roofline overlap of prefill and the rest of the pass, `prefill_overlap` (fixed, not fitted; 0 when absent). */
   prefill_overlap?: number;
-  /** Delay between sending and the scheduler queue (client, HTTP, tokenization): engine.tokenization.base_ms. */
+  /** Delay between sending and the server (client, HTTP, API server): engine.frontend.base_ms. */
   client_delay_ms: number;
 }
-
-/**
- * Tokenization servers used to carry the client-path delay: enough that requests sent together
- * almost never share one, so the delay is a delay and not a queue (the replay assigns servers
- * by a hash of the request id).
- */
-export const CLIENT_DELAY_SERVERS = 65536;
 
 /** A config object as read from YAML, before validation. */
 export type RawObject = Record<string, unknown>;
@@ -97,29 +90,17 @@ export function withConstants(raw: RawObject, constants: EngineConstants): RawOb
   const out = structuredClone(raw);
   const engine = childObject(out, 'engine');
   childObject(childObject(engine, 'workers'), 'aggregated').timing = writtenTiming(constants);
-  if (constants.client_delay_ms > 0) {
-    const tokenization = childObject(engine, 'tokenization');
-    engine.tokenization = {
-      workers: CLIENT_DELAY_SERVERS,
-      base_ms: constants.client_delay_ms,
-      per_input_us: typeof tokenization.per_input_us === 'number' ? tokenization.per_input_us : 0,
-    };
-  }
+  if (constants.client_delay_ms > 0) engine.frontend = { ...childObject(engine, 'frontend'), base_ms: constants.client_delay_ms };
   return out;
 }
 
-/** The run config that simulates one measured point with given constants. */
-export function pointConfig(base: RunConfig, key: PointKey, constants: EngineConstants, load: SimLoadOptions): RunConfig {
+/** The run config that simulates one measured point with given constants (null: the base config's own timing). */
+export function pointConfig(base: RunConfig, key: PointKey, constants: EngineConstants | null, load: SimLoadOptions): RunConfig {
   const config = structuredClone(base);
   const role = config.engine.workers.aggregated;
-  role.timing = linearTimingOf(constants);
-  if (constants.client_delay_ms > 0) {
-    config.engine.tokenization = {
-      workers: CLIENT_DELAY_SERVERS,
-      base_ms: constants.client_delay_ms,
-      per_input_us: config.engine.tokenization?.per_input_us ?? 0,
-    };
-  }
+  if (constants !== null) role.timing = linearTimingOf(constants);
+  if (constants !== null && constants.client_delay_ms > 0)
+    config.engine.frontend = { ...config.engine.frontend, base_ms: constants.client_delay_ms };
   const source = config.traffic.source;
   const isl = typeof key.isl === 'number' ? key.isl : source.type === 'synthetic' ? source.input_tokens : undefined;
   const osl = typeof key.osl === 'number' ? key.osl : source.type === 'synthetic' ? source.output_tokens : undefined;

@@ -1,27 +1,53 @@
 /**
  * AIPerf-style console table of a replay summary: one row per metric (avg, min, max, p99,
  * p90, p50, std), then the run-level values, the TTFT stage breakdown, the prefix cache (when the
- * run has one) and the simulator's speed.
+ * run has one), the deployment and the simulator's speed. Metric names and units are AIPerf's (the
+ * catalogue its files are written with), so the table and the written files say the same; every
+ * number has one format; a run with rejected requests says why they were rejected.
  */
+import type { RunConfig } from '../config/types.js';
+import { kvBlocksPerRank } from '../config/kv-capacity.js';
 import { METRIC_TAGS, type MetricTag, type ReplaySummary } from '../core/report-types.js';
+import { getMetricInfo } from '../io/read-aiperf-tags.js';
 
-const METRIC_NAMES: Record<MetricTag, string> = {
-  time_to_first_token: 'Time to First Token (ms)',
-  time_to_second_token: 'Time to Second Token (ms)',
-  request_latency: 'Request Latency (ms)',
-  inter_token_latency: 'Inter Token Latency (ms)',
-  output_token_throughput_per_user: 'Output Token Throughput Per User (tokens/sec/user)',
-  e2e_output_token_throughput: 'E2E Output Token Throughput (tokens/sec)',
-  token_gap: 'Token Gap (ms)',
-  input_sequence_length: 'Input Sequence Length (tokens)',
-  output_sequence_length: 'Output Sequence Length (tokens)',
-};
+/** `Inter Token Latency (ms)`: AIPerf's header and unit, or the simulator's own name for a tag AIPerf lacks. */
+export function metricTitle(tag: MetricTag): string {
+  const info = getMetricInfo(tag);
+  if (info !== undefined) return `${info.header} (${info.unit})`;
+  return tag === 'token_gap' ? 'Token Gap (ms)' : tag;
+}
 
 const COLUMNS = ['avg', 'min', 'max', 'p99', 'p90', 'p50', 'std'] as const;
 
-function fmt(x: number): string {
+/**
+ * The one number format of the console: thousands separators and two decimals; a value below 1
+ * with three significant digits, so that a small one (GPU hours of a short run) keeps its digits;
+ * float noise below a millionth prints as 0.00.
+ */
+export function formatNumber(x: number): string {
   if (!Number.isFinite(x)) return String(x);
+  if (Math.abs(x) < 1e-6) return '0.00';
+  if (Math.abs(x) < 1) return Number(x.toPrecision(3)).toLocaleString('en-US', { minimumFractionDigits: 2, maximumFractionDigits: 9 });
   return x.toLocaleString('en-US', { minimumFractionDigits: 2, maximumFractionDigits: 2 });
+}
+
+const fmt = formatNumber;
+
+/**
+ * Why the engine rejected requests: a request is rejected when its prompt has at least
+ * `min(context_length, blocks per rank x block_size + 1)` tokens (the replay model's rule), so
+ * one limit explains every rejection of a run.
+ */
+export function rejectionReason(config: RunConfig): string {
+  const role = config.engine.workers.aggregated;
+  const blocks = kvBlocksPerRank(config.engine, role);
+  const poolLimit = blocks === null ? Infinity : blocks * role.kv_cache.block_size + 1;
+  const contextLimit = config.engine.context_length === 'max' ? Infinity : config.engine.context_length;
+  if (contextLimit <= poolLimit) return `prompt of context_length ${contextLimit.toLocaleString('en-US')} tokens or more`;
+  return (
+    `prompt of ${poolLimit.toLocaleString('en-US')} tokens or more, more than the KV pool of a rank holds ` +
+    `(${(blocks as number).toLocaleString('en-US')} blocks of ${role.kv_cache.block_size} tokens)`
+  );
 }
 
 function grid(rows: string[][], rightAlignFrom: number): string {
@@ -36,7 +62,7 @@ export function formatSummaryTable(summary: ReplaySummary): string {
   for (const tag of METRIC_TAGS) {
     const stats = summary.metrics[tag];
     if (!stats) continue;
-    const name = stats.approximate ? `${METRIC_NAMES[tag]} [sketch, 0.1%]` : METRIC_NAMES[tag];
+    const name = stats.approximate ? `${metricTitle(tag)} [sketch, 0.1%]` : metricTitle(tag);
     metricRows.push([name, ...COLUMNS.map((c) => fmt(stats[c]))]);
   }
   const run = summary.run;
@@ -44,15 +70,20 @@ export function formatSummaryTable(summary: ReplaySummary): string {
   const valueRows: string[][] = [
     ['Output Token Throughput (tokens/sec)', fmt(run.output_token_throughput)],
     ['Request Throughput (requests/sec)', fmt(run.request_throughput)],
-    ['Request Count (requests)', String(run.request_count)],
-    ['Error Request Count (requests)', String(run.error_request_count)],
-    ['Incomplete Request Count (requests)', String(run.incomplete_request_count)],
+    ['Request Count (requests)', run.request_count.toLocaleString('en-US')],
+    [
+      'Error Request Count (requests)',
+      run.error_request_count > 0
+        ? `${run.error_request_count.toLocaleString('en-US')} rejected: ${rejectionReason(summary.config as RunConfig)}`
+        : '0',
+    ],
+    ['Incomplete Request Count (requests)', run.incomplete_request_count.toLocaleString('en-US')],
     ['Benchmark Duration (sec)', fmt(run.benchmark_duration_s)],
     ['Worker Time (sec)', fmt(run.worker_seconds)],
-    ['GPU Hours', run.gpu_hours.toPrecision(4)],
+    ['GPU Hours', fmt(run.gpu_hours)],
     [
-      'TTFT stages (ms): tokenization / queue / prefill / detokenization',
-      [s.mean_tokenization_ms, s.mean_queue_ms, s.mean_prefill_ms, s.mean_detokenization_ms].map(fmt).join(' / '),
+      'TTFT stages (ms): frontend / tokenization / queue / prefill / detokenization',
+      [s.mean_frontend_ms, s.mean_tokenization_ms, s.mean_queue_ms, s.mean_prefill_ms, s.mean_detokenization_ms].map(fmt).join(' / '),
     ],
   ];
   const cache = summary.prefix_cache;
@@ -62,7 +93,16 @@ export function formatSummaryTable(summary: ReplaySummary): string {
       ['Prefix Cache Evictions (blocks)', cache.evictions.toLocaleString('en-US')],
     );
   }
+  const d = summary.deployment;
+  valueRows.push([
+    'Deployment: GPUs / weights per GPU (GiB) / KV cache per rank (tokens)',
+    [
+      String(d.gpus),
+      d.weights_gib_per_gpu === null ? '-' : fmt(d.weights_gib_per_gpu),
+      d.kv_cache_tokens_per_rank === null ? 'unlimited' : d.kv_cache_tokens_per_rank.toLocaleString('en-US'),
+    ].join(' / '),
+  ]);
   const sim = summary.simulator;
-  const speed = `simulated ${sim.output_tokens.toLocaleString('en-US')} output tokens in ${fmt(sim.wall_time_ms)} ms (${sim.us_per_output_token.toFixed(3)} us per token), ${sim.passes.toLocaleString('en-US')} passes, ${sim.preemptions.toLocaleString('en-US')} preemptions`;
+  const speed = `simulated ${sim.output_tokens.toLocaleString('en-US')} output tokens in ${fmt(sim.wall_time_ms)} ms (${fmt(sim.us_per_output_token)} us per token), ${sim.passes.toLocaleString('en-US')} passes, ${sim.preemptions.toLocaleString('en-US')} preemptions`;
   return [grid(metricRows, 1), '', grid(valueRows, 1), '', speed].join('\n');
 }

@@ -1,5 +1,5 @@
 /**
- * Errors for bad user input (spec replay.md §2): `ConfigError` names a config file and the
+ * Errors for bad user input (docs/config.md): `ConfigError` names a config file and the
  * dotted path of a field, `InputError` names a data file and a 1-based line. The CLI exits
  * with `exitCode` (2) on both and prints `message` (or every entry of `issues`).
  */

@@ -5,21 +5,30 @@
  * the replay cannot disagree.
  */
 import { sessionTurnPromptTokens as turnPromptTokens } from '../core/run.js';
-import type { SourceConfig, WorkerRoleConfig } from './types.js';
+import { autoKvCapacity } from './deployment.js';
+import type { EngineConfig, SourceConfig, WorkerRoleConfig } from './types.js';
 
 const BYTES_PER_GIB = 2 ** 30;
 
 /**
  * KV blocks per attention-DP rank, or null for an unlimited pool.
  *
+ * For `capacity.type: auto`: the KV tokens per rank of the catalog deployment (config/deployment.ts)
+ * in whole blocks.
+ *
  * For `capacity.type: memory` (each rank is `tensor` GPUs holding one copy of the weights):
  * `floor((tensor * gpu_memory_gib * memory_fraction - weights_gib) * 2^30 / (kv_bytes_per_token * block_size))`,
  * evaluated in exactly that order. The result can be 0 or negative for a config that leaves
  * no room; the loader rejects those, so a validated config always gives at least 1.
  */
-export function kvBlocksPerRank(role: WorkerRoleConfig): number | null {
+export function kvBlocksPerRank(engine: EngineConfig, role: WorkerRoleConfig): number | null {
   const capacity = role.kv_cache.capacity;
   switch (capacity.type) {
+    case 'auto': {
+      // The loader turns a defaulted auto without catalog entries into unlimited, and refuses a written one.
+      const auto = autoKvCapacity(engine, role);
+      return auto === null ? null : Math.floor(auto.tokensPerRank / role.kv_cache.block_size);
+    }
     case 'unlimited':
       return null;
     case 'fixed':

@@ -5,15 +5,18 @@
  * and the line for YAML syntax errors. Nothing is resolved here (the trace path stays as
  * written; `baseDir` says what it is relative to).
  */
-import { readFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
-import { parseDocument } from 'yaml';
 import type * as z from 'zod';
-import { ConfigError, InputError, makeConfigIssue, type ConfigIssue } from './errors.js';
+import { ConfigError, makeConfigIssue, type ConfigIssue } from './errors.js';
 import { checkRunConfigRules } from './rules.js';
+import { checkEngineStartup, checkRunResources } from './run-checks.js';
 import { runConfigSchema } from './schema.js';
 import { applySet, parseSetAssignment, type SetAssignment } from './set-override.js';
 import type { RunConfig } from './types.js';
+import { deploymentOf } from './deployment.js';
+import { readYamlFile } from './yaml.js';
+
+export { parseYamlText, readYamlFile } from './yaml.js';
 
 export interface LoadedRunConfig {
   config: RunConfig;
@@ -32,12 +35,16 @@ export function parseRunConfig(raw: unknown, file: string): RunConfig {
   return validate(raw, file, []);
 }
 
-/** Applies `--set` assignments to an in-memory config (not modified), then validates it. */
+/**
+ * Applies `--set` assignments to an in-memory config (not modified), then validates it, including
+ * the checks a run for a user must pass (run-checks.ts: engine start-up checks, request and
+ * memory bounds).
+ */
 export function loadRunConfigFromObject(raw: unknown, label: string, sets: readonly string[] = []): RunConfig {
   const assignments = sets.map((set) => parseSetAssignment(set));
   let current: unknown = raw ?? {};
   for (const assignment of assignments) current = applySet(current as object, assignment);
-  return validate(current, label, assignments);
+  return validate(current, label, assignments, true);
 }
 
 /** Reads a YAML (or JSON) config file, applies `--set` assignments, and validates it. */
@@ -46,47 +53,22 @@ export function loadRunConfig(path: string, sets: readonly string[] = []): Loade
   return { config: loadRunConfigFromObject(raw, path, sets), file: path, baseDir: dirname(resolve(path)) };
 }
 
-/**
- * Reads one YAML document. An empty document is `{}`. Syntax errors (including duplicate
- * keys) are `InputError`s naming `label` and the line.
- */
-export function readYamlFile(path: string, label: string): unknown {
-  let text: string;
-  try {
-    text = readFileSync(path, 'utf8');
-  } catch (err) {
-    throw new InputError(label, 0, `cannot read the file (${err instanceof Error ? err.message : String(err)})`);
-  }
-  return parseYamlText(text, label);
-}
-
-/** Parses YAML text as one document; see `readYamlFile`. */
-export function parseYamlText(text: string, label: string): unknown {
-  const doc = parseDocument(text, { prettyErrors: true });
-  const first = doc.errors[0];
-  if (first !== undefined) {
-    const position = first.linePos?.[0];
-    const detail = first.message.split('\n')[0].replace(/ at line \d+, column \d+:?$/, '');
-    const column = position === undefined ? '' : ` (column ${position.col})`;
-    throw new InputError(label, position?.line ?? 0, `invalid YAML: ${detail}${column}`);
-  }
-  try {
-    return doc.toJS() ?? {};
-  } catch (err) {
-    throw new InputError(label, 0, `invalid YAML: ${err instanceof Error ? err.message : String(err)}`);
-  }
-}
-
 type PathKey = string | number;
 
-function validate(raw: unknown, file: string, sets: readonly SetAssignment[]): RunConfig {
+function validate(raw: unknown, file: string, sets: readonly SetAssignment[], runChecks = false): RunConfig {
   const parsed = runConfigSchema.safeParse(raw, { reportInput: true });
   const found: { path: PathKey[]; reason: string }[] = [];
   let config: RunConfig | undefined;
   if (parsed.success) {
-    config = parsed.data;
+    config = defaultCapacity(parsed.data, raw);
     for (const violation of checkRunConfigRules(config)) {
       found.push({ path: violation.path.split('.'), reason: violation.reason });
+    }
+    // Start-up and resource checks assume a config that follows the rules.
+    if (runChecks && found.length === 0) {
+      const more = checkEngineStartup(config);
+      if (more.length === 0) more.push(...checkRunResources(config));
+      for (const violation of more) found.push({ path: violation.path.split('.'), reason: violation.reason });
     }
   } else {
     found.push(...fromZodIssues(parsed.error.issues));
@@ -137,4 +119,31 @@ function findSetter(path: readonly PathKey[], sets: readonly SetAssignment[]): s
     if (related) return sets[i].text;
   }
   return undefined;
+}
+
+/**
+ * `kv_cache.capacity` left out means `auto`, which sizes the pool from the catalog; when the
+ * model or GPU is not in the catalog that default becomes `unlimited` (written in the effective
+ * config). An `auto` the config writes is kept, and the rules refuse it without catalog entries.
+ */
+function defaultCapacity(config: RunConfig, raw: unknown): RunConfig {
+  const role = config.engine.workers.aggregated;
+  if (role.kv_cache.capacity.type !== 'auto' || deploymentOf(config.engine, role).deployment !== null) return config;
+  if (writtenCapacityType(raw) === 'auto') return config;
+  return {
+    ...config,
+    engine: {
+      ...config.engine,
+      workers: { ...config.engine.workers, aggregated: { ...role, kv_cache: { ...role.kv_cache, capacity: { type: 'unlimited' } } } },
+    },
+  };
+}
+
+function writtenCapacityType(raw: unknown): unknown {
+  let node: unknown = raw;
+  for (const key of ['engine', 'workers', 'aggregated', 'kv_cache', 'capacity', 'type']) {
+    if (typeof node !== 'object' || node === null) return undefined;
+    node = (node as Record<string, unknown>)[key];
+  }
+  return node;
 }

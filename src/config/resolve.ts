@@ -1,14 +1,15 @@
 /**
  * Compiles a validated RunConfig into the run description the replay core runs on
- * (`ResolvedRun`, spec replay.md §2-§6): unit conversions done once, zero-cost client stages
- * switched off (spec §6: all-zero costs are exactly the same as leaving the block out), stop
+ * (`ResolvedRun`, docs/replay-model.md): unit conversions done once, zero-cost client stages
+ * switched off (docs/client-path.md: all-zero costs are exactly the same as leaving the block out), stop
  * limits made integers, the timing provider's coefficients in the loop's units. The core never
  * sees YAML or files: a trace arrives already read, as columns.
  */
 import type { FifoStage, PrefixKeySpec, ResolvedLoad, ResolvedRun, ResolvedSource, RouterSpec, TraceRows } from '../core/run.js';
 import type { TimingSpec } from '../core/timing.js';
+import { frontendOf, rooflineOf } from './deployment.js';
 import { kvBlocksPerRank } from './kv-capacity.js';
-import type { RouterConfig, RunConfig, TimingConfig } from './types.js';
+import type { EngineConfig, RouterConfig, RunConfig, TimingConfig, WorkerRoleConfig } from './types.js';
 
 /** A trace as read, with the hash ids the prefix cache keys come from (absent: nothing is shared). */
 export interface TraceInput extends TraceRows {
@@ -17,9 +18,15 @@ export interface TraceInput extends TraceRows {
   hashIds?: Int32Array;
 }
 
-/** The timing provider of a config in the core's units (ms per unit). */
-export function timingSpec(config: TimingConfig): TimingSpec {
+/**
+ * The timing provider of a config in the core's units (ms per unit). Roofline timing needs the
+ * engine and worker role it times (the catalog's model and GPU, the precision, the parallelism).
+ */
+export function timingSpec(config: TimingConfig, context?: { engine: EngineConfig; role: WorkerRoleConfig }): TimingSpec {
   switch (config.type) {
+    case 'roofline':
+      if (context === undefined) throw new Error('roofline timing needs the engine it times');
+      return { type: 'roofline', ...rooflineOf(context.engine, context.role) };
     case 'fixed':
       return { type: 'fixed', prefillMs: config.prefill_ms, decodeMs: config.decode_ms };
     case 'polynomial':
@@ -125,7 +132,7 @@ function prefixKeys(config: RunConfig, trace: TraceInput | null): PrefixKeySpec 
 export function resolveRun(config: RunConfig, trace: TraceInput | null, traceLabel = 'trace'): ResolvedRun {
   const role = config.engine.workers.aggregated;
   // The loader guarantees at least one block for a limited pool; 0 stands for unlimited here.
-  const blocks = kvBlocksPerRank(role) ?? 0;
+  const blocks = kvBlocksPerRank(config.engine, role) ?? 0;
   const contextLimit = config.engine.context_length === 'max' ? Infinity : config.engine.context_length;
   const kvLimit = blocks > 0 ? blocks * role.kv_cache.block_size + 1 : Infinity;
 
@@ -150,6 +157,7 @@ export function resolveRun(config: RunConfig, trace: TraceInput | null, traceLab
       ? { baseMs: overhead.base_ms, perOutputTokenMs: overhead.per_output_token_us / 1e3 }
       : null;
 
+  const frontend = frontendOf(config);
   const loadConfig = config.traffic.load;
   let load: ResolvedLoad;
   let loadUnit: number;
@@ -217,9 +225,11 @@ export function resolveRun(config: RunConfig, trace: TraceInput | null, traceLab
     blockSize: role.kv_cache.block_size,
     kvBlocksPerRank: blocks,
     lengthLimit: Math.min(contextLimit, kvLimit),
-    timing: timingSpec(role.timing),
+    timing: timingSpec(role.timing, { engine: config.engine, role }),
     router: routerSpec(config.engine.router),
     prefixCache: prefixKeys(config, trace),
+    frontendBaseMs: frontend.baseMs,
+    frontendPerTokenMs: frontend.perInputUs / 1e3,
     tokenization,
     detokenization,
     responseOverhead,

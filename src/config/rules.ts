@@ -1,9 +1,11 @@
 /**
- * Cross-field rules of a run config (spec replay.md §2) that a per-field schema cannot
+ * Cross-field rules of a run config (docs/config.md) that a per-field schema cannot
  * express. They run on a config that already passed `schema.ts`, and return every broken
  * rule as a (dotted path, reason) pair.
  */
+import { autoKvCapacity, deploymentOf } from './deployment.js';
 import { kvBlocksPerRank, largestSyntheticPromptTokens } from './kv-capacity.js';
+import { MAX_KV_BLOCKS, MAX_RANKS, MAX_REQUESTS, MAX_TOKENS_PER_REQUEST, formatCount } from './limits.js';
 import type { RunConfig } from './types.js';
 
 export interface RuleViolation {
@@ -34,9 +36,59 @@ export function checkRunConfigRules(config: RunConfig): RuleViolation[] {
     });
   }
 
+  const parallelism = role.parallelism;
+  const gpus = parallelism.tensor * parallelism.attention_data;
+  if (gpus % parallelism.expert !== 0) {
+    violations.push({
+      path: `${ROLE}.parallelism.expert`,
+      reason: `must divide the worker's GPUs (tensor ${parallelism.tensor} x attention_data ${parallelism.attention_data} = ${gpus}), got ${parallelism.expert}`,
+    });
+  }
+  const { replicas, attention_data } = parallelism;
+  if (replicas * attention_data > MAX_RANKS) {
+    violations.push({
+      path: `${ROLE}.parallelism.replicas`,
+      reason: `${replicas} replicas x ${attention_data} attention-DP ranks make ${formatCount(replicas * attention_data)} ranks, more than the limit of ${formatCount(MAX_RANKS)}`,
+    });
+  }
+
+  // Roofline timing and an auto KV pool (when written) need the catalog's model and GPU.
   const capacity = role.kv_cache.capacity;
+  const needs = timing.type === 'roofline' ? 'timing type roofline' : capacity.type === 'auto' ? 'kv_cache.capacity type auto' : null;
+  const found = deploymentOf(config.engine, role);
+  if (needs !== null && found.deployment === null) {
+    const name = found.missing === 'model' ? config.engine.model : config.engine.hardware;
+    const list = found.missing === 'model' ? 'models' : 'hardware';
+    violations.push({
+      path: `engine.${found.missing}`,
+      reason: `${JSON.stringify(name)} is not in the catalog, which ${needs} needs (servesim catalog ${list} lists it; docs/hardware-and-models.md says how to add one)`,
+    });
+  }
+  const tooManyBlocks = (blocks: number, hint: string) =>
+    violations.push({
+      path: `${ROLE}.kv_cache.capacity`,
+      reason: `gives ${formatCount(blocks)} KV blocks per rank, more than the limit of ${formatCount(MAX_KV_BLOCKS)}${hint}`,
+    });
+  if (capacity.type === 'auto' && found.deployment !== null) {
+    const auto = autoKvCapacity(config.engine, role);
+    const blocks = kvBlocksPerRank(config.engine, role) ?? 0;
+    if (blocks > MAX_KV_BLOCKS) tooManyBlocks(blocks, '; raise kv_cache.block_size');
+    if (auto !== null && blocks < 1) {
+      const gib = (bytes: number) => (bytes / 2 ** 30).toFixed(1);
+      violations.push({
+        path: `${ROLE}.kv_cache.capacity`,
+        reason:
+          `leaves no room for the KV cache: ${found.deployment.model.id} (${found.deployment.precision}) needs ${gib(auto.weightBytesPerGpu)} GiB of weights` +
+          ` and ${gib(auto.reserveBytesPerGpu + auto.sequenceStateBytesPerGpu)} GiB of activations per GPU of ${gib(auto.usableBytesPerGpu)} GiB usable` +
+          ` on ${found.deployment.hardware.id}; use more GPUs (parallelism.tensor) or a lower precision`,
+      });
+    }
+  }
   if (capacity.type === 'memory') {
-    const blocks = kvBlocksPerRank(role) ?? 0;
+    const blocks = kvBlocksPerRank(config.engine, role) ?? 0;
+    if (blocks > MAX_KV_BLOCKS) {
+      tooManyBlocks(blocks, ` (is kv_bytes_per_token ${capacity.kv_bytes_per_token} bytes for all layers and KV heads?)`);
+    }
     if (blocks < 1) {
       violations.push({
         path: `${ROLE}.kv_cache.capacity`,
@@ -49,6 +101,14 @@ export function checkRunConfigRules(config: RunConfig): RuleViolation[] {
   }
 
   const largestPrompt = largestSyntheticPromptTokens(source);
+  if (source.type === 'synthetic-session' && largestPrompt !== null && largestPrompt > MAX_TOKENS_PER_REQUEST) {
+    violations.push({
+      path: 'traffic.source.turns',
+      reason:
+        `turn ${source.turns} would resend ${formatCount(largestPrompt)} prompt tokens, more than the limit of` +
+        ` ${formatCount(MAX_TOKENS_PER_REQUEST)} tokens per request; use fewer turns or shorter turns`,
+    });
+  }
   const budget = role.scheduler.max_batched_tokens;
   if (!role.scheduler.chunked_prefill && largestPrompt !== null && largestPrompt > budget) {
     const what = source.type === 'synthetic-session' ? `the last session turn's prompt` : 'the prompt';
@@ -75,6 +135,16 @@ export function checkRunConfigRules(config: RunConfig): RuleViolation[] {
         'must set exactly one of requests, requests_per_load_unit, max_virtual_time_seconds, ' +
         (stopKeys.length === 0 ? 'got none' : `got ${stopKeys.join(', ')}`),
     });
+  }
+  if ('requests_per_load_unit' in stop && load.type !== 'trace_timestamps') {
+    const unit = load.type === 'concurrency' ? load.concurrency : load.requests_per_second;
+    const requests = Math.round(stop.requests_per_load_unit * unit);
+    if (requests > MAX_REQUESTS) {
+      violations.push({
+        path: 'traffic.stop.requests_per_load_unit',
+        reason: `${stop.requests_per_load_unit} x ${unit} makes ${formatCount(requests)} requests, more than the limit of ${formatCount(MAX_REQUESTS)}`,
+      });
+    }
   }
   if ('requests_per_load_unit' in stop && load.type === 'trace_timestamps') {
     violations.push({

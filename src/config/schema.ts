@@ -1,5 +1,5 @@
 /**
- * The zod schema of one run config (spec replay.md §2): every key, its default and its
+ * The zod schema of one run config (docs/config.md): every key, its default and its
  * per-field rule. Objects are strict (unknown keys are errors); blocks with a `type` are
  * discriminated unions whose `type` defaults to the first option. Every field carries its
  * own error text (`must be a positive integer, got 0`). Cross-field rules live in
@@ -7,7 +7,10 @@
  */
 import * as z from 'zod';
 import { formatValue } from './errors.js';
-import type { RunConfig, StopConfig } from './types.js';
+import { efficiencyShape } from '../catalog/efficiency.js';
+import { PRECISIONS } from '../catalog/schema.js';
+import * as L from './limits.js';
+import { BACKENDS, type RunConfig, type StopConfig } from './types.js';
 
 export { kvBlocksPerRank, largestSyntheticPromptTokens, sessionTurnPromptTokens } from './kv-capacity.js';
 
@@ -24,11 +27,41 @@ const COST = 'must be a finite non-negative number';
 const POSITIVE = 'must be a positive finite number';
 const FRACTION = 'must be a number in (0, 1]';
 
-const positiveInt = () => z.int({ error: says(POSITIVE_INT) }).min(1, { error: says(POSITIVE_INT) });
-const nonNegativeInt = () => z.int({ error: says(NON_NEGATIVE_INT) }).min(0, { error: says(NON_NEGATIVE_INT) });
-/** Finite and >= 0. zod numbers already reject NaN and +-Infinity (YAML `.nan`, `.inf`). */
-const cost = () => z.number({ error: says(COST) }).min(0, { error: says(COST) });
-const positive = (whenMissing?: string) => z.number({ error: says(POSITIVE, whenMissing) }).gt(0, { error: says(POSITIVE, whenMissing) });
+/** The error text past a limit (docs/config.md, "Limits"): `must be at most 100,000,000 (the limit on ...), got ...`. */
+function atMost(max: number, what: string) {
+  return (issue: RawIssue): string => `must be at most ${L.formatCount(max)} (the limit on ${what}), got ${formatValue(issue.input)}`;
+}
+function atLeast(min: number, what: string) {
+  return (issue: RawIssue): string => `must be at least ${min} (the limit on ${what}), got ${formatValue(issue.input)}`;
+}
+
+/** An integer in [1, max]; `what` names the limit in its error text. */
+const positiveInt = (max: number, what: string) =>
+  z
+    .int({ error: says(POSITIVE_INT) })
+    .min(1, { error: says(POSITIVE_INT) })
+    .max(max, { error: atMost(max, what) });
+const nonNegativeInt = (max: number, what: string) =>
+  z
+    .int({ error: says(NON_NEGATIVE_INT) })
+    .min(0, { error: says(NON_NEGATIVE_INT) })
+    .max(max, { error: atMost(max, what) });
+/** Finite, >= 0 and at most MAX_COST. zod numbers already reject NaN and +-Infinity (YAML `.nan`, `.inf`). */
+const cost = () =>
+  z
+    .number({ error: says(COST) })
+    .min(0, { error: says(COST) })
+    .max(L.MAX_COST, { error: atMost(L.MAX_COST, 'costs') });
+const positive = (max: number, what: string, whenMissing?: string) =>
+  z
+    .number({ error: says(POSITIVE, whenMissing) })
+    .gt(0, { error: says(POSITIVE, whenMissing) })
+    .max(max, { error: atMost(max, what) });
+/** A positive number in [min, max]. */
+const inRange = (min: number, max: number, what: string, whenMissing?: string) =>
+  positive(max, what, whenMissing).min(min, { error: atLeast(min, what) });
+const seed = () => nonNegativeInt(L.MAX_SEED, 'seeds (the generators take 32 bits)');
+const tokens = () => positiveInt(L.MAX_TOKENS_PER_REQUEST, 'tokens per request');
 const UNIT = 'must be a number in [0, 1]';
 const unitInterval = () =>
   z
@@ -80,43 +113,73 @@ function byType<const O extends readonly [z.core.$ZodTypeDiscriminable, ...z.cor
 // ---- engine.workers.aggregated --------------------------------------------------------
 
 const parallelismSchema = strict({
-  replicas: positiveInt().default(1).describe('Independent engine workers; requests are placed round-robin.'),
-  tensor: positiveInt().default(1).describe('Tensor-parallel GPUs per attention-DP rank.'),
-  attention_data: positiveInt()
+  replicas: positiveInt(L.MAX_REPLICAS, 'replicas')
+    .default(1)
+    .describe('Independent engine workers; requests are placed on them by engine.router (round-robin by default).'),
+  tensor: positiveInt(L.MAX_TENSOR, 'tensor-parallel GPUs per rank').default(1).describe('Tensor-parallel GPUs per attention-DP rank.'),
+  attention_data: positiveInt(L.MAX_ATTENTION_DATA, 'attention-DP ranks per worker')
     .default(1)
     .describe('Attention data-parallel ranks per worker, each with its own queues, budget and KV pool.'),
+  expert: positiveInt(L.MAX_EXPERT, 'expert-parallel groups per worker')
+    .default(1)
+    .describe(
+      'Expert-parallel groups the routed experts of a mixture-of-experts model are split over (roofline timing and memory); must divide tensor x attention_data.',
+    ),
 }).describe('GPUs per worker = tensor x attention_data.');
 
 const schedulerSchema = strict({
-  max_batched_tokens: positiveInt().default(8192).describe('Token budget of one pass (vLLM --max-num-batched-tokens).'),
-  max_sequences: positiveInt().default(256).describe('Most running requests per rank (vLLM --max-num-seqs).'),
+  max_batched_tokens: positiveInt(L.MAX_BATCHED_TOKENS, 'tokens per pass')
+    .default(8192)
+    .describe('Token budget of one pass (vLLM --max-num-batched-tokens).'),
+  max_sequences: positiveInt(L.MAX_SEQUENCES, 'running requests per rank')
+    .default(256)
+    .describe('Most running requests per rank (vLLM --max-num-seqs).'),
   chunked_prefill: flag()
     .default(true)
     .describe('Split long prompts over passes. When false, a prompt larger than max_batched_tokens is a config error.'),
 });
 
 const capacitySchema = byType(
-  ['unlimited', 'fixed', 'memory'],
+  ['auto', 'unlimited', 'fixed', 'memory'],
   [
-    strict({ type: exactly('unlimited').default('unlimited') }),
+    strict({
+      type: exactly('auto').default('auto'),
+      gpu_memory_utilization: fraction()
+        .optional()
+        .describe("Share of each GPU's memory the engine may use (vLLM --gpu-memory-utilization); default 0.9."),
+      reserve_gib: cost()
+        .optional()
+        .describe(
+          'Memory per GPU kept for activations, CUDA graphs and buffers, GiB; default: an estimate from the model and the token budget.',
+        ),
+    }),
+    strict({ type: exactly('unlimited') }),
     strict({
       type: exactly('fixed'),
-      blocks: positiveInt().describe('KV blocks per attention-DP rank.'),
+      blocks: positiveInt(L.MAX_KV_BLOCKS, 'KV blocks per rank').describe('KV blocks per attention-DP rank.'),
     }),
     strict({
       type: exactly('memory'),
-      gpu_memory_gib: positive().describe('Memory of one GPU, GiB.'),
+      gpu_memory_gib: positive(L.MAX_GPU_MEMORY_GIB, 'GiB per GPU').describe('Memory of one GPU, GiB.'),
       memory_fraction: fraction().default(0.9).describe('Share of GPU memory the engine may use (vLLM --gpu-memory-utilization).'),
       weights_gib: cost().describe('Model weights held by one attention-DP rank (all its tensor-parallel GPUs together), GiB.'),
-      kv_bytes_per_token: positive().describe('KV cache bytes per token for the whole model (all layers, all KV heads).'),
+      kv_bytes_per_token: positive(L.MAX_KV_BYTES_PER_TOKEN, 'KV bytes per token').describe(
+        'KV cache bytes per token for the whole model (all layers, all KV heads).',
+      ),
     }),
   ],
 ).describe(
-  'KV pool per attention-DP rank. memory: floor((tensor x gpu_memory_gib x memory_fraction - weights_gib) x 2^30 / (kv_bytes_per_token x block_size)) blocks.',
+  'KV pool per attention-DP rank. auto: from engine.model and engine.hardware in the catalog (unlimited when either is not in it and auto was not written); memory: floor((tensor x gpu_memory_gib x memory_fraction - weights_gib) x 2^30 / (kv_bytes_per_token x block_size)) blocks.',
 );
 
 const kvCacheSchema = strict({
-  block_size: positiveInt().default(16).describe('Tokens per KV block.'),
+  block_size: positiveInt(L.MAX_BLOCK_SIZE, 'tokens per block').default(16).describe('Tokens per KV block.'),
+  dtype: z
+    .enum(['auto', ...PRECISIONS], { error: says(`must be one of auto, ${PRECISIONS.join(', ')}`) })
+    .default('auto')
+    .describe(
+      'KV cache element type (auto: BF16, FP8 under trtllm with FP8 or FP4 weights); sizes the cache of capacity auto and the KV reads of roofline timing.',
+    ),
   capacity: capacitySchema.prefault({}),
   prefix_caching: flag()
     .optional()
@@ -125,8 +188,14 @@ const kvCacheSchema = strict({
     ),
 });
 
+const efficiencySchema = strict(
+  Object.fromEntries(Object.entries(efficiencyShape).map(([name, schema]) => [name, schema.optional()])) as {
+    [K in keyof typeof efficiencyShape]: z.ZodOptional<(typeof efficiencyShape)[K]>;
+  },
+).describe('Overrides of the fitted efficiency factors of the catalog (data/efficiency.yaml).');
+
 const timingSchema = byType(
-  ['fixed', 'polynomial', 'linear'],
+  ['fixed', 'polynomial', 'linear', 'roofline'],
   [
     strict({
       type: exactly('fixed').default('fixed'),
@@ -152,8 +221,12 @@ const timingSchema = byType(
           'Roofline overlap h in [0, 1] of the prefill terms F = prefill_token_us P + prefill_pair_ns Q and the rest of the pass R (base and decode terms): pass time R + F - h min(R, F). 0 (the default) is the plain sum; 1 is max(R, F): prefill tokens that ride along with a memory-bound decode step cost nothing until their compute outgrows it.',
         ),
     }),
+    strict({
+      type: exactly('roofline'),
+      efficiency: efficiencySchema.optional(),
+    }).describe('Pass time from engine.model and engine.hardware in the catalog: compute, memory and link time of each pass.'),
   ],
-).describe('Pass time provider (spec replay.md section 4).');
+).describe('Pass time provider (docs/replay-model.md, "Timing providers").');
 
 const workerRoleSchema = strict({
   parallelism: parallelismSchema.prefault({}),
@@ -166,24 +239,52 @@ const workerRoleSchema = strict({
 
 const CONTEXT_LENGTH = 'must be a positive integer or max';
 const contextLengthSchema = z
-  .union([z.int({ error: says(CONTEXT_LENGTH) }).min(1, { error: says(CONTEXT_LENGTH) }), z.literal('max')], {
-    error: says(CONTEXT_LENGTH),
-  })
+  .union(
+    [
+      z
+        .int({ error: says(CONTEXT_LENGTH) })
+        .min(1, { error: says(CONTEXT_LENGTH) })
+        .max(L.MAX_TOKENS_PER_REQUEST, { error: atMost(L.MAX_TOKENS_PER_REQUEST, 'tokens per request') }),
+      z.literal('max'),
+    ],
+    {
+      error: says(CONTEXT_LENGTH),
+    },
+  )
   .default('max')
   .describe('Most tokens (prompt + output) of one request, or max for no limit; a prompt of this many tokens or more is rejected.');
 
+const autoCost = (what: string) =>
+  z
+    .union([cost(), z.literal('auto')], { error: says('must be a finite non-negative number or auto') })
+    .default('auto')
+    .describe(`${what} auto: the catalog's fitted value under roofline timing, else 0.`);
+
+const frontendSchema = strict({
+  base_ms: autoCost('Per request, ms.'),
+  per_input_us: autoCost('Per prompt token, us.'),
+}).describe(
+  "Time from the client's send to the request reaching the server's tokenizer or queue (client, HTTP, API server): base_ms + per_input_us x prompt tokens; a TTFT stage of its own, holding no engine resource.",
+);
+
 const tokenizationSchema = strict({
-  workers: positiveInt().default(1).describe('FIFO tokenizer servers per engine worker.'),
+  workers: positiveInt(L.MAX_TOKENIZATION_WORKERS, 'tokenizer servers per worker')
+    .default(1)
+    .describe('FIFO tokenizer servers per engine worker.'),
   base_ms: cost().default(0).describe('Cost of one request, ms.'),
   per_input_us: cost().default(0).describe('Cost per prompt token, us.'),
-}).describe('Optional: tokenization before the scheduler queue (spec replay.md section 6).');
+}).describe('Optional: tokenization before the scheduler queue (docs/client-path.md).');
 
 const detokenizationSchema = strict({
-  workers: positiveInt().default(1).describe('FIFO detokenizer servers per engine worker.'),
+  workers: positiveInt(L.MAX_DETOKENIZATION_WORKERS, 'detokenizer servers per worker')
+    .default(1)
+    .describe('FIFO detokenizer servers per engine worker.'),
   base_ms: cost().default(0).describe('Cost of one job (one server share of one pass), ms.'),
   per_output_us: cost().default(0).describe('Cost per output token in the job, us.'),
-  chunk_outputs: positiveInt().optional().describe('Split a job into jobs of at most this many outputs, each paying base_ms.'),
-}).describe('Optional: detokenization between a pass end and the client (spec replay.md section 6).');
+  chunk_outputs: positiveInt(L.MAX_REQUESTS, 'outputs per job')
+    .optional()
+    .describe('Split a job into jobs of at most this many outputs, each paying base_ms.'),
+}).describe('Optional: detokenization between a pass end and the client (docs/client-path.md).');
 
 const routerSchema = byType(
   ['round_robin', 'least_loaded', 'kv_aware'],
@@ -202,10 +303,20 @@ const routerSchema = byType(
 );
 
 const engineSchema = strict({
-  model: label().default('unknown').describe('Label carried into reports.'),
-  hardware: label().default('unknown').describe('Label carried into reports.'),
-  backend: exactly('vllm').default('vllm').describe('Scheduling semantics; only vllm for now.'),
+  model: label()
+    .default('unknown')
+    .describe('Model: a catalog name (servesim catalog models) for roofline timing and KV capacity auto, else a label.'),
+  hardware: label().default('unknown').describe('GPU: a catalog name (servesim catalog hardware), else a label.'),
+  backend: z
+    .enum(BACKENDS, { error: says(`must be one of ${BACKENDS.join(', ')}`) })
+    .default('vllm')
+    .describe('Serving engine: picks the efficiency factors of roofline timing.'),
+  precision: z
+    .enum(PRECISIONS, { error: says(`must be one of ${PRECISIONS.join(', ')}`) })
+    .optional()
+    .describe("Weight precision of the matmuls (default: the catalog model's own)."),
   context_length: contextLengthSchema,
+  frontend: frontendSchema.prefault({}),
   workers: strict({ aggregated: workerRoleSchema.prefault({}) }).prefault({}),
   router: routerSchema.optional(),
   tokenization: tokenizationSchema.optional(),
@@ -219,16 +330,18 @@ const sourceSchema = byType(
   [
     strict({
       type: exactly('synthetic').default('synthetic'),
-      input_tokens: positiveInt().default(1024).describe('Prompt tokens (the upper end when random_range_ratio < 1).'),
-      output_tokens: nonNegativeInt().default(128).describe('Output tokens (the upper end when random_range_ratio < 1).'),
+      input_tokens: tokens().default(1024).describe('Prompt tokens (the upper end when random_range_ratio < 1).'),
+      output_tokens: nonNegativeInt(L.MAX_TOKENS_PER_REQUEST, 'tokens per request')
+        .default(128)
+        .describe('Output tokens (the upper end when random_range_ratio < 1).'),
       random_range_ratio: fraction().default(1).describe('Lengths are drawn between ratio x value and value; 1 = fixed.'),
-      seed: nonNegativeInt().default(0).describe('Seed of the length draws.'),
+      seed: seed().default(0).describe('Seed of the length draws.'),
     }),
     strict({
       type: exactly('synthetic-session'),
-      turns: positiveInt().describe('Turns per session.'),
-      new_input_tokens_per_turn: positiveInt().describe('New prompt tokens per turn; each turn resends the conversation so far.'),
-      output_tokens_per_turn: nonNegativeInt().describe('Output tokens per turn.'),
+      turns: positiveInt(L.MAX_REQUESTS, 'requests').describe('Turns per session.'),
+      new_input_tokens_per_turn: tokens().describe('New prompt tokens per turn; each turn resends the conversation so far.'),
+      output_tokens_per_turn: nonNegativeInt(L.MAX_TOKENS_PER_REQUEST, 'tokens per request').describe('Output tokens per turn.'),
       inter_turn_delay_ms: cost().default(0).describe('Wait after the client acted on a turn before sending the next, ms.'),
     }),
     strict({
@@ -238,7 +351,7 @@ const sourceSchema = byType(
         .min(1, { error: says('must be a non-empty path') })
         .describe('Trace file; a relative path is relative to the config file.'),
       format: exactly('mooncake').default('mooncake').describe('Trace format; only mooncake (JSONL) for now.'),
-      block_size: positiveInt().default(512).describe('Tokens per hash_ids entry of the trace.'),
+      block_size: positiveInt(L.MAX_BLOCK_SIZE, 'tokens per block').default(512).describe('Tokens per hash_ids entry of the trace.'),
     }),
   ],
 ).describe('Where requests come from.');
@@ -248,14 +361,14 @@ const responseOverheadSchema = strict({
   per_output_token_us: cost().default(0).describe('Per output token of the response, us.'),
 })
   .optional()
-  .describe('Optional: client-side cost before acting on a finished response (spec replay.md section 6).');
+  .describe('Optional: client-side cost before acting on a finished response (docs/client-path.md).');
 
 const loadSchema = byType(
   ['concurrency', 'poisson', 'constant_rate', 'trace_timestamps'],
   [
     strict({
       type: exactly('concurrency').default('concurrency'),
-      concurrency: positiveInt().default(10).describe('Closed-loop slots.'),
+      concurrency: positiveInt(L.MAX_CONCURRENCY, 'closed-loop slots').default(10).describe('Closed-loop slots.'),
       ramp_up_ms: cost()
         .default(0)
         .describe('Slot k (0-based) sends its first request at k x ramp_up_ms / concurrency; 0 = every slot at t = 0.'),
@@ -263,27 +376,38 @@ const loadSchema = byType(
     }),
     strict({
       type: exactly('poisson'),
-      requests_per_second: positive('is required with type poisson').describe('Mean arrival rate.'),
-      seed: nonNegativeInt().default(42).describe('Seed of the arrival gaps.'),
+      requests_per_second: inRange(L.MIN_REQUEST_RATE, L.MAX_REQUEST_RATE, 'requests per second', 'is required with type poisson').describe(
+        'Mean arrival rate.',
+      ),
+      seed: seed().default(42).describe('Seed of the arrival gaps.'),
       response_overhead: responseOverheadSchema,
     }),
     strict({
       type: exactly('constant_rate'),
-      requests_per_second: positive('is required with type constant_rate').describe('Arrival rate; gaps are exactly 1000 / rate ms.'),
+      requests_per_second: inRange(
+        L.MIN_REQUEST_RATE,
+        L.MAX_REQUEST_RATE,
+        'requests per second',
+        'is required with type constant_rate',
+      ).describe('Arrival rate; gaps are exactly 1000 / rate ms.'),
       response_overhead: responseOverheadSchema,
     }),
     strict({
       type: exactly('trace_timestamps'),
-      speedup: positive().default(1).describe('Divides the trace timestamps.'),
+      speedup: inRange(L.MIN_SPEEDUP, L.MAX_SPEEDUP, 'speedup').default(1).describe('Divides the trace timestamps.'),
       response_overhead: responseOverheadSchema,
     }),
   ],
 ).describe('How requests are sent.');
 
 const stopSchema = strict({
-  requests: positiveInt().optional().describe('Total requests sent (for a trace, its first N rows).'),
-  requests_per_load_unit: positive().optional().describe('Requests = round(this x concurrency, or x requests_per_second), at least 1.'),
-  max_virtual_time_seconds: positive().optional().describe('Nothing after this virtual time is recorded.'),
+  requests: positiveInt(L.MAX_REQUESTS, 'requests').optional().describe('Total requests sent (for a trace, its first N rows).'),
+  requests_per_load_unit: positive(L.MAX_REQUESTS, 'requests')
+    .optional()
+    .describe('Requests = round(this x concurrency, or x requests_per_second), at least 1.'),
+  max_virtual_time_seconds: positive(L.MAX_VIRTUAL_TIME_SECONDS, 'virtual time')
+    .optional()
+    .describe('Nothing after this virtual time is recorded.'),
 })
   .meta({ minProperties: 1, maxProperties: 1 })
   .describe('Exactly one stop condition.')
@@ -298,7 +422,9 @@ const trafficSchema = strict({
 });
 
 const reportSchema = strict({
-  warmup_requests: nonNegativeInt().default(0).describe('The first N requests sent are left out of every metric.'),
+  warmup_requests: nonNegativeInt(L.MAX_REQUESTS, 'requests')
+    .default(0)
+    .describe('The first N requests sent are left out of every metric.'),
 });
 
 /** The whole run config. Parse with `parseRunConfig` (load.ts), which adds the cross-field rules. */

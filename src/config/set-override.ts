@@ -57,7 +57,17 @@ export function applySet(raw: object, assignment: string | SetAssignment): Recor
   if (!isMapping(raw)) {
     throw new ConfigError(SET_LABEL, '', `cannot apply ${parsed.text}: the config is ${formatValue(raw)}, not a mapping`);
   }
-  const root = structuredClone(raw);
+  const root = structuredClone<Record<string, unknown>>(raw);
+  assignInPlace(root, parsed);
+  return root;
+}
+
+/**
+ * Applies one assignment to `root` itself (see `applySet`). For many assignments in a row (a
+ * sweep file's `set` of thousands of keys): cloning the whole config for each made planning
+ * quadratic in the number of keys.
+ */
+export function assignInPlace(root: Record<string, unknown>, parsed: SetAssignment): void {
   let node: Record<string, unknown> = root;
   for (let i = 0; i < parsed.segments.length - 1; i++) {
     const key = parsed.segments[i];
@@ -74,5 +84,4 @@ export function applySet(raw: object, assignment: string | SetAssignment): Recor
     }
   }
   node[parsed.segments[parsed.segments.length - 1]] = parsed.value;
-  return root;
 }

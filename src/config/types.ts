@@ -1,7 +1,7 @@
 /**
- * The run config after validation and defaults (spec replay.md §2), spelled exactly as the
+ * The run config after validation and defaults (docs/config.md), spelled exactly as the
  * YAML spells it. `config/schema.ts` produces it; `config/resolve.ts` compiles it into plain
- * numbers for the replay loop. Nothing here is optional except the blocks the spec marks
+ * numbers for the replay loop. Nothing here is optional except the blocks the docs mark
  * optional (tokenization, detokenization, response_overhead), which are absent when off.
  */
 
@@ -9,7 +9,15 @@ export interface ParallelismConfig {
   replicas: number;
   tensor: number;
   attention_data: number;
+  /** Expert-parallel groups of a mixture-of-experts model (divides tensor x attention_data). */
+  expert: number;
 }
+
+/** Serving engines whose efficiency factors the catalog keeps. */
+export const BACKENDS = ['vllm', 'sglang', 'trtllm'] as const;
+export type Backend = (typeof BACKENDS)[number];
+
+export type Precision = 'bf16' | 'fp8' | 'fp4' | 'int4';
 
 export interface SchedulerConfig {
   max_batched_tokens: number;
@@ -18,6 +26,7 @@ export interface SchedulerConfig {
 }
 
 export type KvCapacityConfig =
+  | { type: 'auto'; gpu_memory_utilization?: number; reserve_gib?: number }
   | { type: 'unlimited' }
   | { type: 'fixed'; blocks: number }
   | {
@@ -30,6 +39,7 @@ export type KvCapacityConfig =
 
 export interface KvCacheConfig {
   block_size: number;
+  dtype: 'auto' | Precision;
   capacity: KvCapacityConfig;
   /** Optional: reuse the KV blocks of shared prompt prefixes; on when absent (as vLLM v1). */
   prefix_caching?: boolean;
@@ -41,7 +51,7 @@ export interface FixedTimingConfig {
   decode_ms: number;
 }
 
-/** The polynomial provider has no knobs: its coefficients are the spec's (replay.md §4). */
+/** The polynomial provider has no knobs: its coefficients are fixed (docs/replay-model.md, "Timing providers"). */
 export interface PolynomialTimingConfig {
   type: 'polynomial';
 }
@@ -57,12 +67,29 @@ export interface LinearTimingConfig {
   decode_request_exponent: number;
   /**
    * Share in [0, 1] of the smaller of the prefill work and the rest of the pass that the two
-   * overlap by (roofline): 0 = the spec's sum, 1 = the larger of the two.
+   * overlap by (roofline): 0 = the plain sum, 1 = the larger of the two.
    */
   prefill_overlap: number;
 }
 
-export type TimingConfig = FixedTimingConfig | PolynomialTimingConfig | LinearTimingConfig;
+/** Pass time from the catalog's model and GPU; `efficiency` overrides the fitted factors. */
+export interface RooflineTimingConfig {
+  type: 'roofline';
+  efficiency?: {
+    compute?: number;
+    memory?: number;
+    link?: number;
+    collective_us?: number;
+    pass_overhead_ms?: number;
+    per_request_us?: number;
+    per_layer_us?: number;
+    moe?: number;
+    frontend_ms?: number;
+    frontend_us_per_token?: number;
+  };
+}
+
+export type TimingConfig = FixedTimingConfig | PolynomialTimingConfig | LinearTimingConfig | RooflineTimingConfig;
 
 export interface WorkerRoleConfig {
   parallelism: ParallelismConfig;
@@ -91,9 +118,13 @@ export type RouterConfig = { type: 'round_robin' } | { type: 'least_loaded' } | 
 export interface EngineConfig {
   model: string;
   hardware: string;
-  backend: 'vllm';
+  backend: Backend;
+  /** Absent: the catalog model's own precision. */
+  precision?: Precision;
   /** Positive integer, or 'max' for no limit. */
   context_length: number | 'max';
+  /** Client to server time before tokenization: base_ms + per_input_us x prompt; auto = the catalog's with roofline timing, else 0. */
+  frontend: { base_ms: number | 'auto'; per_input_us: number | 'auto' };
   workers: { aggregated: WorkerRoleConfig };
   router?: RouterConfig;
   tokenization?: TokenizationConfig;

@@ -1,6 +1,6 @@
 /**
- * Batch policies: how a rank composes a pass from its queues and its KV store (spec replay.md
- * §3.1-§3.4). A policy decides; the rank applies the effects (`admitHead`, `preemptNewest`,
+ * Batch policies: how a rank composes a pass from its queues and its KV store (docs/replay-model.md,
+ * "Engine"). A policy decides; the rank applies the effects (`admitHead`, `preemptNewest`,
  * `rejectHead`) and the store keeps the block books. The plan a policy leaves behind is
  * `rank.running[0 .. rank.scheduledCount)`, each with its tokens in `table.scheduled`, the
  * rank's rejections, and `rank.view` for the timing provider.

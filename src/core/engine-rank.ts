@@ -1,5 +1,5 @@
 /**
- * One attention-DP rank of an engine worker (spec replay.md §3): its `waiting` and `running`
+ * One attention-DP rank of an engine worker (docs/replay-model.md, "Engine"): its `waiting` and `running`
  * queues, its KV store, and the effects a batch policy applies to them (admit, preempt,
  * reject). The policy (batch-policy.ts) decides what runs in a pass; the rank applies the pass
  * at its end (`finishPass`): computed tokens advance, tokens are emitted, finished requests
@@ -167,7 +167,7 @@ export class EngineRank {
   // ---- The pass end ----------------------------------------------------------------------
 
   /**
-   * Applies the pass at its end (spec §3.6): computed tokens advance; every request whose
+   * Applies the pass at its end (docs/replay-model.md, "Engine", step 6): computed tokens advance; every request whose
    * known sequence is now computed emits one token; finished requests free their blocks and
    * their running slot. Emissions and ends go to `out`; `recordEmit` stamps emit times.
    */

@@ -2,7 +2,7 @@
  * The event queue: events over parallel typed arrays (no event objects), in a binary min-heap
  * plus a FIFO lane for events pushed in key order (see EventQueue).
  * Order key: (timeMs, phase, seq). `seq` is the insertion count, so events at one instant and
- * phase pop in the order they were pushed. Phases encode the tie order of spec replay.md §3:
+ * phase pop in the order they were pushed. Phases encode the tie order of docs/replay-model.md, "Engine":
  * pass ends before arrivals. Deliveries to the client are not events: they are applied inside the
  * pass end (no detokenization) or stamped when a detokenization job is queued, its end being known
  * then (see Simulation.queueDetokJobs). Pass starts are not events either: the loop starts passes
@@ -29,9 +29,11 @@ export const EventKind = {
   Send: 3,
   /** target = closed-loop slot: its first request, under a ramp-up */
   SlotStart: 4,
+  /** target = request id: the request has crossed the frontend (HTTP, API server) and reaches the server */
+  FrontendDone: 5,
 } as const;
 
-const KIND_PHASE = [Phase.PassEnd, Phase.Arrival, Phase.Arrival, Phase.Arrival, Phase.Arrival];
+const KIND_PHASE = [Phase.PassEnd, Phase.Arrival, Phase.Arrival, Phase.Arrival, Phase.Arrival, Phase.Arrival];
 
 /** 2^40 sequence numbers per phase: far more events than any run makes. */
 const PHASE_STRIDE = 2 ** 40;

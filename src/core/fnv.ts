@@ -1,5 +1,5 @@
 /**
- * FNV-1a 32-bit over the UTF-8 bytes of a string (spec replay.md §6: server assignment is
+ * FNV-1a 32-bit over the UTF-8 bytes of a string (docs/client-path.md: server assignment is
  * `fnv1a32(String(request_id)) % workers`, stable across runs and machines).
  */
 const UTF8 = new TextEncoder();

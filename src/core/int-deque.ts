@@ -1,6 +1,6 @@
 /**
  * Growable ring deque of int32 (request ids). `waiting` needs push-back for arrivals and
- * push-front for preempted requests (spec replay.md §3), with no Array.shift in the loop.
+ * push-front for preempted requests (docs/replay-model.md, "Engine"), with no Array.shift in the loop.
  */
 export class IntDeque {
   private buf: Int32Array;

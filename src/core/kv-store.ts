@@ -1,5 +1,5 @@
 /**
- * KV stores: the blocks of one attention-DP rank (spec replay.md §3.3). A store is chosen once
+ * KV stores: the blocks of one attention-DP rank (docs/replay-model.md, "Engine"). A store is chosen once
  * per run (`createKvStore`) so every call site in the loop sees one class. The batch policy
  * decides what to allocate and whom to preempt; the store only answers whether blocks can be
  * had, and keeps the books. Request ids index the request table's columns (`blocksHeld`).

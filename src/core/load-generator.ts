@@ -1,5 +1,5 @@
 /**
- * The load generator (spec replay.md §5): when requests are sent (arrivals: a closed loop, an
+ * The load generator (docs/replay-model.md, "Traffic"): when requests are sent (arrivals: a closed loop, an
  * open loop at Poisson or constant gaps, a trace's timestamps) and what is sent (the source:
  * synthetic lengths, synthetic sessions, trace rows). One arrival process and one source per
  * run (`createLoadGenerator`), so the simulation never switches on load or source kinds.

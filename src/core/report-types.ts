@@ -1,5 +1,5 @@
 /**
- * Shapes of what a replay reports (spec replay.md §7): the summary written as `summary.json`
+ * Shapes of what a replay reports (docs/replay-model.md, "Report"): the summary written as `summary.json`
  * and one record per request written as `requests.jsonl`. Names are AIPerf's tags.
  */
 import type { Stats } from './stats.js';
@@ -55,6 +55,8 @@ export interface RunStats {
 }
 
 export interface TtftStages {
+  /** Client to server (engine.frontend). */
+  mean_frontend_ms: number;
   mean_tokenization_ms: number;
   mean_queue_ms: number;
   mean_prefill_ms: number;
@@ -93,6 +95,8 @@ export interface ReplaySummary {
   /** Present when the run has a prefix cache (prefix caching on, and prompts that can share blocks). */
   prefix_cache?: PrefixCacheStats;
   simulator: SimulatorStats;
+  /** GPUs, weights and KV cache of the deployment (from the catalog where the model and GPU are in it). */
+  deployment: { gpus: number; weights_gib_per_gpu: number | null; kv_cache_tokens_per_rank: number | null };
   /** The effective config (defaults filled, overrides applied). */
   config: unknown;
   /** With a trace source: the trace, its usable rows and the rows skipped (`--skip-invalid-rows`). */

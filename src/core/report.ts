@@ -1,5 +1,5 @@
 /**
- * Turns a finished simulation into the report of spec replay.md §7, with AIPerf's metric
+ * Turns a finished simulation into the report of docs/replay-model.md, "Report", with AIPerf's metric
  * definitions: per valid request (completed, at least one output token, not warmup) from the
  * client receive times; statistics after the run, in a fixed order.
  */
@@ -16,7 +16,7 @@ import type { ResolvedRun } from './run.js';
 import type { SimulationResult } from './simulation.js';
 import { summarizeValues, type Stats } from './stats.js';
 
-export type CoreSummary = Omit<ReplaySummary, 'simulator' | 'config'> & {
+export type CoreSummary = Omit<ReplaySummary, 'simulator' | 'config' | 'deployment'> & {
   engine: { passes: number; preemptions: number; virtual_end_ms: number };
 };
 
@@ -147,6 +147,8 @@ export function buildSummary(run: ResolvedRun, result: SimulationResult): CoreSu
     detokSum,
   } = m;
   const valid = ttft.length;
+  // Every request crosses the frontend in base + per token x its prompt.
+  const frontendMs = valid > 0 ? run.frontendBaseMs + (run.frontendPerTokenMs * inputTokens) / valid : 0;
   const metrics: CoreSummary['metrics'] = {};
   const add = (tag: MetricTag, values: Values) => {
     if (values.length > 0) metrics[tag] = withUnit(tag, summarizeValues(values.data.subarray(0, values.length)));
@@ -180,7 +182,8 @@ export function buildSummary(run: ResolvedRun, result: SimulationResult): CoreSu
       gpu_hours: (workerSeconds * run.gpusPerWorker) / 3600,
     },
     ttft_stages: {
-      mean_tokenization_ms: valid > 0 ? tokenizationSum / valid : 0,
+      mean_frontend_ms: frontendMs,
+      mean_tokenization_ms: valid > 0 ? tokenizationSum / valid - frontendMs : 0,
       mean_queue_ms: valid > 0 ? queueSum / valid : 0,
       mean_prefill_ms: valid > 0 ? prefillSum / valid : 0,
       mean_detokenization_ms: valid > 0 ? detokSum / valid : 0,

@@ -78,13 +78,16 @@ export interface ResolvedRun {
   kvBlocksPerRank: number;
   /**
    * L = min(context_length, KV tokens per rank + 1). A prompt >= L is rejected; a request
-   * finishes once prompt + generated reaches L (spec §3.4, §3.6). Infinity when unlimited.
+   * finishes once prompt + generated reaches L (docs/replay-model.md, "Engine"). Infinity when unlimited.
    */
   lengthLimit: number;
   timing: TimingSpec;
   router: RouterSpec;
   /** Block keys of the prefix cache; null = no prefix cache (the summary then has no `prefix_cache`). */
   prefixCache: PrefixKeySpec | null;
+  /** Time from a send to the request reaching the server (client, HTTP, API server): ms, and ms per prompt token; 0 = none. */
+  frontendBaseMs: number;
+  frontendPerTokenMs: number;
   tokenization: FifoStage | null;
   detokenization: FifoStage | null;
   /** Response overhead in ms: base and per output token; null = none. */

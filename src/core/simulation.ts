@@ -1,9 +1,9 @@
 /**
- * The replay loop (spec replay.md §1-§6): one discrete-event simulation of the load
+ * The replay loop (docs/replay-model.md and docs/client-path.md): one discrete-event simulation of the load
  * generator, the server's tokenization and detokenization processes, and the engine workers.
  *
  * Reading guide: `run` drains the event queue instant by instant; at each instant events pop
- * in the spec's tie order (pass ends, deliveries, arrivals) and passes start last, on every
+ * in the documented tie order (pass ends, deliveries, arrivals) and passes start last, on every
  * engine worker that became idle or got work. Request state lives in a RequestTable; the only
  * per-token work is in EngineRank.finishPass and `deliverOutputs`.
  *
@@ -23,7 +23,7 @@ import { createLoadGenerator, type LoadGenerator, type TrafficEventKind, type Tr
 import { RequestTable, Status } from './request-table.js';
 import { createRouter, type Router } from './router.js';
 import type { ResolvedRun } from './run.js';
-import { TimingError, createPassTime, type PassTimeFn } from './timing.js';
+import { TimingError, createPassTime, type PassTimeFn, type PassView } from './timing.js';
 import { TokenGapPool } from './token-gaps.js';
 import { expectedGaps } from './traffic.js';
 
@@ -54,6 +54,12 @@ export interface SimulationOptions {
    * (event time never decreases). For tests: it costs a scan of every rank per pass.
    */
   checkInvariants?: boolean;
+  /**
+   * Called at the start of every pass with the worker, the pass's start and end, and the view of
+   * its slowest rank (read it during the call: the object is reused). For the catalog fit, which
+   * reads the passes each request waited through; costs nothing when absent.
+   */
+  onPass?: (worker: number, startMs: number, endMs: number, view: PassView) => void;
 }
 
 export class Simulation implements TrafficSink {
@@ -93,6 +99,7 @@ export class Simulation implements TrafficSink {
   private readonly tokenEmittedMs: number[][] | null;
   private readonly recordEmit: ((id: number, nowMs: number) => void) | null;
   private readonly checkInvariants: boolean;
+  private readonly onPass: ((worker: number, startMs: number, endMs: number, view: PassView) => void) | null;
 
   constructor(run: ResolvedRun, options: SimulationOptions = {}) {
     this.cfg = run;
@@ -141,6 +148,7 @@ export class Simulation implements TrafficSink {
     const emitted = this.tokenEmittedMs;
     this.recordEmit = emitted === null ? null : (id, nowMs) => emitted[id].push(nowMs);
     this.checkInvariants = options.checkInvariants === true;
+    this.onPass = options.onPass ?? null;
   }
 
   /** One rank's KV store: the same class for every rank of the run. */
@@ -197,6 +205,9 @@ export class Simulation implements TrafficSink {
         case EventKind.SlotStart:
           this.traffic.onSlotStart(target);
           break;
+        case EventKind.FrontendDone:
+          this.reachServer(target);
+          break;
       }
     }
     let preemptions = 0;
@@ -231,7 +242,7 @@ export class Simulation implements TrafficSink {
     );
   }
 
-  // ---- Traffic (spec §5): the load generator's side of the kernel -------------------------
+  // ---- Traffic (docs/replay-model.md, "Traffic"): the load generator's side of the kernel ------
 
   schedule(atMs: number, kind: TrafficEventKind, target: number): void {
     this.events.push(atMs, kind, target);
@@ -255,6 +266,15 @@ export class Simulation implements TrafficSink {
       this.tokenReceivedMs[id] = [];
       (this.tokenEmittedMs as number[][])[id] = [];
     }
+    const frontendMs = this.cfg.frontendBaseMs + this.cfg.frontendPerTokenMs * t.prompt[id];
+    if (frontendMs > 0) this.events.push(now + frontendMs, EventKind.FrontendDone, id);
+    else this.reachServer(id);
+  }
+
+  /** The request reaches the server: tokenization, or straight to the scheduler. */
+  private reachServer(id: number): void {
+    const t = this.table;
+    const now = this.nowMs;
     const tok = this.cfg.tokenization;
     if (tok === null) {
       this.enterScheduler(id);
@@ -281,13 +301,13 @@ export class Simulation implements TrafficSink {
     this.flagWorker((rank / this.cfg.ranksPerWorker) | 0);
   }
 
-  /** The client acts on a finished response (spec §6): the load generator sends what follows. */
+  /** The client acts on a finished response (docs/client-path.md): the load generator sends what follows. */
   private act(id: number): void {
     this.table.actedMs[id] = this.nowMs;
     this.traffic.onActed(id);
   }
 
-  // ---- Engine (spec §3) ------------------------------------------------------------
+  // ---- Engine (docs/replay-model.md, "Engine") ------------------------------------------------
 
   private flagWorker(worker: number): void {
     if (this.workerBusy[worker] === 0 && this.workerFlagged[worker] === 0) {
@@ -308,6 +328,7 @@ export class Simulation implements TrafficSink {
       this.workerFlagged[worker] = 0;
       let any = false;
       let durationMs = 0;
+      let slowest: EngineRank | null = null;
       for (let k = 0; k < ranksPerWorker; k++) {
         const rank = this.ranks[worker * ranksPerWorker + k];
         if (!rank.hasWork) continue;
@@ -317,13 +338,17 @@ export class Simulation implements TrafficSink {
           // Attention-DP ranks run in lockstep: the pass ends when the slowest rank ends.
           const ms = passTime(rank.view);
           if (!(ms >= 0 && ms < Infinity)) throw new TimingError(this.cfg.timing.type, ms);
-          if (ms > durationMs) durationMs = ms;
+          if (ms > durationMs || slowest === null) {
+            durationMs = ms;
+            slowest = rank;
+          }
         }
       }
       if (!any) continue;
       this.workerBusy[worker] = 1;
       this.passCount++;
       if (this.checkInvariants) this.verifyKv(worker);
+      if (this.onPass !== null && slowest !== null) this.onPass(worker, this.nowMs, this.nowMs + durationMs, slowest.view);
       this.events.push(this.nowMs + durationMs, EventKind.PassEnd, worker);
     }
   }
@@ -338,7 +363,7 @@ export class Simulation implements TrafficSink {
     this.flagWorker(worker);
     if (this.checkInvariants) this.verifyKv(worker);
 
-    // Requests that ended without output skip detokenization (spec §6).
+    // Requests that ended without output skip detokenization (docs/client-path.md).
     for (let i = 0; i < out.endedCount; i++) this.receiveEnd(out.ended[i], now);
 
     const detok = this.cfg.detokenization;
@@ -360,7 +385,7 @@ export class Simulation implements TrafficSink {
     }
   }
 
-  // ---- Client path (spec §6) ----------------------------------------------------------
+  // ---- Client path (docs/client-path.md) ------------------------------------------------------
 
   /**
    * One FIFO job per server with outputs in this pass (or chunks of `chunkOutputs`). A FIFO

@@ -1,5 +1,5 @@
 /**
- * Statistics of a metric (spec replay.md §7): avg, min, max, numpy-linear percentiles
+ * Statistics of a metric (docs/replay-model.md, "Report"): avg, min, max, numpy-linear percentiles
  * (rank h = (n - 1) q, interpolated between the closest ranks) and the population standard
  * deviation.
  *

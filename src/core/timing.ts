@@ -1,5 +1,5 @@
 /**
- * Timing providers (spec replay.md §4): the duration of one pass of one attention-DP rank,
+ * Timing providers (docs/replay-model.md, "Timing providers"): the duration of one pass of one attention-DP rank,
  * from the batch the scheduler composed. One method, one contract: the result is finite and
  * >= 0, or the run stops with an error that names the provider.
  *
@@ -7,6 +7,8 @@
  * config layer converts), and built into a function once per run by `createPassTime`. Adding a
  * provider is a new member of the union and a new case here; the loop never dispatches on type.
  */
+
+import { createRooflinePassTime, type RooflineCoefficients } from './roofline.js';
 
 /** What a timing provider sees of one rank's pass. One shape for every provider. */
 export interface PassView {
@@ -53,7 +55,10 @@ export interface LinearTiming {
   prefillOverlap: number;
 }
 
-export type TimingSpec = FixedTiming | PolynomialTiming | LinearTiming;
+/** Pass time from architecture, datasheet and efficiency factors: coefficients in ms per unit (roofline.ts). */
+export type RooflineTiming = { type: 'roofline' } & RooflineCoefficients;
+
+export type TimingSpec = FixedTiming | PolynomialTiming | LinearTiming | RooflineTiming;
 
 export class TimingError extends Error {
   constructor(provider: string, value: number) {
@@ -65,6 +70,8 @@ export class TimingError extends Error {
 /** Builds the pass-time function once per run; the loop calls it without dispatching on type. */
 export function createPassTime(spec: TimingSpec): PassTimeFn {
   switch (spec.type) {
+    case 'roofline':
+      return createRooflinePassTime(spec);
     case 'fixed': {
       const prefillMs = spec.prefillMs;
       const decodeMs = spec.decodeMs;

@@ -1,5 +1,5 @@
 /**
- * Pooled token gaps (spec replay.md §7 `token_gap`): every `r_{k+1} - r_k` of every valid
+ * Pooled token gaps (docs/replay-model.md, "Report" `token_gap`): every `r_{k+1} - r_k` of every valid
  * request. Exact (all values kept and sorted) up to EXACT_LIMIT gaps; beyond that, gaps of
  * finished requests are folded into a DDSketch with 0.1 % relative accuracy and the report
  * marks the percentiles approximate. avg, min, max, std and count stay exact in both modes.

@@ -1,5 +1,5 @@
 /**
- * Traffic helpers of the replay loop (spec replay.md §5), pure functions of the resolved run:
+ * Traffic helpers of the replay loop (docs/replay-model.md, "Traffic"), pure functions of the resolved run:
  * synthetic lengths from the seeded stream, the send order of a trace, and the size of the run's
  * pooled token-gap buffer.
  */

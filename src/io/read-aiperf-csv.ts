@@ -1,11 +1,11 @@
 /**
  * Reader of AIPerf's summary CSV (`profile_export_aiperf.csv`, GenAI-Perf's
- * `profile_export_genai_perf.csv`), notes §3.1: section 1 `Metric,<stats>` (rows
+ * `profile_export_genai_perf.csv`), docs/aiperf-files.md: section 1 `Metric,<stats>` (rows
  * `Header (unit)`), a blank line, section 2 `Metric,Value`, and in the newest layout a GPU
  * telemetry section after two blank lines. Columns are mapped by header text, never by
  * position; rows by header, never by order. Errors name the file and the line.
  */
-import { readFileSync } from 'node:fs';
+import { readTextFile } from './read-text.js';
 import { basename } from 'node:path';
 import { parse } from 'csv-parse/sync';
 import { AiperfInputError } from './read-aiperf-errors.js';
@@ -29,7 +29,7 @@ const STAT_SET = new Set<string>(AIPERF_STATS);
 const TELEMETRY_ID_COLUMNS = new Set(['endpoint', 'gpu_index', 'gpu_name', 'gpu_uuid', 'metric']);
 
 export function readAiperfCsv(file: string): AiperfSummary {
-  return parseAiperfCsv(readFileSync(file, 'utf8'), file);
+  return parseAiperfCsv(readTextFile(file), file);
 }
 
 /** Splits a CSV text into records with their line numbers; blank lines are kept as `[]`. */
@@ -174,7 +174,7 @@ function parseStatRow(row: CsvLine, statColumns: string[], kind: AiperfMetric['k
     if (value === undefined) {
       const trimmed = cell.trim();
       if (trimmed === '') {
-        // Empty cells of an error-adjusted row are infinite statistics (notes §2).
+        // Empty cells of an error-adjusted row are infinite statistics (docs/aiperf-files.md).
         if (parsed.isAdjusted) stats[column as AiperfStat] = Infinity;
         continue;
       }

@@ -1,5 +1,5 @@
 /**
- * The error every reader of measured input throws (STYLE §5.2 rule 8): it names the file and
+ * The error every reader of measured input throws: it names the file and
  * the line (JSONL, CSV) or the dotted key (JSON) where the input stops making sense.
  */
 

@@ -1,11 +1,11 @@
 /**
  * Reader of AIPerf's summary JSON (`profile_export_aiperf.json`, GenAI-Perf's
- * `profile_export_genai_perf.json`) in every layout (notes §0, §3.2): metric blocks under
+ * `profile_export_genai_perf.json`) in every layout (docs/aiperf-files.md): metric blocks under
  * `records` (early AIPerf) or flat at the top level, stats mapped by key. Errors name the
  * file and the dotted key, or the line of a syntax error.
  */
-import { readFileSync } from 'node:fs';
 import { basename } from 'node:path';
+import { readTextFile } from './read-text.js';
 import { AiperfInputError, describeValue, parseJsonText } from './read-aiperf-errors.js';
 import { canonicalTag, getMetricInfo } from './read-aiperf-tags.js';
 import { AIPERF_STATS, type AiperfLayout, type AiperfMetric, type AiperfStat, type AiperfSummary } from './read-aiperf-types.js';
@@ -52,8 +52,7 @@ function isObject(value: unknown): value is Record<string, unknown> {
 
 /** Reads and parses one summary JSON file. */
 export function readAiperfJson(file: string): AiperfSummary {
-  const text = readFileSync(file, 'utf8');
-  return parseAiperfJson(text, file);
+  return parseAiperfJson(readTextFile(file), file);
 }
 
 export function parseAiperfJson(text: string, file: string): AiperfSummary {
@@ -90,6 +89,13 @@ export function parseAiperfJson(text: string, file: string): AiperfSummary {
     const metric = parseMetricBlock(rawKey, block, `${keyPrefix}${rawKey}`, file);
     if (metric.kind === 'distribution' && metric.stats.count !== undefined && metric.stats.sum !== undefined) hasCountSum = true;
     metrics[metric.tag] = metric;
+  }
+  if (Object.keys(metrics).length === 0) {
+    throw new AiperfInputError(
+      file,
+      { line: 1 },
+      'holds no metric block ({unit, avg, ...}, such as time_to_first_token): not an AIPerf summary export',
+    );
   }
   const layout: AiperfLayout = basename(file).includes('genai_perf')
     ? 'genai-perf'

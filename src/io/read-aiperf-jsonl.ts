@@ -1,5 +1,5 @@
 /**
- * Reader of AIPerf's per-request `profile_export.jsonl` (notes §3.3), every layout: the
+ * Reader of AIPerf's per-request `profile_export.jsonl` (docs/aiperf-files.md), every layout: the
  * newest metadata (`credit_issued_ns`, `request_start_ns`, `request_end_ns`), the early
  * `timestamp_ns` plus per-record `min_request_timestamp`/`max_response_timestamp`.
  *
@@ -9,7 +9,7 @@
  * cannot match inside a JSON string: a quote there is escaped, so `"request_start_ns"`
  * followed by `:` only occurs as a real key.
  */
-import { readFileSync } from 'node:fs';
+import { readTextFile } from './read-text.js';
 import { AiperfInputError, describeValue, parseJsonText } from './read-aiperf-errors.js';
 import { canonicalTag } from './read-aiperf-tags.js';
 import type { AiperfRequestError, AiperfRequestRecord } from './read-aiperf-types.js';
@@ -46,7 +46,7 @@ export function captureTimestamps(lineText: string): Map<TimestampKey, bigint> {
 }
 
 export function readAiperfJsonl(file: string): AiperfRequestRecord[] {
-  return parseAiperfJsonl(readFileSync(file, 'utf8'), file);
+  return parseAiperfJsonl(readTextFile(file), file);
 }
 
 export function parseAiperfJsonl(text: string, file: string): AiperfRequestRecord[] {

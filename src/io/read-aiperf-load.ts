@@ -1,5 +1,5 @@
 /**
- * Load parameters of a measured run (aiperf.md "Reading"): concurrency, request rate,
+ * Load parameters of a measured run (docs/aiperf-files.md): concurrency, request rate,
  * ISL/OSL and request count, taken from `input_config` (every layout's shape), then
  * `run_info.cli_command`, then the artifact folder's name (`...-concurrency8`), then the
  * metrics themselves (ISL only, when every request had the same length). The result says
@@ -26,7 +26,7 @@ function meanOf(value: unknown): number | undefined {
   return positiveNumber(value);
 }
 
-/** Load parameters in an `input_config` of any layout (notes §3.2). */
+/** Load parameters in an `input_config` of any layout (docs/aiperf-files.md). */
 export function loadFromInputConfig(config: unknown): LoadValues {
   if (!isObject(config)) return {};
   const found: LoadValues = {};

@@ -1,5 +1,5 @@
 /**
- * AIPerf's statistics (notes §2), shared by the JSONL cross-check and the writer:
+ * AIPerf's statistics (docs/aiperf-files.md), shared by the JSONL cross-check and the writer:
  * numpy-linear percentiles and population std (`core/stats.ts`) plus `sum`; error-adjusted
  * statistics over successes and one +Infinity per failure with numpy's `nearest` method;
  * and the run-level values AIPerf derives from the records.
@@ -53,7 +53,7 @@ export function adjustedStats(values: ArrayLike<number>, failedCount: number): P
   return stats;
 }
 
-/** The four metrics AIPerf error-adjusts (notes §1.4). */
+/** The four metrics AIPerf error-adjusts (docs/aiperf-files.md). */
 export const ADJUSTED_TAGS = ['time_to_first_token', 'request_latency', 'inter_token_latency', 'decode_duration'] as const;
 
 const NS_PER_S = 1_000_000_000n;
@@ -84,7 +84,7 @@ export function secondsBetween(startNs: bigint, endNs: bigint): number {
  * The summary AIPerf would compute from these records: statistics of every per-request
  * metric over the valid records (lists flattened), `error_isl` over the failed ones, and the
  * run-level values. `benchmark_duration` is `max(start + request_latency) - min(start)` over
- * valid records, as AIPerf's `max_response_timestamp` is start + latency (notes §1.4), with
+ * valid records, as AIPerf's `max_response_timestamp` is start + latency (docs/aiperf-files.md), with
  * the timestamps' differences taken exactly.
  */
 export function summarizeAiperfRecords(records: readonly AiperfRequestRecord[]): Record<string, AiperfMetric> {
@@ -100,7 +100,7 @@ export function summarizeAiperfRecords(records: readonly AiperfRequestRecord[]):
       else list.push(value);
     }
   }
-  // Metrics AIPerf derives from the metadata columns (notes §1.4), when the lines lack them.
+  // Metrics AIPerf derives from the metadata columns (docs/aiperf-files.md), when the lines lack them.
   for (const [tag, derive] of DERIVED_FROM_COLUMNS) {
     if (values.has(tag)) continue;
     const list = valid.map(derive).filter((value): value is number => value !== undefined);

@@ -1,5 +1,5 @@
 /**
- * The AIPerf metric catalogue shared by the readers and the writer (aiperf.md; notes §1.4):
+ * The AIPerf metric catalogue shared by the readers and the writer (docs/aiperf-files.md):
  * tag, printed header, display unit and kind of every metric AIPerf has exported, plus the
  * aliases of older layouts (`ttft`, GenAI-Perf headers). Readers map CSV headers to tags
  * with `tagFromHeaderCell`, never by column position.
@@ -105,7 +105,7 @@ const HEADER_ALIASES: Readonly<Record<string, string>> = {
   'prefill throughput': 'prefill_throughput_per_user',
 };
 
-/** Units AIPerf leaves out of a printed header (notes §1.4). */
+/** Units AIPerf leaves out of a printed header (docs/aiperf-files.md). */
 const UNITS_NOT_PRINTED = new Set(['requests', 'count']);
 
 const BY_TAG = new Map<string, AiperfMetricInfo>();

@@ -1,5 +1,5 @@
 /**
- * What the AIPerf readers return (aiperf.md "Reading"): one normalized shape for every
+ * What the AIPerf readers return (docs/aiperf-files.md): one normalized shape for every
  * export layout, with today's tags and display units. Absent, empty and null stats are
  * left out ("not reported"); statistics of error-adjusted rows that AIPerf leaves empty
  * because they are infinite are `Infinity`.
@@ -25,7 +25,7 @@ export const AIPERF_STATS = [
 export type AiperfStat = (typeof AIPERF_STATS)[number];
 
 /**
- * Export layouts, oldest first (notes §0):
+ * Export layouts, oldest first (docs/aiperf-files.md):
  * - `genai-perf`: GenAI-Perf, `*_genai_perf.*`, quoted numbers with thousands separators;
  * - `records`: early AIPerf, JSON under `records`, tags `ttft`/`ttst`, no p10;
  * - `flat`: flat JSON without `schema_version`, p10 added;

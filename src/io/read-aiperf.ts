@@ -1,5 +1,5 @@
 /**
- * Measured AIPerf runs (aiperf.md "Reading"). One run is one artifact folder holding
+ * Measured AIPerf runs (docs/aiperf-files.md). One run is one artifact folder holding
  * `profile_export_aiperf.json` (preferred), `profile_export_aiperf.csv` (fallback) and
  * `profile_export.jsonl` (per request, read on demand); GenAI-Perf's
  * `profile_export_genai_perf.*` and custom prefixes (`*_aiperf.json`) are found too.

@@ -1,5 +1,5 @@
 /**
- * Reader of Mooncake trace JSONL (spec replay.md §5): one JSON object per line with
+ * Reader of Mooncake trace JSONL (docs/replay-model.md, "Traffic"): one JSON object per line with
  * `timestamp` (ms), `input_length`, `output_length`, `hash_ids` (one id per block_size
  * prompt tokens), optional `session_id` and `delay` (ms). Rows come back as columns.
  * Every line is checked; a bad line is an `InputError` naming the file and line, unless
@@ -7,11 +7,14 @@
  *
  * Accepted on purpose: unknown keys (ignored), `null` for the optional keys (same as
  * absent), CRLF line ends, timestamps in any order (file order is kept; the replay sorts
- * by timestamp when it needs to). Rejected: blank lines anywhere but the final newline.
+ * by timestamp when it needs to), a UTF-8 byte-order mark. Rejected: blank lines anywhere but the
+ * final newline, a line that is not UTF-8 text or holds a NUL byte, lengths above
+ * MAX_TOKENS_PER_REQUEST and times above MAX_TRACE_MS (docs/config.md, "Limits").
  */
-import { readFileSync } from 'node:fs';
 import { InputError, formatValue } from '../config/errors.js';
+import { MAX_TOKENS_PER_REQUEST, MAX_TRACE_MS, formatCount } from '../config/limits.js';
 import type { TraceRows } from '../core/run.js';
+import { lineBytesProblem, readInputBytes } from './read-text.js';
 
 /**
  * The trace as the replay core takes it (`TraceRows`: rows kept, valid ones in file order, at
@@ -44,12 +47,7 @@ const INT32_MAX = 2 ** 31 - 1;
 /** Reads and checks a whole Mooncake trace file. */
 export function readMooncakeTrace(path: string, opts: ReadMooncakeOptions = {}): MooncakeTrace {
   const label = opts.label ?? path;
-  let bytes: Buffer;
-  try {
-    bytes = readFileSync(path);
-  } catch (err) {
-    throw new InputError(label, 0, `cannot read the trace (${err instanceof Error ? err.message : String(err)})`);
-  }
+  const bytes = readInputBytes(path, label);
   const trace = parseMooncakeTrace(bytes, { ...opts, label });
   trace.path = path;
   return trace;
@@ -109,18 +107,20 @@ export function parseMooncakeTrace(input: Buffer | string, opts: ReadMooncakeOpt
   let rows = 0;
   let skipped = 0;
   let lineNo = 0;
-  let pos = 0;
+  // A UTF-8 byte-order mark is not part of the first line.
+  let pos = bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf ? 3 : 0;
   const row = new RowParser(blockSize);
 
   while (pos < bytes.length && rows < limit) {
     const newline = bytes.indexOf(10, pos);
     const end = newline < 0 ? bytes.length : newline;
     lineNo++;
-    let text = bytes.toString('utf8', pos, end);
+    const bytesProblem = lineBytesProblem(bytes.subarray(pos, end));
+    let text = bytesProblem === null ? bytes.toString('utf8', pos, end) : '';
     pos = end + 1;
     if (text.endsWith('\r')) text = text.slice(0, -1);
 
-    const problem = row.parse(text);
+    const problem = bytesProblem ?? row.parse(text);
     if (problem !== null) {
       if (!skipInvalid) throw new InputError(label, lineNo, problem);
       skipped++;
@@ -188,10 +188,13 @@ class RowParser {
     if (typeof timestamp !== 'number' || !Number.isFinite(timestamp) || timestamp < 0) {
       return field('timestamp', timestamp, 'must be a finite non-negative number');
     }
+    if (timestamp > MAX_TRACE_MS) return field('timestamp', timestamp, `must be at most ${MAX_TRACE_MS} ms (the limit on trace times)`);
     const input = obj.input_length;
     if (!isIntIn(input, 1)) return field('input_length', input, 'must be a positive integer');
+    if (input > MAX_TOKENS_PER_REQUEST) return field('input_length', input, TOKENS_LIMIT);
     const output = obj.output_length;
     if (!isIntIn(output, 0)) return field('output_length', output, 'must be a non-negative integer');
+    if (output > MAX_TOKENS_PER_REQUEST) return field('output_length', output, TOKENS_LIMIT);
 
     const hashIds = obj.hash_ids;
     if (!Array.isArray(hashIds)) return field('hash_ids', hashIds, 'must be a list of non-negative integers');
@@ -213,7 +216,9 @@ class RowParser {
 
     const delay = obj.delay;
     let delayMs = 0;
-    if (typeof delay === 'number' && Number.isFinite(delay) && delay >= 0) delayMs = delay;
+    if (typeof delay === 'number' && Number.isFinite(delay) && delay >= 0 && delay <= MAX_TRACE_MS) delayMs = delay;
+    else if (typeof delay === 'number' && delay > MAX_TRACE_MS)
+      return field('delay', delay, `must be at most ${MAX_TRACE_MS} ms (the limit on trace times)`);
     else if (delay !== undefined && delay !== null) return field('delay', delay, 'must be a finite non-negative number');
 
     this.timestampMs = timestamp;
@@ -225,6 +230,8 @@ class RowParser {
     return null;
   }
 }
+
+const TOKENS_LIMIT = `must be at most ${formatCount(MAX_TOKENS_PER_REQUEST)} (the limit on tokens per request)`;
 
 function isIntIn(value: unknown, min: number): value is number {
   return typeof value === 'number' && Number.isInteger(value) && value >= min && value <= INT32_MAX;

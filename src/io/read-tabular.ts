@@ -1,14 +1,15 @@
 /**
- * Measured points from a plain CSV table (toolkit.md §4), such as the silicon CSVs in
+ * Measured points from a plain CSV table (docs/scoring.md), such as the silicon CSVs in
  * `data/silicon/`: one row per load point, columns mapped by name to keys (concurrency,
  * request rate, ISL, OSL, any other) and to metrics (`time_to_first_token.avg`, ...), rows
  * filtered by column values to select one deployment. Errors name the file and the line.
  */
-import { readFileSync } from 'node:fs';
 import { parse } from 'csv-parse/sync';
 import { AiperfInputError } from './read-aiperf-errors.js';
 import { parseNumberText } from './read-aiperf-json.js';
 import { canonicalTag, getMetricInfo } from './read-aiperf-tags.js';
+import { readTextFile } from './read-text.js';
+import { matchesSelection, type ColumnSelection } from './selection.js';
 
 /**
  * Column names recognised without a mapping: the silicon sample (`batch_size`,
@@ -29,10 +30,7 @@ export const DEFAULT_TABULAR_MAPPING: Readonly<Record<string, string>> = {
   itl_ms: 'inter_token_latency.avg',
 };
 
-export interface ColumnSelection {
-  column: string;
-  value: string;
-}
+export type { ColumnSelection } from './selection.js';
 
 export interface TabularPoint {
   file: string;
@@ -58,7 +56,7 @@ export interface TabularRead {
 export interface ReadTabularOptions {
   /** column -> target; replaces the default mapping for the columns it names. */
   mapping?: Record<string, string>;
-  /** Keep only rows whose cells equal these values (numbers compared as numbers). */
+  /** Keep only rows whose cells meet these conditions (`selection.ts`; numbers compared as numbers). */
   select?: readonly ColumnSelection[];
   /** Use only the explicit mapping, not the default column names. */
   explicitOnly?: boolean;
@@ -85,23 +83,16 @@ export function parseMappingArguments(items: readonly string[]): Record<string, 
   return mapping;
 }
 
-function cellMatches(cell: string, wanted: string): boolean {
-  if (cell === wanted) return true;
-  const a = parseNumberText(cell);
-  const b = parseNumberText(wanted);
-  return a !== undefined && b !== undefined && a === b;
-}
-
 /** The header row of a CSV file (trimmed cells). */
 export function readTabularColumns(file: string): string[] {
-  const text = readFileSync(file, 'utf8').replace(/^\uFEFF/, '');
+  const text = readTextFile(file);
   const firstLine = text.slice(0, text.search(/\r?\n|$/));
   const [header]: string[][] = parse(firstLine, { relax_column_count: true });
   return (header ?? []).map((cell) => cell.trim());
 }
 
 export function readTabularPoints(file: string, options: ReadTabularOptions = {}): TabularRead {
-  return parseTabularPoints(readFileSync(file, 'utf8'), file, options);
+  return parseTabularPoints(readTextFile(file), file, options);
 }
 
 export function parseTabularPoints(text: string, file: string, options: ReadTabularOptions = {}): TabularRead {
@@ -119,6 +110,10 @@ export function parseTabularPoints(text: string, file: string, options: ReadTabu
   if (records.length === 0) throw new AiperfInputError(file, undefined, 'the file is empty; expected a header row');
   const header = records[0];
   const columns = header.record.map((cell) => cell.trim());
+  const twice = columns.find((name, index) => name !== '' && columns.indexOf(name) !== index);
+  if (twice !== undefined) {
+    throw new AiperfInputError(file, { line: header.info.lines }, `the header names the column "${twice}" twice; rename one of them`);
+  }
   const columnIndex = new Map(columns.map((name, index) => [name, index]));
   const mapping: Record<string, string> = {};
   if (!options.explicitOnly) {
@@ -148,6 +143,18 @@ export function parseTabularPoints(text: string, file: string, options: ReadTabu
       );
     }
   }
+  const byTarget = new Map<string, string>();
+  for (const [column, target] of Object.entries(mapping)) {
+    const other = byTarget.get(target);
+    if (other !== undefined) {
+      throw new AiperfInputError(
+        file,
+        { line: header.info.lines },
+        `the columns "${other}" and "${column}" both read as ${target}; say which one with --map ${other}=${target} (or drop one)`,
+      );
+    }
+    byTarget.set(target, column);
+  }
   const keyColumns = Object.entries(mapping).filter(([, target]) => !isMetricTarget(target));
   const metricColumns = Object.entries(mapping).filter(([, target]) => isMetricTarget(target));
   if (keyColumns.length === 0) {
@@ -172,7 +179,7 @@ export function parseTabularPoints(text: string, file: string, options: ReadTabu
     if (record.length !== columns.length) {
       throw new AiperfInputError(file, { line }, `the row has ${record.length} cells; the header has ${columns.length}`);
     }
-    if (!select.every((selection) => cellMatches(record[columnIndex.get(selection.column) as number].trim(), selection.value))) {
+    if (!select.every((selection) => matchesSelection(record[columnIndex.get(selection.column) as number].trim(), selection))) {
       skippedRows++;
       continue;
     }

@@ -1,15 +1,14 @@
 /**
- * Writes a simulated run in AIPerf's newest export layout (aiperf.md "Writing"; notes §3),
+ * Writes a simulated run in AIPerf's newest export layout (docs/aiperf-files.md, "Writing simulated runs"),
  * so that anything that reads AIPerf output reads servesim's too:
  * `profile_export_aiperf.json`, `profile_export_aiperf.csv` and `profile_export.jsonl`.
  *
- * Per-request values come from the request records with AIPerf's definitions (notes §1.4);
+ * Per-request values come from the request records with AIPerf's definitions (docs/aiperf-files.md);
  * warmup and incomplete requests are left out, as AIPerf leaves out warmup and unfinished
  * requests; a rejected request is a failed record (`error`, `error_isl`, error-adjusted
  * rows). Virtual time is ms from 0; timestamps are `AIPERF_EPOCH_NS + round(ms * 1e6)`
  * nanoseconds, so the same run writes the same bytes.
  */
-import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { RunConfig } from '../config/types.js';
 import { fnv1a32 } from '../core/fnv.js';
@@ -17,6 +16,7 @@ import type { ReplaySummary, RequestRecord } from '../core/report-types.js';
 import { ADJUSTED_TAGS, adjustedStats, distributionStats } from './read-aiperf-stats.js';
 import { getMetricInfo, headerCellOf } from './read-aiperf-tags.js';
 import type { AiperfStat } from './read-aiperf-types.js';
+import { makeOutputDir, writeOutputFile } from './write-output.js';
 
 /** Virtual time 0 (the first request sent) as a wall-clock timestamp: 2023-11-14T22:13:20Z. */
 export const AIPERF_EPOCH_NS = 1_700_000_000_000_000_000n;
@@ -100,11 +100,15 @@ export interface AiperfExport {
   metrics: Record<string, ExportedMetric>;
   jsonText: string;
   csvText: string;
-  /** Undefined when the run was replayed without per-request records. */
-  jsonlText: string | undefined;
+  /**
+   * The JSONL's lines (each ending in a newline), written one after another: a long run's JSONL
+   * is larger than one string can hold. Undefined when the run was replayed without per-request
+   * records.
+   */
+  jsonlLines: string[] | undefined;
 }
 
-/** The stimulus part of AIPerf's artifact folder name for this load (notes §3). */
+/** The stimulus part of AIPerf's artifact folder name for this load (docs/aiperf-files.md). */
 export function aiperfStimulus(config: RunConfig): string {
   const load = config.traffic.load;
   switch (load.type) {
@@ -150,7 +154,7 @@ interface ExportedRequest {
   endMs: number;
 }
 
-/** AIPerf's per-request metrics of one simulated request (notes §1.4, §6 emitter 1). */
+/** AIPerf's per-request metrics of one simulated request (docs/aiperf-files.md). */
 function exportRequest(record: RequestRecord): ExportedRequest | null {
   if (record.warmup || record.status === 'incomplete') return null;
   const startMs = record.sent_ms;
@@ -193,7 +197,7 @@ function single(metrics: Record<string, ExportedMetric>, tag: string, value: num
   metrics[tag] = { tag, unit: unitOf(tag), kind: 'single', stats: { avg: value } };
 }
 
-/** Metrics of the run from its requests, with AIPerf's aggregation (notes §6 emitter 2-3). */
+/** Metrics of the run from its requests, with AIPerf's aggregation (docs/aiperf-files.md). */
 function metricsFromRequests(requests: ExportedRequest[]): Record<string, ExportedMetric> {
   const valid = requests.filter((request) => request.isValid);
   const failed = requests.filter((request) => !request.isValid);
@@ -416,7 +420,7 @@ function buildJsonText(metrics: Record<string, ExportedMetric>, config: RunConfi
   return `${JSON.stringify(document, null, 2)}\n`;
 }
 
-/** The summary CSV: CRLF, rows sorted by tag, `%.2f`, unit left out for requests/count (notes §3.1). */
+/** The summary CSV: CRLF, rows sorted by tag, `%.2f`, unit left out for requests/count (docs/aiperf-files.md). */
 export function buildCsvText(metrics: Record<string, ExportedMetric>): string {
   const rows: string[] = [`Metric,${CSV_STATS.join(',')}`];
   const tags = Object.keys(metrics).sort();
@@ -499,7 +503,7 @@ function jsonlLine(request: ExportedRequest, slot: number | undefined): string {
  */
 export function buildAiperfExport(summary: ReplaySummary, records: readonly RequestRecord[] | undefined, config: RunConfig): AiperfExport {
   let metrics: Record<string, ExportedMetric>;
-  let jsonlText: string | undefined;
+  let jsonlLines: string[] | undefined;
   let failed = summary.run.error_request_count;
   let lastMs = summary.run.benchmark_duration_s * 1000;
   if (records) {
@@ -515,7 +519,7 @@ export function buildAiperfExport(summary: ReplaySummary, records: readonly Requ
         (a.record.response_received_ms ?? a.endMs) - (b.record.response_received_ms ?? b.endMs) ||
         a.record.request_id - b.record.request_id,
     );
-    jsonlText = ordered.map((request) => `${jsonlLine(request, slots?.get(request.record.request_id))}\n`).join('');
+    jsonlLines = ordered.map((request) => `${jsonlLine(request, slots?.get(request.record.request_id))}\n`);
   } else {
     metrics = metricsFromSummary(summary);
   }
@@ -523,7 +527,7 @@ export function buildAiperfExport(summary: ReplaySummary, records: readonly Requ
     metrics,
     jsonText: buildJsonText(metrics, config, failed, virtualMsToNs(lastMs)),
     csvText: buildCsvText(metrics),
-    jsonlText,
+    jsonlLines,
   };
 }
 
@@ -544,13 +548,13 @@ export function writeAiperfArtifacts(
   config: RunConfig,
 ): WrittenAiperfArtifacts {
   const exported = buildAiperfExport(summary, records, config);
-  mkdirSync(dir, { recursive: true });
+  makeOutputDir(dir, 'AIPerf folder');
   const files = [join(dir, AIPERF_FILES.json), join(dir, AIPERF_FILES.csv)];
-  writeFileSync(files[0], exported.jsonText);
-  writeFileSync(files[1], exported.csvText);
-  if (exported.jsonlText !== undefined) {
+  writeOutputFile(files[0], exported.jsonText);
+  writeOutputFile(files[1], exported.csvText);
+  if (exported.jsonlLines !== undefined) {
     files.push(join(dir, AIPERF_FILES.jsonl));
-    writeFileSync(files[2], exported.jsonlText);
+    writeOutputFile(files[2], exported.jsonlLines);
   }
   return { dir, files };
 }

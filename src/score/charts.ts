@@ -2,39 +2,56 @@
  * Charts of a score as SVG text (vega-lite compiled to vega, rendered headless with
  * `renderer: 'none'`): simulated and measured values against load, one chart per metric;
  * APE per point. The SVG is inlined into `report.html`, so the page needs no network.
+ *
+ * The load chart draws the story of a score: the simulated curve over every load it was run at
+ * (scored or not), the measured points scored against it, and, when some measured points were
+ * the ones a model was fitted on (`--train`), those too, marked apart. The APE chart puts both
+ * sides of a `--baseline` score side by side on one y scale.
  */
 import type * as vegaLite from 'vega-lite';
 import { renderSvg } from '../io/render-svg.js';
-import type { ScoreResult } from './score-result.js';
+import type { CurvePoint, PointScoreJson, ScoreResult } from './score-result.js';
 import { keyValueText, type PointKey } from './points.js';
 
 type Spec = vegaLite.TopLevelSpec;
 
-const SERIES_COLORS = ['#1f77b4', '#d62728', '#7f7f7f'];
+const SIM_COLOR = '#1f77b4';
+const MEASURED_COLOR = '#d62728';
+const BASELINE_COLOR = '#7f7f7f';
 
-/** Dashed-line symbols for the curves; the stroke is set through `encode` (the legend's
- * own stroke colour is overridden by the mark's). */
-const CURVE_LEGEND = {
-  labelLimit: 260,
-  symbolType: 'stroke',
-  symbolStrokeWidth: 2,
-  symbolSize: 300,
-  encode: { symbols: { update: { stroke: { value: '#333' } } } },
-};
+/** Legends under the chart, every entry and label whole. */
+const LEGEND = { orient: 'bottom' as const, direction: 'horizontal' as const, labelLimit: 0, titleLimit: 0, symbolLimit: 0 };
 
-function curveLabel(key: PointKey, loadKey: string | null): string {
-  const parts = Object.keys(key)
-    .filter((name) => name !== loadKey)
-    .sort()
-    .map((name) => `${name}=${keyValueText(key[name])}`);
+const TRAINING = 'measured, training (not scored)';
+const HELD_OUT = 'measured, scored';
+
+/** Keys that tell curves apart: the keys points were matched on and the variant keys, but the load. */
+function curveKeys(result: ScoreResult): string[] {
+  const load = result.match.load_key;
+  return [...result.match.keys, ...result.match.variant_keys].filter((name) => name !== load);
+}
+
+/** Keys among `names` whose values differ between the points: the rest say nothing in a label. */
+function varyingKeys(keys: readonly PointKey[], names: readonly string[]): string[] {
+  return names.filter((name) => new Set(keys.map((key) => (name in key ? keyValueText(key[name]) : ''))).size > 1);
+}
+
+function curveLabel(key: PointKey, names: readonly string[]): string {
+  const parts = names.filter((name) => name in key).map((name) => `${name}=${keyValueText(key[name])}`);
   return parts.length > 0 ? parts.join(', ') : 'all points';
 }
 
-function pointLabel(key: PointKey, loadKey: string | null): string {
-  const curve = curveLabel(key, loadKey);
-  const load = loadKey !== null && loadKey in key ? `${loadKey === 'concurrency' ? 'c' : 'rate '}${keyValueText(key[loadKey])}` : '';
-  if (curve === 'all points') return load || 'point';
-  return load ? `${load} (${curve})` : curve;
+function loadLabel(key: PointKey, loadKey: string | null): string {
+  if (loadKey === null || !(loadKey in key)) return '';
+  return `${loadKey === 'concurrency' ? 'c' : 'rate '}${keyValueText(key[loadKey])}`;
+}
+
+/** `c32`, or `c32 (isl=8192)` when points also differ in other keys. */
+function pointLabel(key: PointKey, loadKey: string | null, names: readonly string[]): string {
+  const load = loadLabel(key, loadKey);
+  const rest = names.filter((name) => name in key).map((name) => `${name}=${keyValueText(key[name])}`);
+  if (rest.length === 0) return load || 'point';
+  return load ? `${load} (${rest.join(', ')})` : rest.join(', ');
 }
 
 /** True when the load values double from one to the next (1, 2, 4, ...): a log2 axis reads best. */
@@ -46,29 +63,64 @@ function isDoubling(values: number[]): boolean {
   return doublings >= (sorted.length - 1) / 2;
 }
 
-/** Vega-lite spec of one metric: simulated (and baseline) and measured against load. */
+interface Drawn {
+  load: number | null;
+  label: string;
+  curve: string;
+  series: string;
+  value: number;
+  order: number;
+}
+
+function finite(value: number | null | undefined): value is number {
+  return value !== null && value !== undefined && Number.isFinite(value);
+}
+
+/** Vega-lite spec of one metric: the simulated curve (and baseline) and the measured points against load. */
 export function metricChartSpec(result: ScoreResult, metric: string): Spec | null {
   const loadKey = result.match.load_key;
+  const names = curveKeys(result);
   const rows = result.points.filter((row) => row.metric === metric);
   const simLabel = result.inputs.sim_label;
   const baselineLabel = result.inputs.baseline_label ?? 'baseline';
-  const values: Array<Record<string, unknown>> = [];
+  const loadOf = (key: PointKey) => (loadKey !== null && typeof key[loadKey] === 'number' ? key[loadKey] : null);
+  const drawn: Drawn[] = [];
+  const add = (key: PointKey, series: string, value: number | null | undefined) => {
+    if (!finite(value)) return;
+    const load = loadOf(key);
+    drawn.push({ load, label: pointLabel(key, loadKey, names), curve: curveLabel(key, names), series, value, order: load ?? drawn.length });
+  };
+  const fromCurve = (points: readonly CurvePoint[] | undefined, series: string, fallback: (row: PointScoreJson) => number | null) => {
+    if (points !== undefined) for (const point of points) add(point.key, series, point.values[metric]);
+    else for (const row of rows) add(row.key, series, fallback(row));
+  };
+  fromCurve(result.curves?.sim, simLabel, (row) => row.sim);
+  if (result.inputs.baseline) fromCurve(result.curves?.baseline, baselineLabel, (row) => row.baseline_sim ?? null);
+  const training = result.curves?.training ?? [];
+  const measuredSeries = training.length > 0 ? HELD_OUT : 'measured';
+  const seenMeasured = new Set<string>();
   for (const row of rows) {
-    const x = loadKey !== null && typeof row.key[loadKey] === 'number' ? row.key[loadKey] : null;
-    const base = { load: x, label: pointLabel(row.key, loadKey), curve: curveLabel(row.key, loadKey) };
-    if (row.measured !== null && Number.isFinite(row.measured)) values.push({ ...base, series: 'measured', value: row.measured });
-    if (row.sim !== null && Number.isFinite(row.sim)) values.push({ ...base, series: simLabel, value: row.sim });
-    if (row.baseline_sim !== undefined && row.baseline_sim !== null && Number.isFinite(row.baseline_sim)) {
-      values.push({ ...base, series: baselineLabel, value: row.baseline_sim });
-    }
+    // Several simulated variants may share one measured point: draw it once.
+    if (seenMeasured.has(row.measured_source)) continue;
+    seenMeasured.add(row.measured_source);
+    add(row.key, measuredSeries, row.measured);
   }
-  if (values.length === 0) return null;
+  for (const point of training) add(point.key, TRAINING, point.values[metric]);
+  if (drawn.length === 0) return null;
+
   const unit = result.metrics[metric]?.unit ?? '';
-  const hasMeasured = values.some((value) => value.series === 'measured');
-  const series = [simLabel, 'measured', ...(result.inputs.baseline ? [baselineLabel] : [])];
-  const curves = new Set(values.map((value) => value.curve));
-  const hasLoad = values.every((value) => value.load !== null);
-  const loads = values.map((value) => value.load as number);
+  const present = (series: string) => drawn.some((d) => d.series === series);
+  const palette: Array<[string, string]> = [
+    [simLabel, SIM_COLOR],
+    ...(result.inputs.baseline ? ([[baselineLabel, BASELINE_COLOR]] as Array<[string, string]>) : []),
+    [measuredSeries, MEASURED_COLOR],
+    [TRAINING, '#ff7f0e'],
+  ];
+  const shown = palette.filter(([series]) => present(series));
+  const hasMeasured = present(measuredSeries) || present(TRAINING);
+  const curves = new Set(drawn.map((d) => d.curve));
+  const hasLoad = drawn.every((d) => d.load !== null);
+  const loads = drawn.map((d) => d.load as number);
   const x = hasLoad
     ? {
         field: 'load',
@@ -78,59 +130,143 @@ export function metricChartSpec(result: ScoreResult, metric: string): Spec | nul
         axis: isDoubling(loads) ? { values: [...new Set(loads)].sort((a, b) => a - b) } : {},
       }
     : { field: 'label', type: 'ordinal' as const, title: 'point', sort: null };
+  const color = {
+    field: 'series',
+    type: 'nominal' as const,
+    title: null,
+    scale: { domain: shown.map(([series]) => series), range: shown.map(([, c]) => c) },
+    legend: LEGEND,
+  };
+  const strokeDash =
+    curves.size > 1
+      ? { strokeDash: { field: 'curve', type: 'nominal' as const, title: 'curve', legend: { ...LEGEND, symbolType: 'stroke' } } }
+      : {};
+  const lines = drawn.filter((d) => d.series !== TRAINING && d.series !== measuredSeries);
+  const measured = drawn.filter((d) => d.series === TRAINING || d.series === measuredSeries);
   return {
     $schema: 'https://vega.github.io/schema/vega-lite/v6.json',
     title: {
       text: metric,
-      subtitle: hasMeasured
-        ? `${unit ? `${unit}; ` : ''}${simLabel} and measured against ${loadKey ?? 'point'}`
-        : 'no measured values: simulated only',
+      // Short, so that it never makes the chart wider than its plot.
+      subtitle: hasMeasured ? `${unit || 'value'} against ${loadKey ?? 'point'}` : 'no measured values: simulated only',
     },
     width: 340,
     height: 240,
-    data: { values },
-    mark: { type: 'line', point: { filled: true, size: 50 }, strokeWidth: 2 },
-    encoding: {
-      x,
-      y: { field: 'value', type: 'quantitative', title: unit ? `${metric} (${unit})` : metric, scale: { zero: false } },
-      color: { field: 'series', type: 'nominal', title: null, scale: { domain: series, range: SERIES_COLORS.slice(0, series.length) } },
-      ...(curves.size > 1 ? { strokeDash: { field: 'curve', type: 'nominal' as const, title: 'curve', legend: CURVE_LEGEND } } : {}),
-      detail: { field: 'curve', type: 'nominal' },
-    },
+    layer: [
+      {
+        data: { values: lines },
+        mark: { type: 'line', point: { filled: true, size: 30 }, strokeWidth: 2 },
+        encoding: {
+          x,
+          y: { field: 'value', type: 'quantitative', title: unit || metric, scale: { zero: false } },
+          color,
+          ...strokeDash,
+          detail: { field: 'curve', type: 'nominal' },
+          order: { field: 'order', type: 'quantitative' },
+        },
+      },
+      ...(measured.length > 0
+        ? [
+            {
+              data: { values: measured },
+              mark: { type: 'line' as const, strokeWidth: 1, strokeDash: [2, 3], opacity: 0.7 },
+              encoding: {
+                x,
+                y: { field: 'value', type: 'quantitative' as const },
+                color: { value: MEASURED_COLOR },
+                detail: { field: 'curve', type: 'nominal' as const },
+                order: { field: 'order', type: 'quantitative' as const },
+              },
+            },
+            {
+              data: { values: measured },
+              mark: { type: 'point' as const, filled: true, size: 80, opacity: 1 },
+              encoding: {
+                x,
+                y: { field: 'value', type: 'quantitative' as const },
+                color,
+                // The same field and title as the colour: one legend with the colours and the shapes.
+                shape: {
+                  field: 'series',
+                  type: 'nominal' as const,
+                  title: null,
+                  scale: {
+                    domain: shown.map(([series]) => series),
+                    range: shown.map(([series]) => (series === TRAINING ? 'square' : 'circle')),
+                  },
+                  legend: LEGEND,
+                },
+              },
+            },
+          ]
+        : []),
+    ],
     config: { font: 'sans-serif', view: { stroke: '#ccc' } },
   };
 }
 
-/** Vega-lite spec of APE per point, grouped by point, one bar per metric. */
-export function apeChartSpec(result: ScoreResult, which: 'sim' | 'baseline' = 'sim'): Spec | null {
+/** Vega-lite spec of APE per point: a bar per metric, grouped by point; both sides of a baseline score side by side on one y scale. */
+export function apeChartSpec(result: ScoreResult): Spec | null {
   const loadKey = result.match.load_key;
-  const values = result.points
-    .map((row) => ({
-      label: pointLabel(row.key, loadKey),
-      metric: row.metric,
-      ape: which === 'sim' ? row.ape : (row.baseline_ape ?? null),
-      load: loadKey ? row.key[loadKey] : 0,
-    }))
-    .filter((value) => value.ape !== null);
+  const names = varyingKeys(
+    result.points.map((row) => row.key),
+    curveKeys(result),
+  );
+  const sides: Array<['sim' | 'baseline', string]> = [['sim', result.inputs.sim_label]];
+  if (result.inputs.baseline) sides.push(['baseline', result.inputs.baseline_label ?? 'baseline']);
+  const values = sides.flatMap(([which, side]) =>
+    result.points
+      .map((row) => ({
+        side,
+        label: pointLabel(row.key, loadKey, names),
+        metric: row.metric,
+        ape: which === 'sim' ? row.ape : (row.baseline_ape ?? null),
+        load: loadKey !== null && typeof row.key[loadKey] === 'number' ? row.key[loadKey] : 0,
+      }))
+      .filter((value) => value.ape !== null),
+  );
   if (values.length === 0) return null;
   const order = [...new Map(values.map((value) => [value.label, value.load])).entries()]
-    .sort((a, b) => (typeof a[1] === 'number' && typeof b[1] === 'number' ? a[1] - b[1] : 0))
+    .sort((a, b) => a[1] - b[1])
     .map(([label]) => label);
-  const title =
-    which === 'sim' ? `APE per point (${result.inputs.sim_label})` : `APE per point (${result.inputs.baseline_label ?? 'baseline'})`;
+  const metrics = Object.keys(result.metrics).filter((metric) => values.some((value) => value.metric === metric));
+  const step = Math.max(8, Math.min(24, Math.floor(120 / Math.max(1, metrics.length))));
+  const longLabels = order.some((label) => label.length > 6) && order.length * metrics.length * step < order.join('').length * 6;
+  const chart = {
+    width: { step },
+    height: 220,
+    mark: { type: 'bar' as const },
+    encoding: {
+      x: {
+        field: 'label',
+        type: 'ordinal' as const,
+        title: 'point',
+        sort: order,
+        axis: { labelAngle: longLabels ? -35 : 0, labelLimit: 0 },
+      },
+      xOffset: { field: 'metric', type: 'nominal' as const, sort: metrics },
+      y: { field: 'ape', type: 'quantitative' as const, title: 'APE (%)' },
+      color: { field: 'metric', type: 'nominal' as const, title: 'metric', sort: metrics, legend: { ...LEGEND, columns: 2 } },
+    },
+  };
+  const title = { text: 'APE per point', subtitle: '|sim - measured| / measured, %', anchor: 'start' as const };
+  if (sides.length === 1) {
+    return {
+      $schema: 'https://vega.github.io/schema/vega-lite/v6.json',
+      title: { ...title, text: `APE per point (${result.inputs.sim_label})` },
+      data: { values },
+      ...chart,
+      config: { font: 'sans-serif', view: { stroke: '#ccc' } },
+    };
+  }
   return {
     $schema: 'https://vega.github.io/schema/vega-lite/v6.json',
-    title: { text: title, subtitle: '|sim - measured| / measured, %' },
-    width: { step: Math.max(12, Math.min(28, Math.floor(160 / Math.max(1, Object.keys(result.metrics).length)))) },
-    height: 240,
+    title,
     data: { values },
-    mark: { type: 'bar' },
-    encoding: {
-      x: { field: 'label', type: 'ordinal', title: 'point', sort: order, axis: { labelAngle: -40, labelLimit: 240 } },
-      xOffset: { field: 'metric', type: 'nominal', sort: Object.keys(result.metrics) },
-      y: { field: 'ape', type: 'quantitative', title: 'APE (%)' },
-      color: { field: 'metric', type: 'nominal', title: 'metric', sort: Object.keys(result.metrics), legend: { labelLimit: 260 } },
-    },
+    facet: { column: { field: 'side', type: 'nominal', title: null, sort: sides.map(([, side]) => side) } },
+    spec: chart,
+    // One y scale for both sides, so that their bars compare at a glance.
+    resolve: { scale: { y: 'shared' } },
     config: { font: 'sans-serif', view: { stroke: '#ccc' } },
   };
 }
@@ -138,8 +274,8 @@ export function apeChartSpec(result: ScoreResult, which: 'sim' | 'baseline' = 's
 export interface ScoreCharts {
   /** One SVG per metric with any value, by metric name. */
   metrics: Record<string, string>;
+  /** APE per point, both sides of a baseline score in one chart. */
   ape: string | null;
-  baselineApe: string | null;
 }
 
 export async function renderScoreCharts(result: ScoreResult): Promise<ScoreCharts> {
@@ -148,11 +284,6 @@ export async function renderScoreCharts(result: ScoreResult): Promise<ScoreChart
     const spec = metricChartSpec(result, metric);
     if (spec) metrics[metric] = await renderSvg(spec);
   }
-  const apeSpec = apeChartSpec(result, 'sim');
-  const baselineSpec = result.inputs.baseline ? apeChartSpec(result, 'baseline') : null;
-  return {
-    metrics,
-    ape: apeSpec ? await renderSvg(apeSpec) : null,
-    baselineApe: baselineSpec ? await renderSvg(baselineSpec) : null,
-  };
+  const apeSpec = apeChartSpec(result);
+  return { metrics, ape: apeSpec ? await renderSvg(apeSpec) : null };
 }

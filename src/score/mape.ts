@@ -1,5 +1,5 @@
 /**
- * The numbers of a score (toolkit.md §4), pure:
+ * The numbers of a score (docs/scoring.md), pure:
  * - per point and metric: the signed error `sim - measured` and
  *   `APE = |sim - measured| / |measured| * 100`; a zero or missing measured value (or a
  *   missing simulated one) is reported with a note and not scored;

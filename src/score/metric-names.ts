@@ -1,5 +1,5 @@
 /**
- * Names of the metrics a score is computed on (toolkit.md §4): an AIPerf tag and a
+ * Names of the metrics a score is computed on (docs/scoring.md): an AIPerf tag and a
  * statistic, `time_to_first_token.p90`, `request_latency.p99`; a single-value metric by its
  * tag alone, `output_token_throughput`. Short aliases are accepted on the command line
  * (`ttft.p90`, `itl`, `tpot`) and turned into the canonical name.
@@ -7,7 +7,7 @@
 import { canonicalTag, getMetricInfo } from '../io/read-aiperf-tags.js';
 import { AIPERF_STATS, type AiperfStat } from '../io/read-aiperf-types.js';
 
-/** TTFT avg / p50 / p90, ITL (TPOT) avg, output token throughput (seed 002's table). */
+/** TTFT avg / p50 / p90, ITL (TPOT) avg, output token throughput (the usual accuracy table of a serving simulator). */
 export const DEFAULT_SCORE_METRICS = [
   'time_to_first_token.avg',
   'time_to_first_token.p50',

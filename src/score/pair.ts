@@ -1,5 +1,5 @@
 /**
- * Matching simulated points with measured points (toolkit.md §4). Points match on the keys
+ * Matching simulated points with measured points (docs/scoring.md). Points match on the keys
  * both sides have (concurrency or request rate, ISL, OSL, any other key present on every
  * point of both sides); numbers compare to 12 significant digits. Several simulated points
  * may match one measured point (they differ in a key the measured side lacks, e.g. a swept
@@ -7,8 +7,8 @@
  * measured points with the same keys are an error. Nothing is dropped silently: every point
  * that matches nothing is listed.
  */
-import type { ColumnSelection } from '../io/read-tabular.js';
-import { CANONICAL_KEYS, LOAD_KEYS, formatKey, keyValueText, type KeyValue, type PointKey, type ScorePoint } from './points.js';
+import { matchesSelection, type ColumnSelection } from '../io/selection.js';
+import { CANONICAL_KEYS, LOAD_KEYS, formatKey, keyValueText, type PointKey, type ScorePoint } from './points.js';
 
 export interface PointPair {
   sim: ScorePoint;
@@ -50,16 +50,10 @@ export function keyText(key: PointKey, names: readonly string[]): string {
   return names.map((name) => `${name}=${keyValueText(key[name])}`).join('|');
 }
 
-function selectionMatches(value: KeyValue, wanted: string): boolean {
-  if (keyValueText(value) === wanted) return true;
-  const number = Number(wanted);
-  return typeof value === 'number' && wanted.trim() !== '' && Number.isFinite(number) && keyValueText(number) === keyValueText(value);
-}
-
-/** Keeps the points whose keys equal the selections that name one of their keys. */
+/** Keeps the points whose keys meet the selections that name one of their keys. */
 export function selectPoints(points: readonly ScorePoint[], selections: readonly ColumnSelection[]): ScorePoint[] {
   return points.filter((point) =>
-    selections.every((selection) => !(selection.column in point.key) || selectionMatches(point.key[selection.column], selection.value)),
+    selections.every((selection) => !(selection.column in point.key) || matchesSelection(point.key[selection.column], selection)),
   );
 }
 

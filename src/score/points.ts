@@ -128,3 +128,19 @@ export function metricValue(point: ScorePoint, metric: MetricName): number | und
   const value = point.metrics[metric.tag]?.[metric.stat];
   return typeof value === 'number' && !Number.isNaN(value) ? value : undefined;
 }
+
+/**
+ * Of `metrics`, the ones no point has a value of, with the metric names the points do have (for
+ * the message that says what was looked for and what was found).
+ */
+export function missingMetrics(points: readonly ScorePoint[], metrics: readonly MetricName[]): { missing: MetricName[]; found: string[] } {
+  const missing = metrics.filter((metric) => !points.some((point) => metricValue(point, metric) !== undefined));
+  const found = new Set<string>();
+  for (const point of points) {
+    for (const [tag, stats] of Object.entries(point.metrics)) {
+      for (const [stat, value] of Object.entries(stats ?? {}))
+        if (typeof value === 'number') found.add(stat === 'avg' && Object.keys(stats ?? {}).length === 1 ? tag : `${tag}.${stat}`);
+    }
+  }
+  return { missing, found: [...found].sort() };
+}

@@ -1,18 +1,24 @@
 /**
  * `servesim score`: read both sides, match, score, write the report, print the table and
- * hold the MAPEs to their limits (toolkit.md §4). The CLI command only parses arguments and
+ * hold the MAPEs to their limits (docs/scoring.md). The CLI command only parses arguments and
  * calls `runScore`.
  */
 import { statSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
-import type { ColumnSelection } from '../io/read-tabular.js';
 import { parseMappingArguments } from '../io/read-tabular.js';
+import { formatSelection, parseSelection, type ColumnSelection } from '../io/selection.js';
 import { DEFAULT_SCORE_METRICS, parseMetricList, parseMetricName, type MetricName } from './metric-names.js';
-import { PairError, pairPoints, selectPoints, type PairResult } from './pair.js';
+import { CalibrateUsageError } from '../calibrate/arguments.js';
+import { selectTraining } from '../calibrate/train-select.js';
+import { PairError, keyText, pairPoints, selectPoints, type PairResult } from './pair.js';
 import { CANONICAL_KEYS, type ScorePoint } from './points.js';
-import { readMeasuredPoints, readSimPoints, shortPath, tabularColumnsOf, type SimSide } from './score-inputs.js';
-import { formatTerminalTable, writeScoreReport } from './score-report.js';
+import { isPointTable, readMeasuredPoints, readSimPoints, shortPath, tabularColumnsOf, type SimSide } from './score-inputs.js';
+import { formatScoresJson, formatTerminalTable, writeScoreReport } from './score-report.js';
+import { terminalPath } from '../io/paths.js';
 import { buildScore, checkLimits, type LimitCheck, type ScoreResult, type UnmatchedPoint } from './score-result.js';
+import { checkOutputDir } from '../io/write-output.js';
+import { formatKey, missingMetrics } from './points.js';
+import { getMetricInfo } from '../io/read-aiperf-tags.js';
 
 export interface ScoreOptions {
   /** Simulated side: a sweep folder, replay results or AIPerf artifact folders. */
@@ -31,12 +37,23 @@ export interface ScoreOptions {
   out?: string;
   /** `METRIC=X`: fail when the metric's MAPE is above X percent. */
   maxMape?: readonly string[];
+  /**
+   * Measured points the simulated side was fitted on (`calibrate engine --train` forms:
+   * `lowest:3`, `concurrency=4|8|16`, ...): drawn on the charts as training points, left out
+   * of every MAPE.
+   */
+  train?: string;
   /** A second simulated sweep to put beside the first (before/after). */
   baseline?: string;
+  /** When `sim` (or `baseline`) is a CSV table of predicted points: the conditions that choose its rows. */
+  simSelect?: readonly string[];
+  baselineSelect?: readonly string[];
   simLabel?: string;
   baselineLabel?: string;
   /** Where the table goes (stdout by default). */
   print?: (text: string) => void;
+  /** Print `scores.json`'s object instead of the table (for scripts and CI). */
+  json?: boolean;
 }
 
 export interface ScoreOutcome {
@@ -66,11 +83,16 @@ function splitList(items: readonly string[] | undefined): string[] {
     .filter((item) => item !== '');
 }
 
-export function parseSelections(items: readonly string[] | undefined): ColumnSelection[] {
+/** `--select` conditions, in the forms `calibrate --train` takes (`io/selection.ts`). */
+export function parseSelections(items: readonly string[] | undefined, flag = '--select'): ColumnSelection[] {
   return (items ?? []).map((item) => {
-    const equals = item.indexOf('=');
-    if (equals <= 0) throw new ScoreUsageError(`--select ${item}: expected COLUMN=VALUE, e.g. model_path=MiniMaxAI/MiniMax-M2.5`);
-    return { column: item.slice(0, equals).trim(), value: item.slice(equals + 1).trim() };
+    const selection = parseSelection(item);
+    if (selection === null) {
+      throw new ScoreUsageError(
+        `${flag} ${item}: expected COLUMN=VALUE, COLUMN=V1|V2, COLUMN!=VALUE or COLUMN<=NUMBER (also <, >, >=), e.g. concurrency=10|50|100`,
+      );
+    }
+    return selection;
   });
 }
 
@@ -90,7 +112,7 @@ export function parseLimits(items: readonly string[] | undefined): Array<{ metri
 }
 
 function unknownSelection(selection: ColumnSelection): string {
-  return `--select ${selection.column}=${selection.value}: no measured CSV column and no point key is called ${selection.column}`;
+  return `--select ${formatSelection(selection)}: no measured CSV column and no point key is called ${selection.column}`;
 }
 
 function labelOf(path: string): string {
@@ -110,8 +132,88 @@ function pair(sim: ScorePoint[], measured: ScorePoint[]): PairResult {
   }
 }
 
+/** ` (rows source=mocker)` after a side read from a table's chosen rows. */
+function rowsNote(selections: readonly ColumnSelection[]): string {
+  return selections.length > 0 ? ` (rows ${selections.map(formatSelection).join(', ')})` : '';
+}
+
+/** `--sim-select` / `--baseline-select`: only for a side read from a CSV table. */
+function sideSelections(flag: string, path: string | undefined, items: readonly string[] | undefined): ColumnSelection[] {
+  if (items === undefined || items.length === 0) return [];
+  if (path === undefined || !isPointTable(path)) {
+    throw new ScoreUsageError(`${flag}: chooses rows of a CSV table of predicted points; ${path ?? 'no such side'} is not one`);
+  }
+  return parseSelections(items, flag);
+}
+
+/** The measured points `--train` names, and the rest (the points scored). */
+function splitTraining(points: ScorePoint[], expr: string | undefined): { scored: ScorePoint[]; training: ScorePoint[] } {
+  if (expr === undefined) return { scored: points, training: [] };
+  let indices: number[];
+  try {
+    indices = selectTraining(
+      points.map((point) => point.key),
+      expr,
+    );
+  } catch (error) {
+    if (error instanceof CalibrateUsageError) throw new ScoreUsageError(error.message);
+    throw error;
+  }
+  const chosen = new Set(indices);
+  const scored = points.filter((_, index) => !chosen.has(index));
+  if (scored.length === 0) throw new ScoreUsageError(`--train ${expr}: names every measured point; none is left to score`);
+  return { scored, training: points.filter((_, index) => chosen.has(index)) };
+}
+
+/** Simulated points that match a training point are neither scored nor unmatched: they are drawn only. */
+function withoutTraining(paired: PairResult, training: readonly ScorePoint[]): PairResult {
+  if (training.length === 0) return paired;
+  const trainingKeys = new Set(training.map((point) => keyText(point.key, paired.matchKeys)));
+  return {
+    ...paired,
+    unmatched: {
+      ...paired.unmatched,
+      sim: paired.unmatched.sim.filter((point) => !trainingKeys.has(keyText(point.key, paired.matchKeys))),
+    },
+  };
+}
+
+/** `concurrency 16, 32; isl 512` over some points: the values of their keys, for messages. */
+function describeKeys(points: readonly ScorePoint[], names: readonly string[]): string {
+  if (points.length === 0) return 'no points';
+  const shown = names.map((name) => {
+    const values = [
+      ...new Set(
+        points
+          .map((point) => point.key[name])
+          .filter((value) => value !== undefined)
+          .map(String),
+      ),
+    ];
+    values.sort((a, b) => Number(a) - Number(b) || (a < b ? -1 : a > b ? 1 : 0));
+    return `${name} ${values.slice(0, 8).join(', ')}${values.length > 8 ? ', ...' : ''}`;
+  });
+  return `${points.length} point${points.length === 1 ? '' : 's'} (${shown.join('; ')})`;
+}
+
+/** The error when no simulated point matches a measured one: what was looked for and what was found. */
+function noMatch(
+  sim: readonly ScorePoint[],
+  measured: readonly ScorePoint[],
+  matchKeys: readonly string[],
+  options: ScoreOptions,
+): ScoreUsageError {
+  const names = matchKeys.length > 0 ? matchKeys : [...new Set([...sim, ...measured].flatMap((point) => Object.keys(point.key)))];
+  const example = sim[0] === undefined ? '' : `; e.g. ${formatKey(sim[0].key, names)} is not measured`;
+  return new ScoreUsageError(
+    `no simulated point matches a measured point on ${names.join(', ')}: ${options.sim} has ${describeKeys(sim, names)};` +
+      ` ${options.measured.join(', ')} has ${describeKeys(measured, names)}${example}`,
+  );
+}
+
 export async function runScore(options: ScoreOptions): Promise<ScoreOutcome> {
   const print = options.print ?? ((text: string) => process.stdout.write(text));
+  if (options.out !== undefined) checkOutputDir(options.out);
   const selections = parseSelections(options.select);
   let mapping: Record<string, string>;
   let metrics: MetricName[];
@@ -125,8 +227,10 @@ export async function runScore(options: ScoreOptions): Promise<ScoreOutcome> {
   for (const limit of limits) if (!metrics.some((metric) => metric.id === limit.metric.id)) metrics.push(limit.metric);
   const groupBy = splitList(options.groupBy);
 
-  const sim = readSimPoints(options.sim);
-  const baseline = options.baseline !== undefined ? readSimPoints(options.baseline) : undefined;
+  const simSelect = sideSelections('--sim-select', options.sim, options.simSelect);
+  const sim = readSimPoints(options.sim, { mapping, select: simSelect });
+  const baselineSelect = sideSelections('--baseline-select', options.baseline, options.baselineSelect);
+  const baseline = options.baseline !== undefined ? readSimPoints(options.baseline, { mapping, select: baselineSelect }) : undefined;
   // A selection must name a CSV column or a key; checked before the rows are read, so that a
   // misspelt column is reported as such rather than as the duplicates it leaves.
   const hasTables = options.measured.some((path) => path.endsWith('.csv'));
@@ -150,13 +254,31 @@ export async function runScore(options: ScoreOptions): Promise<ScoreOutcome> {
     if (!usedOnColumn && !isKey) throw new ScoreUsageError(unknownSelection(selection));
   }
   const simPoints = selectPoints(sim.points, selections);
-  const measuredPoints = selectPoints(measured.points, selections);
-  if (measuredPoints.length === 0)
+  const selectedMeasured = selectPoints(measured.points, selections);
+  const selected = selections.map(formatSelection).join(' and ');
+  if (selectedMeasured.length === 0)
+    throw new ScoreUsageError(`no measured point in ${options.measured.join(', ')}${selections.length > 0 ? ` with ${selected}` : ''}`);
+  if (simPoints.length === 0) {
+    const why = sim.skipped.length > 0 ? ` (${sim.skipped.length} skipped: ${sim.skipped[0].reason})` : '';
+    throw new ScoreUsageError(`no simulated point to score in ${options.sim}${selections.length > 0 ? ` with ${selected}` : ''}${why}`);
+  }
+  const { scored: measuredPoints, training } = splitTraining(selectedMeasured, options.train);
+  const baselinePoints = baseline ? selectPoints(baseline.points, selections) : undefined;
+  const paired = withoutTraining(pair(simPoints, measuredPoints), training);
+  // Nothing to score is an input error: nothing is written.
+  if (paired.pairs.length === 0) throw noMatch(simPoints, measuredPoints, paired.matchKeys, options);
+  // A metric no measured point has is reported unscored; it is an error when AIPerf has no such
+  // metric (a misspelt name), or when no metric at all can be scored.
+  const { missing, found } = missingMetrics(measuredPoints, metrics);
+  const unknown = missing.filter((metric) => getMetricInfo(metric.tag) === undefined);
+  if (unknown.length > 0 || (missing.length > 0 && missing.length === metrics.length)) {
+    const shown = found.slice(0, 12).join(', ') + (found.length > 12 ? ', ...' : '');
     throw new ScoreUsageError(
-      `no measured point in ${options.measured.join(', ')}${selections.length > 0 ? ' with the selection given' : ''}`,
+      `no measured point has ${(unknown.length > 0 ? unknown : missing).map((m) => m.id).join(', ')} (in ${options.measured.join(', ')}: ${shown || 'no metric'}); ` +
+        'name metrics the measured side has with --metrics, or map a column to one with --map COLUMN=METRIC',
     );
-  const paired = pair(simPoints, measuredPoints);
-  const baselinePaired = baseline ? pair(selectPoints(baseline.points, selections), measuredPoints) : undefined;
+  }
+  const baselinePaired = baselinePoints ? withoutTraining(pair(baselinePoints, measuredPoints), training) : undefined;
   const knownKeys = new Set([...paired.matchKeys, ...paired.variantKeys, ...simPoints.flatMap((point) => Object.keys(point.key))]);
   for (const name of groupBy) {
     if (!knownKeys.has(name))
@@ -169,14 +291,16 @@ export async function runScore(options: ScoreOptions): Promise<ScoreOutcome> {
     groupBy,
     skippedSim: skippedOf(sim),
     baseline: baseline && baselinePaired ? { paired: baselinePaired, skipped: skippedOf(baseline) } : undefined,
+    curves: { sim: simPoints, ...(baselinePoints ? { baseline: baselinePoints } : {}), training },
     inputs: {
-      sim: shortPath(options.sim),
+      sim: shortPath(options.sim) + rowsNote(simSelect),
       sim_label: options.simLabel ?? labelOf(options.sim),
       measured: options.measured.map(shortPath),
       measured_notes: measured.notes,
+      ...(options.train !== undefined ? { train: options.train } : {}),
       ...(options.baseline !== undefined
         ? {
-            baseline: shortPath(options.baseline),
+            baseline: shortPath(options.baseline) + rowsNote(baselineSelect),
             baseline_label:
               options.baselineLabel ?? (labelOf(options.baseline) === labelOf(options.sim) ? 'baseline' : labelOf(options.baseline)),
           }
@@ -189,9 +313,12 @@ export async function runScore(options: ScoreOptions): Promise<ScoreOutcome> {
   );
   const outDir = options.out ?? (statSync(options.sim).isDirectory() ? join(options.sim, 'score') : join(dirname(options.sim), 'score'));
   const written = await writeScoreReport(outDir, result, checks);
-  print(formatTerminalTable(result, checks));
-  print(`report: ${join(shortPath(outDir), 'report.html')} (also scores.csv, scores.json, report.md)\n`);
+  if (options.json === true) {
+    print(formatScoresJson(result));
+  } else {
+    print(formatTerminalTable(result, checks));
+    print(`report: ${join(terminalPath(outDir), 'report.html')} (also scores.csv, scores.json, report.md)\n`);
+  }
   const failures = checks.filter((check) => !check.passed).map((check) => check.message);
-  if (paired.pairs.length === 0) failures.unshift('no simulated point matches a measured point (see the unmatched lists)');
   return { result, limits: checks, files: written.files, outDir, exitCode: failures.length > 0 ? 1 : 0, failures };
 }

@@ -1,5 +1,5 @@
 /**
- * The two sides of a score, read from disk (toolkit.md §4):
+ * The two sides of a score, read from disk (docs/scoring.md):
  * - simulated: a sweep folder (`points.jsonl`, with `plan.json` for the swept keys), a
  *   folder of replay results (`summary.json` files), or AIPerf artifact folders written by
  *   `--aiperf`;
@@ -7,12 +7,15 @@
  * Errors name the file and the line or key.
  */
 import { existsSync, readFileSync, readdirSync, statSync } from 'node:fs';
-import { basename, join, relative } from 'node:path';
+import { basename, join } from 'node:path';
 import type { RunConfig } from '../config/types.js';
 import type { ReplaySummary } from '../core/report-types.js';
+import { displayPath } from '../io/paths.js';
 import { findAiperfRunDirs, readAiperfRun, type AiperfRun } from '../io/read-aiperf.js';
 import { AiperfInputError, parseJsonText } from '../io/read-aiperf-errors.js';
-import { readTabularColumns, readTabularPoints, type ColumnSelection, type TabularRead } from '../io/read-tabular.js';
+import { readTabularColumns, readTabularPoints, type TabularRead } from '../io/read-tabular.js';
+import { formatSelection, type ColumnSelection } from '../io/selection.js';
+import { pointRecordProblem } from '../sweep/results.js';
 import { parseMetricName } from './metric-names.js';
 import {
   canonicalKeyName,
@@ -32,8 +35,8 @@ export interface SkippedPoint {
 }
 
 export interface SimSide {
-  /** What was read: `sweep`, `replay results` or `aiperf runs`. */
-  kind: 'sweep' | 'replay results' | 'aiperf runs';
+  /** What was read: `sweep`, `replay results`, `aiperf runs`, or `table` (another simulator's predicted points). */
+  kind: 'sweep' | 'replay results' | 'aiperf runs' | 'table';
   path: string;
   points: ScorePoint[];
   /** Points that could not be scored (failed, timed out), with the reason. */
@@ -94,17 +97,22 @@ export function readSweepPoints(dir: string): SimSide {
     const text = lines[index];
     if (text.trim() === '') continue;
     const record = parseJsonText(text, pointsFile, index + 1);
-    if (!isObject(record) || typeof record.id !== 'string') {
-      throw new AiperfInputError(pointsFile, { line: index + 1 }, 'expected a point record {id, overrides, status, summary}');
+    const problem = pointRecordProblem(record);
+    if (problem !== null || !isObject(record) || typeof record.id !== 'string') {
+      throw new AiperfInputError(
+        pointsFile,
+        { line: index + 1 },
+        `${problem ?? 'expected a point record {id, overrides, status, summary}'}; the record is damaged`,
+      );
     }
     byId.set(record.id, { record, line: index + 1 });
   }
   const points: ScorePoint[] = [];
   const skipped: SkippedPoint[] = [];
   for (const [id, { record, line }] of byId) {
-    const source = `${pointsFile}:${line} (${id})`;
+    const source = `${displayPath(pointsFile)}:${line} (${id})`;
     if (planIds !== null && !planIds.has(id)) {
-      skipped.push({ source, reason: `not in ${planFile} (a point of an earlier version of the sweep file)` });
+      skipped.push({ source, reason: `not in ${displayPath(planFile)} (a point of an earlier version of the sweep file)` });
       continue;
     }
     const overrides = isObject(record.overrides) ? record.overrides : {};
@@ -129,12 +137,31 @@ function findSummaryFiles(dir: string, depth = 3): string[] {
   return found;
 }
 
+export interface ReadSimOptions {
+  /** For a table: the column mapping (as for measured tables). */
+  mapping?: Record<string, string>;
+  /** For a table: the rows that hold this side's predictions (`source=mocker`). */
+  select?: readonly ColumnSelection[];
+}
+
+/** True for a CSV table of points (not an AIPerf summary CSV). */
+export function isPointTable(path: string): boolean {
+  return existsSync(path) && statSync(path).isFile() && path.endsWith('.csv') && !isAiperfSummaryCsv(path);
+}
+
 /**
  * The simulated side: a sweep folder (has `points.jsonl`), a folder of replay results
- * (`summary.json` files at or under it), or AIPerf artifact folders written with `--aiperf`.
+ * (`summary.json` files at or under it), AIPerf artifact folders written with `--aiperf`, or a
+ * CSV table of another simulator's predicted points, read like a measured table (its rows
+ * chosen with `select`), so that peers are scored on the same measured points.
  */
-export function readSimPoints(path: string): SimSide {
+export function readSimPoints(path: string, options: ReadSimOptions = {}): SimSide {
   if (!existsSync(path)) throw new AiperfInputError(path, undefined, 'no such file or folder');
+  if (isPointTable(path)) {
+    const table = readTabularPoints(path, { mapping: options.mapping, select: options.select });
+    for (const [column, target] of Object.entries(table.mapping)) parseMetricNameIfMetric(target, path, column);
+    return { kind: 'table', path, points: pointsOfTable(table), skipped: [], axes: [] };
+  }
   if (statSync(path).isDirectory() && existsSync(join(path, 'points.jsonl'))) return readSweepPoints(path);
   if (statSync(path).isFile() && basename(path) === 'points.jsonl') return readSweepPoints(join(path, '..'));
   const summaries =
@@ -144,22 +171,29 @@ export function readSimPoints(path: string): SimSide {
         ? findSummaryFiles(path)
         : [];
   if (summaries.length > 0) {
-    const points = summaries.map((file) => simPointFromSummary(readJsonFile(file), {}, [], file, file));
+    const points = summaries.map((file) => simPointFromSummary(readJsonFile(file), {}, [], displayPath(file), file));
     return { kind: 'replay results', path, points, skipped: [], axes: [] };
+  }
+  if (statSync(path).isFile() && !/(_aiperf|_genai_perf)\.(json|csv)$/.test(basename(path))) {
+    throw new AiperfInputError(
+      path,
+      undefined,
+      'not a simulated side: give a sweep folder (points.jsonl), replay results (summary.json), AIPerf artifact folders or a CSV table of predicted points',
+    );
   }
   const runs = findAiperfRunDirs(path);
   if (runs.length === 0) {
     throw new AiperfInputError(
       path,
       undefined,
-      'no simulated points here: expected a sweep folder (points.jsonl), replay results (summary.json) or AIPerf artifact folders',
+      'no simulated points here: expected a sweep folder (points.jsonl), replay results (summary.json), AIPerf artifact folders or a CSV table of predicted points',
     );
   }
   return { kind: 'aiperf runs', path, points: runs.map((dir) => pointOfAiperfRun(readAiperfRun(dir))), skipped: [], axes: [] };
 }
 
 function pointOfAiperfRun(run: AiperfRun): ScorePoint {
-  return { source: run.dir, key: keysOfAiperfLoad(run.load), metrics: metricsOfAiperf(run.summary.metrics) };
+  return { source: displayPath(run.dir), key: keysOfAiperfLoad(run.load), metrics: metricsOfAiperf(run.summary.metrics) };
 }
 
 export interface MeasuredSide {
@@ -192,7 +226,7 @@ function pointsOfTable(table: TabularRead): ScorePoint[] {
       const metric = parseMetricName(name);
       (metrics[metric.tag] ??= {})[metric.stat] = value;
     }
-    return { source: `${row.file}:${row.line}`, key: row.key, metrics };
+    return { source: `${displayPath(row.file)}:${row.line}`, key: row.key, metrics };
   });
 }
 
@@ -216,9 +250,9 @@ export function readMeasuredPoints(paths: readonly string[], options: ReadMeasur
       const table = readTabularPoints(path, { mapping: options.mapping, select: options.select, unknownSelectColumns: 'ignore' });
       for (const [column, target] of Object.entries(table.mapping)) parseMetricNameIfMetric(target, path, column);
       applied.push(...table.appliedSelections);
-      const selection = table.appliedSelections.map((s) => `${s.column}=${s.value}`).join(', ');
+      const selection = table.appliedSelections.map(formatSelection).join(', ');
       notes.push(
-        `${path}: ${table.points.length} rows` +
+        `${displayPath(path)}: ${table.points.length} rows` +
           (selection ? ` selected by ${selection} (${table.skippedRows} left out)` : '') +
           `; columns ${Object.entries(table.mapping)
             .map(([column, target]) => `${column} -> ${target}`)
@@ -233,7 +267,9 @@ export function readMeasuredPoints(paths: readonly string[], options: ReadMeasur
         .filter(([field]) => field !== 'model' && field !== 'requestCount')
         .map(([field, source]) => `${field} from ${source}`)
         .join(', ');
-      notes.push(`${dir}: AIPerf ${run.summary.layout} layout (${run.summary.format}); ${sources || 'no load parameters found'}`);
+      notes.push(
+        `${displayPath(dir)}: AIPerf ${run.summary.layout} layout (${run.summary.format}); ${sources || 'no load parameters found'}`,
+      );
       points.push(pointOfAiperfRun(run));
     }
   }
@@ -249,8 +285,7 @@ function parseMetricNameIfMetric(target: string, file: string, column: string): 
   }
 }
 
-/** A path shown relative to the working folder when that is shorter. */
+/** A path as reports show it: never absolute (`io/paths.ts`). */
 export function shortPath(path: string): string {
-  const rel = relative(process.cwd(), path);
-  return rel !== '' && !rel.startsWith('..') && rel.length < path.length ? rel : path;
+  return displayPath(path);
 }

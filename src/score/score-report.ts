@@ -1,11 +1,11 @@
 /**
- * Renders a score (`ScoreResult`) as the files and the table users read (toolkit.md §4):
+ * Renders a score (`ScoreResult`) as the files and the table users read (docs/scoring.md):
  * `scores.json`, `scores.csv` (one row per point and metric), `report.md`, a self-contained
  * `report.html` (inline CSS and SVG charts, no script, nothing fetched), and the MAPE table
  * printed on the terminal.
  */
-import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { makeOutputDir, writeOutputFile } from '../io/write-output.js';
 import { stringify } from 'csv-stringify/sync';
 import { renderScoreCharts, type ScoreCharts } from './charts.js';
 import { formatKey, keyValueText, type PointKey } from './points.js';
@@ -442,8 +442,7 @@ export function formatHtmlReport(result: ScoreResult, charts: ScoreCharts, limit
   out.push('<h2>APE per point</h2>');
   out.push('<div class="charts">');
   if (charts.ape) out.push(`<div class="chart">${charts.ape}</div>`);
-  if (charts.baselineApe) out.push(`<div class="chart">${charts.baselineApe}</div>`);
-  if (!charts.ape && !charts.baselineApe) out.push('<p>No point was scored.</p>');
+  else out.push('<p>No point was scored.</p>');
   out.push('</div>');
   out.push('<h2>Points</h2>');
   for (const metric of Object.keys(result.metrics)) {
@@ -484,14 +483,14 @@ export interface WrittenScoreReport {
 
 /** Writes the four files into `dir` (created). */
 export async function writeScoreReport(dir: string, result: ScoreResult, limits: readonly LimitCheck[] = []): Promise<WrittenScoreReport> {
-  mkdirSync(dir, { recursive: true });
   const charts = await renderScoreCharts(result);
+  makeOutputDir(dir);
   const files: Array<[string, string]> = [
     [SCORE_FILES.json, formatScoresJson(result)],
     [SCORE_FILES.csv, formatScoresCsv(result)],
     [SCORE_FILES.markdown, formatMarkdownReport(result, limits)],
     [SCORE_FILES.html, formatHtmlReport(result, charts, limits)],
   ];
-  for (const [name, text] of files) writeFileSync(join(dir, name), text);
+  for (const [name, text] of files) writeOutputFile(join(dir, name), text);
   return { dir, files: files.map(([name]) => join(dir, name)) };
 }

@@ -7,7 +7,7 @@ import type { MetricName } from './metric-names.js';
 import { unitOfMetric } from './metric-names.js';
 import { compareKeys, groupRows, scorePairs, summarizeRows, type ScoreRow } from './mape.js';
 import { keyText, type PairResult } from './pair.js';
-import type { PointKey, ScorePoint } from './points.js';
+import { metricValue, type PointKey, type ScorePoint } from './points.js';
 
 export interface GroupScore {
   key: PointKey;
@@ -56,6 +56,24 @@ export interface UnmatchedPoint {
   reason?: string;
 }
 
+/** A point drawn on the charts: its keys and its value of each scored metric (null when it has none). */
+export interface CurvePoint {
+  key: PointKey;
+  values: Record<string, number | null>;
+  source: string;
+}
+
+/**
+ * What the charts draw besides the scored pairs: every simulated point of each side, matched or
+ * not (the model's curve over the whole load range it was run at), and the measured points left
+ * out of the score as training points (`--train`: the points a model was fitted on).
+ */
+export interface ScoreCurves {
+  sim: CurvePoint[];
+  baseline?: CurvePoint[];
+  training: CurvePoint[];
+}
+
 export interface ScoreResult {
   metrics: Record<string, MetricSummary>;
   points: PointScoreJson[];
@@ -78,7 +96,11 @@ export interface ScoreResult {
     measured_notes: string[];
     baseline?: string;
     baseline_label?: string;
+    /** The `--train` condition that chose the training points, when one was given. */
+    train?: string;
   };
+  /** Absent when the score was built without them (the charts then draw the scored pairs only). */
+  curves?: ScoreCurves;
 }
 
 export interface BuildScoreInput {
@@ -89,6 +111,16 @@ export interface BuildScoreInput {
   skippedSim: readonly UnmatchedPoint[];
   baseline?: { paired: PairResult; skipped: readonly UnmatchedPoint[] };
   inputs: ScoreResult['inputs'];
+  /** Points for the charts only (`ScoreCurves`); none by default. */
+  curves?: { sim: readonly ScorePoint[]; baseline?: readonly ScorePoint[]; training: readonly ScorePoint[] };
+}
+
+function curvePoints(points: readonly ScorePoint[], metrics: readonly MetricName[]): CurvePoint[] {
+  return points.map((point) => ({
+    key: point.key,
+    values: Object.fromEntries(metrics.map((metric) => [metric.id, metricValue(point, metric) ?? null])),
+    source: point.source,
+  }));
 }
 
 /** Unmatched points ordered by their keys (load first), for readable listings. */
@@ -195,6 +227,13 @@ export function buildScore(input: BuildScoreInput): ScoreResult {
     inputs: input.inputs,
   };
   if (input.baseline) result.unmatched.baseline = [...unmatchedOf(input.baseline.paired.unmatched.sim), ...input.baseline.skipped];
+  if (input.curves) {
+    result.curves = {
+      sim: curvePoints(input.curves.sim, metrics),
+      ...(input.curves.baseline ? { baseline: curvePoints(input.curves.baseline, metrics) } : {}),
+      training: curvePoints(input.curves.training, metrics),
+    };
+  }
   return result;
 }
 

@@ -29,7 +29,7 @@ export const PRIMER_REQUESTS = 64;
 /** At most this many output tokens per request of a synthetic source. */
 export const PRIMER_OUTPUT_TOKENS = 16;
 
-/** Requests a run sends when it stops on a count (spec replay.md §2 `stop`); Infinity under a time cap. */
+/** Requests a run sends when it stops on a count (docs/config.md `stop`); Infinity under a time cap. */
 export function requestsOf(config: RunConfig): number {
   const stop = config.traffic.stop;
   if ('requests' in stop) return stop.requests;

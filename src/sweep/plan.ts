@@ -1,5 +1,5 @@
 /**
- * Sweep file -> ordered points (spec toolkit.md §2). Pure: the run-config validator is passed in,
+ * Sweep file -> ordered points (docs/sweeps.md). Pure: the run-config validator is passed in,
  * nothing is read or written here.
  *
  * Order: the grid is a cartesian product with the first key outermost (like itertools.product),
@@ -8,7 +8,7 @@
  * point has the same id in every sweep, on every machine, whatever the key order in the files.
  */
 import { createHash } from 'node:crypto';
-import { applySet } from '../config/set-override.js';
+import { applySet, assignInPlace } from '../config/set-override.js';
 import type { RunConfig } from '../config/types.js';
 import type { SweepFile } from './sweep-file.js';
 
@@ -168,7 +168,32 @@ export interface BuildPlanInput {
  * Expands and validates every point. Throws `PlanError` listing every invalid point (with its
  * overrides and the field at fault), or naming points that turn out identical.
  */
-export function buildPlan({ sweep, baseRaw, baseLabel, validate }: BuildPlanInput): Plan {
+export function buildPlan(input: BuildPlanInput): Plan {
+  const steps = planSteps(input);
+  for (;;) {
+    const step = steps.next();
+    if (step.done) return step.value;
+  }
+}
+
+/**
+ * `buildPlan` that lets the event loop run every few hundred points, so that Ctrl-C or SIGTERM
+ * during the planning of a large sweep is handled at once; null when `signal` was aborted.
+ */
+export async function buildPlanInterruptibly(input: BuildPlanInput, signal?: AbortSignal): Promise<Plan | null> {
+  const steps = planSteps(input);
+  for (let n = 1; ; n++) {
+    const step = steps.next();
+    if (step.done) return step.value;
+    if (n % 256 === 0) {
+      await new Promise<void>((resolve) => setImmediate(resolve));
+      if (signal?.aborted === true) return null;
+    }
+  }
+}
+
+/** The planning, one point (combination of overrides) per step. */
+function* planSteps({ sweep, baseRaw, baseLabel, validate }: BuildPlanInput): Generator<undefined, Plan, undefined> {
   if (baseRaw === null || typeof baseRaw !== 'object' || Array.isArray(baseRaw)) {
     throw new PlanError(sweep.file, 1, [{ index: 0, overrides: {}, field: '', message: `${baseLabel}: a run config is a mapping` }]);
   }
@@ -188,11 +213,15 @@ export function buildPlan({ sweep, baseRaw, baseLabel, validate }: BuildPlanInpu
   };
 
   for (const combo of combos) {
-    let raw = baseRaw as Record<string, unknown>;
+    yield;
+    // One copy of the base per point, the overrides written into it (a value that is a mapping is
+    // copied, so that a later key cannot write into the sweep file's own value).
+    const raw = structuredClone(baseRaw) as Record<string, unknown>;
     let applied = true;
     for (const [key, value] of [...sweep.set, ...Object.entries(combo)]) {
       try {
-        raw = applyOverride(raw, key, value);
+        const copy = value !== null && typeof value === 'object' ? structuredClone(value) : value;
+        assignInPlace(raw, { text: `${key}=${JSON.stringify(value)}`, path: key, segments: key.split('.'), value: copy });
       } catch (err) {
         const field = errorField(err) || key;
         const reason = (err as { reason?: unknown }).reason;

@@ -10,9 +10,9 @@
  */
 import type { RunConfig } from '../config/types.js';
 import type { ReplaySummary, RequestRecord } from '../core/report-types.js';
-import type { PreparedRun } from '../replay.js';
+import type { PreparedRun } from '../replay-run.js';
 import { writeAiperfArtifacts } from '../io/write-aiperf-artifacts.js';
-import { splitWallTime, type PointSummary } from './results.js';
+import { splitWallTime, type PointSummary } from './point-summary.js';
 
 export interface PointTask {
   id: string;

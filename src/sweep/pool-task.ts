@@ -3,7 +3,7 @@
  * its summary. Synchronous and pure (the point arrives resolved, its trace already read), so a
  * thread can be reused for the next point: the replay keeps no state between runs.
  */
-import { replayPrepared } from '../replay.js';
+import { replayPrepared } from '../replay-run.js';
 import { runPointTask, type PointTask, type PointTaskResult } from './point-task.js';
 
 export default function poolTask(task: PointTask): PointTaskResult {

@@ -2,6 +2,9 @@
  * Sweep progress: a redrawn bar (done/total, failures, ETA) when the stream is a terminal, plain
  * lines otherwise (CI, logs): one per failed point, and one per finished point at most every
  * `plainIntervalMs` (every point when it is 0), plus a last one at the end.
+ *
+ * The ETA weighs points by their expected cost (`point-cost.ts`: requests x output tokens) when
+ * the sweep gives it: the time this run has taken per unit of cost done, times the cost left.
  */
 
 export interface ProgressEvent {
@@ -9,11 +12,16 @@ export interface ProgressEvent {
   status: 'ok' | 'failed' | 'timeout';
   label: string;
   error?: string;
+  /** The point's expected cost, in the units of `start`'s `remainingCost`; 1 when absent. */
+  cost?: number;
 }
 
 export interface ProgressReporter {
-  /** `total` points in this run's slice, `alreadyDone` of them finished in an earlier run. */
-  start(total: number, alreadyDone: number): void;
+  /**
+   * `total` points in this run's slice, `alreadyDone` of them finished in an earlier run;
+   * `remainingCost`: the expected cost of the points left to run (their count when absent).
+   */
+  start(total: number, alreadyDone: number, remainingCost?: number): void;
   point(event: ProgressEvent): void;
   end(): void;
 }
@@ -51,6 +59,8 @@ export function createProgress(stream: ProgressStream, options: ProgressOptions 
   let done = 0;
   let failed = 0;
   let doneThisRun = 0;
+  let costDone = 0;
+  let costLeft = 0;
   let startedMs = 0;
   let lastDrawMs = -Infinity;
   let lastLine = '';
@@ -58,8 +68,8 @@ export function createProgress(stream: ProgressStream, options: ProgressOptions 
   const eta = (): string => {
     const remaining = total - done;
     if (remaining === 0) return '0:00';
-    if (doneThisRun === 0) return '--:--';
-    return formatDuration((((now() - startedMs) / doneThisRun) * remaining) / 1000);
+    if (doneThisRun === 0 || costDone <= 0) return '--:--';
+    return formatDuration((((now() - startedMs) / costDone) * Math.max(0, costLeft)) / 1000);
   };
   const counts = () => `${done}/${total} done, ${failed} failed, ETA ${eta()}`;
 
@@ -76,9 +86,10 @@ export function createProgress(stream: ProgressStream, options: ProgressOptions 
   };
 
   return {
-    start(n, alreadyDone) {
+    start(n, alreadyDone, remainingCost) {
       total = n;
       done = alreadyDone;
+      costLeft = remainingCost ?? n - alreadyDone;
       startedMs = now();
       if (mode === 'bar') drawBar(true);
       else stream.write(`sweep: ${n} points, ${alreadyDone} already done, ${n - alreadyDone} to run\n`);
@@ -86,6 +97,8 @@ export function createProgress(stream: ProgressStream, options: ProgressOptions 
     point(event) {
       done++;
       doneThisRun++;
+      costDone += event.cost ?? 1;
+      costLeft -= event.cost ?? 1;
       const isFailure = event.status !== 'ok';
       if (isFailure) failed++;
       if (mode === 'bar') {

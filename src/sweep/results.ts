@@ -8,9 +8,12 @@
  * - `timings.jsonl` holds what is not deterministic: wall times, one line per attempt.
  * - `plan.json` lists the points in plan order with their ids and overrides.
  */
-import { appendFileSync, existsSync, readFileSync, renameSync, truncateSync, writeFileSync } from 'node:fs';
+import { appendFileSync, existsSync, readFileSync, truncateSync } from 'node:fs';
 import { join } from 'node:path';
-import type { ReplaySummary } from '../core/report-types.js';
+import { z } from 'zod';
+import { formatValue } from '../config/errors.js';
+import { outputError, writeOutputFile } from '../io/write-output.js';
+import type { PointSummary } from './point-summary.js';
 import type { Overrides, PlanOutline } from './plan.js';
 
 export const PLAN_FILE = 'plan.json';
@@ -22,11 +25,7 @@ export const SHARD_FILE = 'shard.json';
 
 export type PointStatus = 'ok' | 'failed' | 'timeout';
 
-/** A replay summary without the simulator's wall-time fields (they differ run to run). */
-export type PointSummary = Omit<ReplaySummary, 'simulator'> & { simulator: Record<string, unknown> };
-
-/** Simulator fields that depend on the host and the moment, kept out of `points.jsonl`. */
-export const WALL_TIME_FIELDS = ['wall_time_ms', 'us_per_output_token'] as const;
+export { WALL_TIME_FIELDS, splitWallTime, type PointSummary } from './point-summary.js';
 
 /** One line of `points.jsonl`. */
 export interface PointRecord {
@@ -49,17 +48,6 @@ export interface TimingRecord {
   primed?: true;
 }
 
-/** Splits a replay summary into its deterministic part and its wall-time fields. */
-export function splitWallTime(summary: ReplaySummary): { summary: PointSummary; wall: Record<string, number> } {
-  const simulator: Record<string, unknown> = {};
-  const wall: Record<string, number> = {};
-  for (const [key, value] of Object.entries(summary.simulator ?? {})) {
-    if ((WALL_TIME_FIELDS as readonly string[]).includes(key)) wall[key] = value as number;
-    else simulator[key] = value;
-  }
-  return { summary: { ...summary, simulator }, wall };
-}
-
 /** The JSON line for a record (fixed key order). */
 export function formatPointLine(record: PointRecord): string {
   const ordered: PointRecord = {
@@ -72,27 +60,63 @@ export function formatPointLine(record: PointRecord): string {
   return `${JSON.stringify(ordered)}\n`;
 }
 
+/** A sweep folder that cannot be used as it is (a damaged record, plans that differ): bad input, exit status 2. */
 export class ResultsError extends Error {
+  readonly exitCode = 2;
   constructor(message: string) {
     super(message);
     this.name = 'ResultsError';
   }
 }
 
-function isPointRecord(value: unknown): value is PointRecord {
-  if (value === null || typeof value !== 'object') return false;
-  const v = value as Record<string, unknown>;
-  return (
-    typeof v.id === 'string' &&
-    (v.status === 'ok' || v.status === 'failed' || v.status === 'timeout') &&
-    typeof v.overrides === 'object' &&
-    v.overrides !== null
-  );
+// What a record must hold before it is trusted: its result goes into summary.csv, charts and
+// scores, and a resumed sweep does not run it again.
+const cell = z.number().nullable();
+const statsSchema = z.looseObject({ unit: z.string(), approximate: z.boolean().optional() }).catchall(cell);
+// The run's counts and rates are numbers where present (records of earlier versions may lack one).
+const runFields = Object.fromEntries(
+  ['error_request_count', 'incomplete_request_count', 'benchmark_duration_s', 'request_throughput', 'output_token_throughput'].map(
+    (name) => [name, cell.optional()],
+  ),
+);
+const summarySchema = z.looseObject({
+  metrics: z.record(z.string(), statsSchema),
+  run: z.looseObject({ request_count: cell, ...runFields }),
+  ttft_stages: z.record(z.string(), cell).optional(),
+  simulator: z.record(z.string(), z.unknown()).optional(),
+});
+const base = { id: z.string().min(1), overrides: z.record(z.string(), z.unknown()) };
+const recordSchema = z.discriminatedUnion('status', [
+  z.looseObject({ ...base, status: z.literal('ok'), summary: summarySchema, error: z.null().optional() }),
+  z.looseObject({ ...base, status: z.enum(['failed', 'timeout']), summary: z.null().optional(), error: z.string() }),
+]);
+
+/** What is wrong with a parsed line as a point record (`summary.metrics.x.avg: expected a number, got "fast"`), or null. */
+export function pointRecordProblem(value: unknown): string | null {
+  if (value === null || typeof value !== 'object' || Array.isArray(value))
+    return `expected a point record {id, overrides, status, summary, error}, got ${formatValue(value)}`;
+  const parsed = recordSchema.safeParse(value, { reportInput: true });
+  if (parsed.success) return null;
+  const issue = parsed.error.issues[0];
+  const path = issue.path.map(String).join('.');
+  let reason: string;
+  if (issue.code === 'invalid_union' || (issue.code === 'invalid_value' && path === 'status')) {
+    reason = `must be ok, failed or timeout, got ${formatValue((value as { status?: unknown }).status)}`;
+  } else if (issue.code === 'invalid_type') {
+    const expected =
+      issue.expected === 'record' || issue.expected === 'object' ? 'a mapping' : issue.expected === 'null' ? 'null' : `a ${issue.expected}`;
+    reason = `expected ${expected}, got ${formatValue(issue.input)}`;
+  } else {
+    reason = issue.message;
+  }
+  return `${path === '' ? 'status' : path}: ${reason}`;
 }
 
 export interface ReadPointsResult {
   /** Every record in file order (a point run twice appears twice; the last one counts). */
   records: PointRecord[];
+  /** The 1-based line of each record. */
+  lines: number[];
   /** Bytes of an incomplete last line (a write cut short by a kill), 0 if none. */
   tornBytes: number;
 }
@@ -100,12 +124,14 @@ export interface ReadPointsResult {
 /**
  * Reads `points.jsonl`. An incomplete last line (no newline, not valid JSON) is the trace of a
  * write cut short and is left out; with `repair`, it is also cut from the file so that appends
- * start on a fresh line. Any other bad line is an error naming the file and line.
+ * start on a fresh line. Any other bad line, and any record that is not a whole point record
+ * (`pointRecordProblem`), is an error naming the file, the line and the field.
  */
 export function readPoints(file: string, repair = false): ReadPointsResult {
-  if (!existsSync(file)) return { records: [], tornBytes: 0 };
+  if (!existsSync(file)) return { records: [], lines: [], tornBytes: 0 };
   const text = readFileSync(file, 'utf8');
   const records: PointRecord[] = [];
+  const lines: number[] = [];
   let start = 0;
   let line = 0;
   let tornBytes = 0;
@@ -122,8 +148,11 @@ export function readPoints(file: string, repair = false): ReadPointsResult {
       } catch {
         ok = false;
       }
-      if (ok && isPointRecord(parsed)) {
-        records.push(parsed);
+      if (ok) {
+        const problem = pointRecordProblem(parsed);
+        if (problem !== null) throw new ResultsError(`${file}:${line}: ${problem}; the record is damaged (remove or fix this line)`);
+        records.push(parsed as PointRecord);
+        lines.push(line);
         if (isLast && repair) appendFileSync(file, '\n');
       } else if (isLast) {
         tornBytes = Buffer.byteLength(body);
@@ -135,7 +164,7 @@ export function readPoints(file: string, repair = false): ReadPointsResult {
     if (isLast) break;
     start = end + 1;
   }
-  return { records, tornBytes };
+  return { records, lines, tornBytes };
 }
 
 /** The last record of each id. */
@@ -145,20 +174,27 @@ export function latestById(records: PointRecord[]): Map<string, PointRecord> {
   return byId;
 }
 
+/** Appends one line; a failed append (a full disk) is an `OutputError` naming the file (a torn line is dropped on resume). */
+function appendLine(file: string, line: string): void {
+  try {
+    appendFileSync(file, line);
+  } catch (err) {
+    throw outputError(file, err);
+  }
+}
+
 export function appendPoint(file: string, record: PointRecord): void {
   // One append of one full line: a process killed after this call returns has the line on disk.
-  appendFileSync(file, formatPointLine(record));
+  appendLine(file, formatPointLine(record));
 }
 
 export function appendTiming(file: string, timing: TimingRecord): void {
-  appendFileSync(file, `${JSON.stringify(timing)}\n`);
+  appendLine(file, `${JSON.stringify(timing)}\n`);
 }
 
-/** Writes a file through a temporary name and a rename, so a reader never sees half of it. */
+/** Writes a file through a temporary name and a rename, so a reader never sees half of it (io/write-output.ts). */
 export function writeFileAtomic(file: string, content: string): void {
-  const tmp = `${file}.${process.pid}.tmp`;
-  writeFileSync(tmp, content);
-  renameSync(tmp, file);
+  writeOutputFile(file, content);
 }
 
 /**

@@ -1,5 +1,5 @@
 /**
- * Running a sweep (spec toolkit.md §2): plan and validate every point, resume from what the
+ * Running a sweep (docs/sweeps.md): plan and validate every point, resume from what the
  * output directory already holds, run the rest on the pool, append each finished point as it
  * finishes, then write `summary.csv` and `sweep.svg` in plan order.
  *
@@ -7,12 +7,13 @@
  * timed-out points are run again on the next run (their earlier line stays in the log until the
  * end-of-run rewrite keeps only the latest line per point).
  */
-import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { hostname } from 'node:os';
+import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { loadRunConfigFromObject } from '../config/load.js';
 import type { RunConfig } from '../config/types.js';
-import { buildPlan, formatOverrides, type Plan, type PlanPoint, type ValidateRunConfig } from './plan.js';
+import { checkOutputDir, makeOutputDir, removeStaleTemporaries } from '../io/write-output.js';
+import { takeLock } from './lock.js';
+import { buildPlanInterruptibly, formatOverrides, type Plan, type PlanPoint, type ValidateRunConfig } from './plan.js';
 import { PointPool, defaultPoolThreadCount, describeError, type PointOutcome } from './pool.js';
 import { silentProgress, type ProgressReporter } from './progress.js';
 import {
@@ -32,13 +33,14 @@ import {
   type PointRecord,
 } from './results.js';
 import { isInShard, type Shard } from './shard.js';
-import { SweepError, readSweepBase, readSweepFile } from './sweep-file.js';
+import { readSweepBase, readSweepFile } from './sweep-file.js';
 import { summaryCsv } from './summary-csv.js';
 import { aiperfFolderName } from '../io/write-aiperf-artifacts.js';
 import { renderChart } from './chart.js';
 import { primerFor } from './jit-primer.js';
 import type { PrimerRun } from './point-task.js';
 import { prepareRun, type PreparedRun } from '../replay.js';
+import { expectedCosts } from './point-cost.js';
 
 export interface RunSweepOptions {
   sweepFile: string;
@@ -102,44 +104,11 @@ export function defaultOutDir(name: string): string {
 
 const defaultValidate: ValidateRunConfig = (raw, label) => loadRunConfigFromObject(raw, label);
 
-const LOCK_FILE = '.lock';
-
 /** Points per pool thread from which the threads are primed (jit-primer.ts). */
 const PRIMED_POINTS_PER_THREAD = 4;
 
-/** Takes the output directory for this process; a lock left by a dead process on this host is taken over. */
-function takeLock(outDir: string): () => void {
-  const file = join(outDir, LOCK_FILE);
-  const mine = `${hostname()} ${process.pid}\n`;
-  for (let attempt = 0; attempt < 2; attempt++) {
-    try {
-      writeFileSync(file, mine, { flag: 'wx' });
-      return () => rmSync(file, { force: true });
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
-    }
-    const [host, pidText] = readFileSync(file, 'utf8').trim().split(' ');
-    const pid = Number(pidText);
-    let alive = true;
-    if (host === hostname()) {
-      try {
-        process.kill(pid, 0);
-      } catch (err) {
-        alive = (err as NodeJS.ErrnoException).code === 'EPERM';
-      }
-    }
-    if (alive) {
-      throw new SweepError(
-        outDir,
-        '',
-        `in use by another sweep (${host} pid ${pid}); give each run or shard its own --out` +
-          (host === hostname() ? '' : `, or remove ${file} if no sweep is running there`),
-      );
-    }
-    rmSync(file, { force: true });
-  }
-  throw new Error(`cannot lock ${outDir}`);
-}
+/** Files of a sweep folder that are written through a temporary file (stale ones are removed on resume). */
+const REWRITTEN_FILES = [PLAN_FILE, POINTS_FILE, TIMINGS_FILE, SUMMARY_FILE, CHART_FILE, SHARD_FILE];
 
 /** Plans, validates and runs a sweep; throws `SweepError`/`PlanError` before running anything if the file or a point is invalid. */
 export async function runSweep(options: RunSweepOptions): Promise<RunSweepResult> {
@@ -147,8 +116,10 @@ export async function runSweep(options: RunSweepOptions): Promise<RunSweepResult
   const progress = options.progress ?? silentProgress;
   const t0 = performance.now();
 
+  if (options.outDir !== undefined) checkOutputDir(options.outDir);
   const sweep = readSweepFile(options.sweepFile);
   const base = readSweepBase(sweep);
+  const threads = poolThreadsFor(options, note);
   // A pool thread takes tens of ms to start (a Node bootstrap, then the replay core's modules).
   // A sweep into a fresh output folder (no points.jsonl yet) will run points, so its pool is
   // started here and its threads boot while the plan is built and validated; a resumed sweep
@@ -156,18 +127,38 @@ export async function runSweep(options: RunSweepOptions): Promise<RunSweepResult
   const outDirOf = (name: string) => resolve(options.outDir ?? defaultOutDir(name));
   const pool =
     !existsSync(join(outDirOf(sweep.name), POINTS_FILE)) && options.stopSignal?.aborted !== true
-      ? newPointPool(options, Infinity)
+      ? newPointPool(options, threads, Infinity)
       : undefined;
   try {
     const validate = options.validate ?? defaultValidate;
-    const plan: Plan = buildPlan({ sweep, baseRaw: base.raw, baseLabel: base.label, validate });
+    const plan = await buildPlanInterruptibly({ sweep, baseRaw: base.raw, baseLabel: base.label, validate }, options.stopSignal);
+    if (plan === null) {
+      // Stopped while planning: nothing was run, nothing is written.
+      const outDir = outDirOf(sweep.name);
+      return {
+        name: sweep.name,
+        outDir,
+        planned: 0,
+        slice: 0,
+        alreadyDone: 0,
+        ran: 0,
+        ok: 0,
+        failed: [],
+        pending: 0,
+        interrupted: true,
+        timings: { planMs: performance.now() - t0, runMs: 0, writeMs: 0 },
+      };
+    }
     const slice = plan.points.filter((p) => isInShard(p.index, options.shard));
 
     const outDir = outDirOf(plan.name);
-    mkdirSync(outDir, { recursive: true });
-    const releaseLock = takeLock(outDir);
+    makeOutputDir(outDir);
+    const releaseLock = takeLock(outDir, note);
     try {
-      return await runInDir(options, plan, slice, base.baseDir, outDir, note, progress, t0, pool);
+      const removed = removeStaleTemporaries(outDir, REWRITTEN_FILES);
+      if (removed.length > 0)
+        note(`${outDir}: removed ${removed.length} temporary file(s) an interrupted write left: ${removed.join(', ')}`);
+      return await runInDir(options, plan, slice, base.baseDir, outDir, note, progress, t0, pool, threads);
     } finally {
       releaseLock();
     }
@@ -177,10 +168,24 @@ export async function runSweep(options: RunSweepOptions): Promise<RunSweepResult
   }
 }
 
-/** The sweep's pool: one thread per core (or `--workers`), no more than `points`. */
-function newPointPool(options: RunSweepOptions, points: number): PointPool {
+/**
+ * Pool threads: one per core, or `--workers`, at most one per core (a replay keeps a core busy:
+ * more threads only cost memory and switches; 1,000 threads took 5 GB before planning).
+ */
+function poolThreadsFor(options: RunSweepOptions, note: (line: string) => void): number {
+  const cores = defaultPoolThreadCount();
+  if (options.poolThreads === undefined) return cores;
+  if (options.poolThreads > cores) {
+    note(`--workers ${options.poolThreads}: capped at ${cores}, the cores of this machine`);
+    return cores;
+  }
+  return options.poolThreads;
+}
+
+/** The sweep's pool: `threads` threads, no more than `points`. */
+function newPointPool(options: RunSweepOptions, threads: number, points: number): PointPool {
   return new PointPool({
-    poolThreads: Math.min(options.poolThreads ?? defaultPoolThreadCount(), points),
+    poolThreads: Math.min(threads, points),
     taskFilename: options.taskFilename,
     pointTimeoutS: options.pointTimeoutS,
   });
@@ -197,7 +202,14 @@ async function runInDir(
   t0: number,
   /** A pool started before the plan was built, if any. */
   started: PointPool | undefined,
+  threads: number,
 ): Promise<RunSweepResult> {
+  // The records are checked before anything is written: a damaged folder is left as it was.
+  const pointsPath = join(outDir, POINTS_FILE);
+  const timingsPath = join(outDir, TIMINGS_FILE);
+  const { records, tornBytes } = readPoints(pointsPath, true);
+  if (tornBytes > 0) note(`${pointsPath}: dropped an incomplete last line (${tornBytes} bytes) left by an interrupted write`);
+
   const planPath = join(outDir, PLAN_FILE);
   const planText = planFileContent(plan);
   if (existsSync(planPath) && readFileSync(planPath, 'utf8') !== planText) {
@@ -212,10 +224,6 @@ async function runInDir(
     writeFileAtomic(shardPath, `${JSON.stringify(shardInfo, null, 2)}\n`);
   }
 
-  const pointsPath = join(outDir, POINTS_FILE);
-  const timingsPath = join(outDir, TIMINGS_FILE);
-  const { records, tornBytes } = readPoints(pointsPath, true);
-  if (tornBytes > 0) note(`${pointsPath}: dropped an incomplete last line (${tornBytes} bytes) left by an interrupted write`);
   const byId = latestById(records);
   const todo = slice.filter((p) => byId.get(p.id)?.status !== 'ok');
   const alreadyDone = slice.length - todo.length;
@@ -225,9 +233,16 @@ async function runInDir(
   const tRun = performance.now();
   let ran = 0;
   let interrupted = options.stopSignal?.aborted === true;
-  progress.start(slice.length, alreadyDone);
+  // The ETA weighs points by their expected cost (requests x output tokens), not by count.
+  const todoCosts = expectedCosts(todo.map((p) => p.config));
+  const costs = new Map(todo.map((p, i) => [p.id, todoCosts[i]]));
+  progress.start(
+    slice.length,
+    alreadyDone,
+    [...costs.values()].reduce((sum, c) => sum + c, 0),
+  );
   if (todo.length > 0 && !interrupted) {
-    const pool = started ?? newPointPool(options, todo.length);
+    const pool = started ?? newPointPool(options, threads, todo.length);
     const onStop = () => {
       interrupted = true;
       pool.stop();
@@ -252,10 +267,11 @@ async function runInDir(
         const withPrimer = primer !== undefined && primedThreads < pool.poolThreads;
         // The point is resolved here: its trace is read once by this thread for the whole sweep
         // (cached), and the pool thread gets the run description. A point that cannot be
-        // resolved (a bad trace) fails alone, as it did when its pool thread read the trace.
+        // resolved (a bad trace, a run too large for this machine) fails alone, as it did when
+        // its pool thread read the trace. With --aiperf the point keeps per-request records.
         let prepared: PreparedRun | string;
         try {
-          prepared = prepareRun(point.config, { baseDir });
+          prepared = prepareRun(point.config, aiperfDir ? { baseDir, perRequest: true, perRequestFlag: '--aiperf' } : { baseDir });
         } catch (err) {
           prepared = describeError(err);
         }
@@ -292,6 +308,7 @@ async function runInDir(
           status: record.status,
           label: formatOverrides(point.overrides),
           error: record.error ?? undefined,
+          cost: costs.get(point.id),
         });
       }
     });
@@ -306,9 +323,13 @@ async function runInDir(
   const runMs = performance.now() - tRun;
 
   const tWrite = performance.now();
-  compactPoints(pointsPath, plan, records);
-  writeFileAtomic(join(outDir, SUMMARY_FILE), summaryCsv(plan, slice, byId));
-  if (options.chart !== false) await writeChart(plan, slice, byId, join(outDir, CHART_FILE), note);
+  // Stopped before a point ran: the files are as the last run left them (and a large plan's
+  // summary and chart would only delay the exit).
+  if (!(interrupted && ran === 0)) {
+    compactPoints(pointsPath, plan, records);
+    writeFileAtomic(join(outDir, SUMMARY_FILE), summaryCsv(plan, slice, byId));
+    if (options.chart !== false) await writeChart(plan, slice, byId, join(outDir, CHART_FILE), note);
+  }
   const writeMs = performance.now() - tWrite;
 
   const failed: FailedPoint[] = [];

@@ -1,5 +1,5 @@
 /**
- * Slicing a plan over machines (spec toolkit.md §2, "Beyond one machine"). Shard `i` of `n`
+ * Slicing a plan over machines (docs/sweeps.md, "On a cluster"). Shard `i` of `n`
  * (0-based) takes the points whose plan index is `i` modulo `n`: disjoint, covering, stable, and
  * balanced when neighbouring points cost alike (a concurrency grid spreads over every shard).
  */

@@ -1,5 +1,5 @@
 /**
- * The sweep file (spec toolkit.md §2): a base run config plus the overrides that make each point.
+ * The sweep file (docs/sweeps.md): a base run config plus the overrides that make each point.
  * `parseSweepFile` checks the shape and expands ranges into plain value lists; it does not look at
  * the run config itself (that is `plan.ts`'s job, point by point). Every error names the sweep file
  * and the dotted path of the field at fault.
@@ -8,6 +8,7 @@ import { existsSync } from 'node:fs';
 import { basename, dirname, extname, isAbsolute, relative, resolve } from 'node:path';
 import { z } from 'zod';
 import { readYamlFile } from '../config/load.js';
+import { MAX_SWEEP_POINTS, formatCount } from '../config/limits.js';
 
 /** An error in a sweep file, or in expanding it into points. */
 export class SweepError extends Error {
@@ -187,8 +188,22 @@ export function parseSweepFile(raw: unknown, file: string): SweepFile {
     }
   }
 
+  // The plan's size, before a single point is built (a grid of 10^6 points took 42 s to plan).
+  const repeats = top.repeats ?? 1;
+  const factors = [...grid.map((axis) => axis.values.length), ...(zip.length > 0 ? [zip[0].values.length] : [])];
+  const combos = factors.reduce((n, f) => n * f, 1);
+  if (combos * repeats > MAX_SWEEP_POINTS) {
+    const shown = [...factors, ...(repeats > 1 ? [repeats] : [])].map(formatCount).join(' x ');
+    throw new SweepError(
+      file,
+      combos > MAX_SWEEP_POINTS ? (grid.length > 0 ? 'grid' : 'zip') : 'repeats',
+      `makes ${formatCount(combos * repeats)} points (${shown}), more than the limit of ${formatCount(MAX_SWEEP_POINTS)};` +
+        ' split it into several sweep files or use coarser ranges',
+    );
+  }
+
   const name = top.name ?? basename(file, extname(file));
-  return { name, file, base: top.base, set, grid, zip, repeats: top.repeats ?? 1 };
+  return { name, file, base: top.base, set, grid, zip, repeats };
 }
 
 /** Reads and parses a YAML sweep file (YAML errors are `InputError`s naming the file and line). */

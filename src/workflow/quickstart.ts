@@ -1,15 +1,16 @@
 /**
- * The out-of-the-box workflow (toolkit.md §5), `npm start` / `servesim quickstart`: on the
+ * The out-of-the-box workflow (docs/calibration.md, "Out of the box"), `npm start` / `servesim quickstart`: on the
  * measured concurrency sweep shipped in `data/silicon/` (MiniMax-M2.5 FP8, TP4 on B200, vLLM
  * 0.17, ISL = OSL = 1024, concurrency 4..64), fit the engine on the three lowest points, sweep a
  * concurrency grid (1..128) with the fitted model, score the sweep against the held-back
  * measured points, and write the HTML report. Prints where the report is and the headline MAPEs.
  */
-import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { dirname, join, relative, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { rmSync } from 'node:fs';
+import { join, resolve } from 'node:path';
 import { stringify as stringifyYaml } from 'yaml';
 import { runEngineCalibration } from '../calibrate/engine-command.js';
+import { displayPath, packageRoot } from '../io/paths.js';
+import { makeOutputDir, writeOutputFile } from '../io/write-output.js';
 import { runScore } from '../score/run-score.js';
 import { runSweep } from '../sweep/run-sweep.js';
 
@@ -30,12 +31,6 @@ export interface QuickstartOutcome {
   holdoutMape: Record<string, number | null>;
 }
 
-export function packageRoot(): string {
-  // dist/src/workflow/quickstart.js or src/workflow/quickstart.ts -> the package root.
-  const here = dirname(fileURLToPath(import.meta.url));
-  return here.includes(`${'dist'}`) ? resolve(here, '../../..') : resolve(here, '../..');
-}
-
 export const QUICKSTART_MEASURED = 'data/silicon/dynosim-b200-minimax-m25-tp4-isl1k-osl1k.csv';
 export const QUICKSTART_BASE = 'calibration/minimax-m25-b200-tp4.base.yaml';
 
@@ -46,7 +41,7 @@ export async function runQuickstart(options: QuickstartOptions): Promise<Quickst
   const base = join(root, QUICKSTART_BASE);
   const fitDir = join(out, 'fit');
   const lines: string[] = [];
-  const show = (path: string) => relative(process.cwd(), path) || '.';
+  const show = displayPath;
 
   // 1. Fit on the three lowest measured points; the rest are held back.
   const fit = await runEngineCalibration({
@@ -65,8 +60,8 @@ export async function runQuickstart(options: QuickstartOptions): Promise<Quickst
   // 2. Sweep a concurrency grid with the fitted config.
   const grid = options.grid ?? [1, 2, 4, 8, 16, 32, 64, 128];
   const sweepFile = join(out, 'sweep.yaml');
-  mkdirSync(out, { recursive: true });
-  writeFileSync(
+  makeOutputDir(out);
+  writeOutputFile(
     sweepFile,
     `# written by servesim quickstart\n${stringifyYaml({ name: 'quickstart-concurrency', base: 'fit/fitted-config.yaml', grid: { 'traffic.load.concurrency': grid } })}`,
   );
@@ -77,23 +72,16 @@ export async function runQuickstart(options: QuickstartOptions): Promise<Quickst
   if (sweep.failed.length > 0) throw new Error(`the sweep had failed points: ${sweep.failed.map((f) => f.error).join('; ')}`);
   lines.push(`2. swept concurrency ${grid.join(', ')} with the fitted model: ${show(join(sweepDir, 'summary.csv'))}`);
 
-  // 3. Score the sweep against the held-back measured points only.
-  const held = new Set(fit.calibration.holdout.map((p) => String(p.key.concurrency)));
-  const text = readFileSync(measured, 'utf8').split('\n');
-  const header = text[0];
-  const columns = header.split(',');
-  const sourceIndex = columns.indexOf('source');
-  const concurrencyIndex = columns.indexOf('concurrency');
-  const heldRows = text.slice(1).filter((line) => {
-    const cells = line.split(',');
-    return cells[sourceIndex] === 'hardware' && held.has(cells[concurrencyIndex]);
-  });
-  const heldFile = join(out, 'measured-held-out.csv');
-  writeFileSync(heldFile, `${[header, ...heldRows].join('\n')}\n`);
+  // 3. Score the sweep against the held-back measured points; the training points are drawn on
+  // the charts, marked apart, and left out of the MAPEs.
+  const held = fit.calibration.holdout.map((p) => String(p.key.concurrency));
+  const train = `concurrency=${fit.calibration.train.map((p) => String(p.key.concurrency)).join('|')}`;
   const reportDir = join(out, 'report');
   const score = await runScore({
     sim: sweepDir,
-    measured: [heldFile],
+    measured: [measured],
+    select: ['source=hardware'],
+    train,
     metrics: ['time_to_first_token.avg', 'inter_token_latency.avg'],
     out: reportDir,
     simLabel: 'fitted model',
@@ -102,7 +90,7 @@ export async function runQuickstart(options: QuickstartOptions): Promise<Quickst
   const reportHtml = join(reportDir, 'report.html');
   const mape = (id: string) => score.result.metrics[id]?.mape ?? null;
   const fmt = (v: number | null) => (v === null ? '-' : `${v.toFixed(1)} %`);
-  lines.push(`3. scored against the held-back points (concurrency ${[...held].join(', ')}): ${show(join(reportDir, 'scores.csv'))}`);
+  lines.push(`3. scored against the held-back points (concurrency ${held.join(', ')}): ${show(join(reportDir, 'scores.csv'))}`);
   lines.push('');
   lines.push(`held-out MAPE: TTFT avg ${fmt(mape('time_to_first_token.avg'))}, ITL avg ${fmt(mape('inter_token_latency.avg'))}`);
   lines.push(`report: ${show(reportHtml)}`);

@@ -41,7 +41,7 @@ export function traceRows(rows: Array<[number, number, number, string?, number?]
   return trace;
 }
 
-/** Fixed timing, prefill 10 ms, decode 2 ms, unlimited KV, budget 8192, 256 sequences (spec §4 vectors). */
+/** Fixed timing, prefill 10 ms, decode 2 ms, unlimited KV, budget 8192, 256 sequences (the worked examples of docs/replay-model.md). */
 export function fixedEngine(extra: Record<string, unknown> = {}) {
   return {
     workers: {

@@ -1,22 +1,55 @@
 /**
- * `servesim calibrate <target>` (toolkit.md §3; docs/calibration.md): turn measurements into
- * run-config constants. Direct fits (`detokenization`, `response-overhead`, `pass-time`) regress
- * measured rows; `engine` runs the replay core inside an optimizer to fit the `linear` timing
+ * `servesim calibrate <target>` (docs/calibration.md): turn measurements into run-config
+ * constants. Direct fits (`detokenization`, `response-overhead`, `pass-time`) regress measured
+ * rows; `engine` runs the replay core inside an optimizer to fit the `linear` timing
  * coefficients to a few measured load points and scores the rest. `servesim quickstart` runs the
- * out-of-the-box workflow (toolkit.md §5). Parsing only; the work is in src/calibrate/ and
- * src/workflow/.
+ * out-of-the-box workflow. Parsing only; the work is in src/calibrate/ and src/workflow/.
  */
 import type { Argv, CommandModule } from 'yargs';
 import { runDetokenizationFit, runPassTimeFit, runResponseOverheadFit, type DirectFitOutcome } from '../../calibrate/direct-fits.js';
 import { parseRoleMapping, parseSelectionArgs } from '../../calibrate/arguments.js';
 import { runEngineCalibration } from '../../calibrate/engine-command.js';
+import { fitJson } from '../../calibrate/fit-output.js';
 import { runQuickstart } from '../../workflow/quickstart.js';
+import { calibrateCatalogCommand } from './calibrate-catalog.js';
 
 interface CommonArgs {
   out?: string;
   holdout?: number;
   map?: string[];
+  json?: boolean;
+  force?: boolean;
 }
+
+const JSON_OPTION = { type: 'boolean', default: false, describe: 'print the fit.json object instead of the text' } as const;
+
+/** `servesim calibrate` without a target: the targets, what each fits from what, and an example of each. */
+export const CALIBRATE_TARGETS_TEXT = [
+  'servesim calibrate needs a target:',
+  '  detokenization      engine.detokenization costs, from one row per detokenizer job',
+  "  response-overhead   the load generator's turnaround, from an AIPerf run (profile_export.jsonl)",
+  '  pass-time           the linear pass-time coefficients, from per-pass measurements',
+  '  engine              the pass-time model and a client delay, from measured load points, by replaying them',
+  "  catalog             the catalog's efficiency factors (roofline timing), from measured points of many deployments",
+  '',
+  'for example, on the inputs shipped in calibration/ and data/:',
+  '  npx servesim calibrate detokenization --input calibration/detokenization-jobs.csv',
+  '  npx servesim calibrate response-overhead --aiperf calibration/aiperf-mlx-qwen3-0.6b-c1',
+  '  npx servesim calibrate pass-time --input calibration/splitwise-perf-model.csv --layout prefill-decode \\',
+  '    --select model=llama2-70b --select hardware=h100-80gb --select tensor_parallel=4',
+  '  npx servesim calibrate engine --config calibration/minimax-m25-b200-tp4.base.yaml \\',
+  '    --measured data/silicon/dynosim-b200-minimax-m25-tp4-isl1k-osl1k.csv --select source=hardware --train lowest:3',
+  '',
+  'servesim calibrate <target> --help lists its options; docs/calibration.md describes each fit.',
+  '',
+].join('\n');
+
+const FORCE_OPTION = {
+  type: 'boolean',
+  default: false,
+  describe:
+    'write a fit that cannot be trusted (fewer measured values than constants, columns that cannot be told apart, mixed deployments, an open-loop run); refused otherwise',
+} as const;
 
 function commonOptions<T>(y: Argv<T>): Argv<T> {
   return y
@@ -26,11 +59,13 @@ function commonOptions<T>(y: Argv<T>): Argv<T> {
       type: 'string',
       array: true,
       describe: 'ROLE=COLUMN: read a role from a differently named column; repeatable',
-    });
+    })
+    .option('json', JSON_OPTION)
+    .option('force', FORCE_OPTION);
 }
 
-function print(outcome: DirectFitOutcome): void {
-  process.stdout.write(outcome.text);
+function print(outcome: DirectFitOutcome, json: boolean | undefined): void {
+  process.stdout.write(json === true ? `${JSON.stringify(fitJson(outcome.report), null, 2)}\n` : outcome.text);
 }
 
 const detokenizationCommand: CommandModule<object, CommonArgs & { input: string; model: 'two-term' | 'four-term' }> = {
@@ -52,7 +87,9 @@ const detokenizationCommand: CommandModule<object, CommonArgs & { input: string;
         out: argv.out,
         holdout: argv.holdout,
         mapping: parseRoleMapping(argv.map),
+        force: argv.force,
       }),
+      argv.json,
     );
   },
 };
@@ -73,7 +110,9 @@ const responseOverheadCommand: CommandModule<object, CommonArgs & { aiperf?: str
         out: argv.out,
         holdout: argv.holdout,
         mapping: parseRoleMapping(argv.map),
+        force: argv.force,
       }),
+      argv.json,
     );
   },
 };
@@ -93,7 +132,8 @@ const passTimeCommand: CommandModule<object, CommonArgs & { input: string; layou
       .option('select', {
         type: 'string',
         array: true,
-        describe: 'COLUMN=VALUE: keep only these rows (e.g. model=llama2-70b); repeatable',
+        describe:
+          'COLUMN=VALUE, COLUMN=V1|V2, COLUMN!=V or COLUMN<=N (<, >, >=): keep only the rows that meet it (e.g. model=llama2-70b); repeatable',
       }),
   handler: async (argv) => {
     print(
@@ -104,7 +144,9 @@ const passTimeCommand: CommandModule<object, CommonArgs & { input: string; layou
         out: argv.out,
         holdout: argv.holdout,
         mapping: parseRoleMapping(argv.map),
+        force: argv.force,
       }),
+      argv.json,
     );
   },
 };
@@ -125,6 +167,9 @@ export interface EngineArgs {
   set?: string[];
   refine?: number;
   pointWeights: 'load-rank' | 'uniform';
+  form: 'auto' | 'roofline' | 'linear';
+  json?: boolean;
+  force?: boolean;
 }
 
 const engineCommand: CommandModule<object, EngineArgs> = {
@@ -144,7 +189,12 @@ const engineCommand: CommandModule<object, EngineArgs> = {
         demandOption: true,
         describe: 'AIPerf run folders or a CSV of measured points (e.g. data/silicon/*.csv)',
       })
-      .option('select', { type: 'string', array: true, describe: 'COLUMN=VALUE: keep only these measured rows/points; repeatable' })
+      .option('select', {
+        type: 'string',
+        array: true,
+        describe:
+          'COLUMN=VALUE, COLUMN=V1|V2, COLUMN!=V or COLUMN<=N (<, >, >=): keep only the measured rows/points that meet it; repeatable',
+      })
       .option('map', { type: 'string', array: true, describe: 'COLUMN=TARGET for CSV tables (as servesim score)' })
       .option('train', {
         type: 'string',
@@ -179,8 +229,16 @@ const engineCommand: CommandModule<object, EngineArgs> = {
         default: 'load-rank' as const,
         describe: "weights of the training points' residuals: by rank of load (0.5, 1, 1.5 for three points), or 1 each",
       })
+      .option('form', {
+        choices: ['auto', 'roofline', 'linear'] as const,
+        default: 'auto' as const,
+        describe:
+          "roofline: fit the catalog's efficiency factors, each held near the catalog's value; linear: fit free pass-time coefficients; auto: roofline when the model and GPU are in the catalog",
+      })
       .option('set', { type: 'string', array: true, describe: 'KEY=VALUE override of the base config (dotted path); repeatable' })
-      .option('out', { type: 'string', describe: 'output folder [default: calibration-engine]' }) as unknown as Argv<EngineArgs>,
+      .option('force', FORCE_OPTION)
+      .option('out', { type: 'string', describe: 'output folder [default: calibration-engine]' })
+      .option('json', JSON_OPTION) as unknown as Argv<EngineArgs>,
   handler: async (argv) => {
     const outcome = await runEngineCalibration({
       config: argv.config,
@@ -196,22 +254,29 @@ const engineCommand: CommandModule<object, EngineArgs> = {
       sets: argv.set,
       refineIterations: argv.refine,
       uniformPointWeights: argv.pointWeights === 'uniform',
+      form: argv.form,
+      force: argv.force,
     });
-    process.stdout.write(outcome.text);
+    process.stdout.write(argv.json === true ? `${JSON.stringify(outcome.fitJson, null, 2)}\n` : outcome.text);
   },
 };
 
 export const calibrateCommand: CommandModule = {
-  command: 'calibrate <target>',
-  describe: 'Fit run-config constants from measurements: detokenization, response-overhead, pass-time, engine',
+  command: 'calibrate [target]',
+  describe: 'Fit run-config constants from measurements: detokenization, response-overhead, pass-time, engine, catalog',
   builder: (y: Argv) =>
     y
       .command(detokenizationCommand as CommandModule)
       .command(responseOverheadCommand as CommandModule)
       .command(passTimeCommand as CommandModule)
       .command(engineCommand as CommandModule)
-      .demandCommand(1, 'name what to fit: detokenization, response-overhead, pass-time or engine'),
-  handler: () => {},
+      .command(calibrateCatalogCommand as CommandModule),
+  // Reached only without a known target (each target has its own handler).
+  handler: (argv) => {
+    const target = (argv as { target?: string | number }).target;
+    process.stderr.write(`${target === undefined ? '' : `error: unknown target ${target}\n`}${CALIBRATE_TARGETS_TEXT}`);
+    process.exitCode = 2;
+  },
 };
 
 export const quickstartCommand: CommandModule<object, { out: string; threads?: number }> = {

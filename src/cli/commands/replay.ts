@@ -2,12 +2,12 @@
  * `servesim replay RUN.yaml [--set k=v]... [--out DIR] [--per-request] [--json] [--aiperf]`: one replay,
  * printed as an AIPerf-style table (or the summary JSON), optionally written to DIR.
  */
-import { mkdirSync, writeFileSync, createWriteStream } from 'node:fs';
 import { join } from 'node:path';
 import type { Argv, CommandModule } from 'yargs';
 import { loadRunConfig } from '../../config/load.js';
 import type { RequestRecord } from '../../core/report-types.js';
 import { aiperfFolderName, writeAiperfArtifacts } from '../../io/write-aiperf-artifacts.js';
+import { checkOutputDir, makeOutputDir, writeOutputFile } from '../../io/write-output.js';
 import { replay } from '../../replay.js';
 import { formatSummaryTable } from '../format-table.js';
 
@@ -21,31 +21,32 @@ interface ReplayArgs {
   skipInvalidRows: boolean;
 }
 
-async function writeJsonl(path: string, records: RequestRecord[]): Promise<void> {
-  const stream = createWriteStream(path);
-  for (const record of records) {
-    if (!stream.write(JSON.stringify(record) + '\n')) await new Promise<void>((resolve) => stream.once('drain', () => resolve()));
-  }
-  await new Promise<void>((resolve, reject) => stream.end((err?: Error | null) => (err ? reject(err) : resolve())));
+function* jsonLines(records: RequestRecord[]): Generator<string> {
+  for (const record of records) yield `${JSON.stringify(record)}\n`;
 }
 
-export async function runReplayCommand(args: ReplayArgs): Promise<void> {
+export function runReplayCommand(args: ReplayArgs): void {
+  // A bad output folder is found before the run, and nothing is written until the run is done.
+  if (args.out !== undefined) checkOutputDir(args.out);
   const loaded = loadRunConfig(args.config, args.set);
   // AIPerf's per-request JSONL needs the per-request records.
   const result = replay(loaded.config, {
     baseDir: loaded.baseDir,
     perRequest: args.perRequest || args.aiperf,
     skipInvalidTraceRows: args.skipInvalidRows,
+    label: loaded.file,
+    perRequestFlag: args.perRequest ? '--per-request' : '--aiperf',
+    aiperf: args.aiperf,
   });
   const skipped = result.summary.input?.skipped_trace_rows ?? 0;
   if (skipped > 0) process.stderr.write(`warning: skipped ${skipped} invalid row(s) of ${result.summary.input?.trace}\n`);
   const written: string[] = [];
   if (args.out !== undefined) {
-    mkdirSync(args.out, { recursive: true });
-    writeFileSync(join(args.out, 'summary.json'), JSON.stringify(result.summary, null, 2) + '\n');
+    makeOutputDir(args.out);
+    writeOutputFile(join(args.out, 'summary.json'), JSON.stringify(result.summary, null, 2) + '\n');
     written.push(join(args.out, 'summary.json'));
     if (result.requests && args.perRequest) {
-      await writeJsonl(join(args.out, 'requests.jsonl'), result.requests);
+      writeOutputFile(join(args.out, 'requests.jsonl'), jsonLines(result.requests));
       written.push(join(args.out, 'requests.jsonl'));
     }
   }
@@ -86,7 +87,7 @@ export const replayCommand: CommandModule<object, ReplayArgs> = {
         default: false,
         describe: "also write AIPerf's files (profile_export_aiperf.json/.csv, profile_export.jsonl) in DIR/<AIPerf folder name>",
       }) as unknown as Argv<ReplayArgs>,
-  handler: async (args) => {
-    await runReplayCommand(args);
+  handler: (args) => {
+    runReplayCommand(args);
   },
 };

@@ -1,7 +1,7 @@
 /**
  * `servesim score --sim SWEEP_DIR --measured PATH... [--select col=value]... [--map col=target]...
  * [--metrics LIST] [--group-by LIST] [--out DIR] [--max-mape METRIC=X]... [--baseline DIR]`
- * (spec toolkit.md §4; docs/scoring.md). Parsing and exit codes only; the work is in src/score/.
+ * (docs/scoring.md). Parsing and exit codes only; the work is in src/score/.
  */
 import type { Argv, CommandModule } from 'yargs';
 import { runScore } from '../../score/run-score.js';
@@ -18,6 +18,10 @@ export interface ScoreArgs {
   baseline?: string;
   label?: string;
   baselineLabel?: string;
+  train?: string;
+  simSelect?: string[];
+  baselineSelect?: string[];
+  json?: boolean;
 }
 
 export const scoreCommand: CommandModule<object, ScoreArgs> = {
@@ -28,7 +32,8 @@ export const scoreCommand: CommandModule<object, ScoreArgs> = {
       .option('sim', {
         type: 'string',
         demandOption: true,
-        describe: 'simulated side: a sweep folder (points.jsonl), replay results (summary.json) or AIPerf artifact folders',
+        describe:
+          "simulated side: a sweep folder (points.jsonl), replay results (summary.json), AIPerf artifact folders, or a CSV table of another simulator's predicted points (with --sim-select)",
       })
       .option('measured', {
         type: 'string',
@@ -39,7 +44,18 @@ export const scoreCommand: CommandModule<object, ScoreArgs> = {
       .option('select', {
         type: 'string',
         array: true,
-        describe: 'COLUMN=VALUE: keep only measured rows (CSV columns) and points (keys) with this value; repeatable',
+        describe:
+          'COLUMN=VALUE, COLUMN=V1|V2, COLUMN!=V or COLUMN<=N (<, >, >=): keep only measured rows (CSV columns) and points (keys) that meet it; repeatable',
+      })
+      .option('train', {
+        type: 'string',
+        describe:
+          'measured points the simulated side was fitted on (lowest:N, highest:N, KEY=V1|V2, KEY<=V ... joined by "and"): drawn on the charts, left out of every MAPE',
+      })
+      .option('sim-select', {
+        type: 'string',
+        array: true,
+        describe: "when --sim is a CSV table of another simulator's predicted points: the rows to read (e.g. source=mocker); repeatable",
       })
       .option('map', {
         type: 'string',
@@ -68,7 +84,13 @@ export const scoreCommand: CommandModule<object, ScoreArgs> = {
       .option('baseline-label', {
         type: 'string',
         describe: 'name of the baseline side [default: its folder name]',
-      }),
+      })
+      .option('baseline-select', {
+        type: 'string',
+        array: true,
+        describe: 'when --baseline is a CSV table of predicted points: the rows to read; repeatable',
+      })
+      .option('json', { type: 'boolean', default: false, describe: 'print the scores.json object instead of the table' }),
   handler: async (argv) => {
     const outcome = await runScore({
       sim: argv.sim,
@@ -82,6 +104,10 @@ export const scoreCommand: CommandModule<object, ScoreArgs> = {
       baseline: argv.baseline,
       simLabel: argv.label,
       baselineLabel: argv.baselineLabel,
+      train: argv.train,
+      simSelect: argv.simSelect,
+      baselineSelect: argv.baselineSelect,
+      json: argv.json,
     });
     for (const failure of outcome.failures) process.stderr.write(`score: ${failure}\n`);
     process.exitCode = outcome.exitCode;

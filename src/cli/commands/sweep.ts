@@ -1,14 +1,17 @@
 /**
  * `servesim sweep SWEEP.yaml [--out DIR] [--workers N] [--point-timeout S] [--shard I/N]` and
- * `servesim sweep merge DIR... --out DIR` (spec toolkit.md §2; docs/sweeps.md). Parsing, signal
- * handling and messages only; the work is in src/sweep/.
+ * `servesim sweep merge DIR... --out DIR` (docs/sweeps.md). Parsing, signal handling and
+ * messages only; the work is in src/sweep/.
  */
+import { readFileSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
 import type { Argv, CommandModule } from 'yargs';
+import { packageRoot } from '../../io/paths.js';
 import { ConfigError, InputError } from '../../config/errors.js';
 import { mergeSweeps } from '../../sweep/merge.js';
 import { PlanError, formatOverrides } from '../../sweep/plan.js';
 import { createProgress } from '../../sweep/progress.js';
-import { ResultsError } from '../../sweep/results.js';
+import { PLAN_FILE, POINTS_FILE, ResultsError, readPoints } from '../../sweep/results.js';
 import { runSweep, type RunSweepResult } from '../../sweep/run-sweep.js';
 import { ShardError, formatShard, resolveShard, type Shard } from '../../sweep/shard.js';
 import { SweepError } from '../../sweep/sweep-file.js';
@@ -21,11 +24,45 @@ export interface SweepRunArgs {
   shard?: string;
   shardCount?: number;
   aiperf?: boolean;
+  json?: boolean;
 }
 
 export interface SweepMergeArgs {
   dirs: string[];
   out: string;
+  json?: boolean;
+}
+
+/**
+ * `--json`: the objects the command wrote, `{"plan": <plan.json>, "points": [<each line of
+ * points.jsonl>]}`, for scripts and CI.
+ */
+export function sweepJson(outDir: string): string {
+  const plan = JSON.parse(readFileSync(join(outDir, PLAN_FILE), 'utf8')) as unknown;
+  const { records } = readPoints(join(outDir, POINTS_FILE));
+  return `${JSON.stringify({ plan, points: records }, null, 2)}\n`;
+}
+
+/** `servesim sweep` without a file: the shipped sweep files, each with its first comment line, and an example. */
+export function sweepTargetsText(): string {
+  const dir = join(packageRoot(), 'sweeps');
+  const files = readdirSync(dir)
+    .filter((name) => name.endsWith('.yaml'))
+    .sort();
+  const lines = files.map((name) => {
+    const first = readFileSync(join(dir, name), 'utf8').split('\n')[0] ?? '';
+    return `  sweeps/${name.padEnd(36)} ${first.replace(/^#\s*/, '')}`;
+  });
+  return [
+    'servesim sweep needs a sweep file. The examples shipped with servesim:',
+    ...lines,
+    '',
+    'for example:',
+    '  npx servesim sweep sweeps/concurrency-grid.yaml --out out/concurrency',
+    '',
+    'servesim sweep --help lists the options; docs/sweeps.md describes sweep files.',
+    '',
+  ].join('\n');
 }
 
 export interface SweepCommandDeps {
@@ -82,10 +119,11 @@ function reportRun(
     );
     return EXIT_INTERRUPTED;
   }
-  out(
+  (args.json === true ? err : out)(
     `sweep ${result.name}${scope}: ${result.ok}/${result.slice} points ok` +
       ` (${result.alreadyDone} already done, ${result.ran} run) in ${elapsedS.toFixed(1)} s; results in ${result.outDir}\n`,
   );
+  if (args.json === true) out(sweepJson(result.outDir));
   if (result.failed.length > 0) {
     const lines = result.failed.map((f) => `  ${f.id}  point ${f.index} (${formatOverrides(f.overrides)}): ${f.status}: ${f.error}`);
     err(
@@ -170,7 +208,8 @@ export async function runSweepMergeCommand(args: SweepMergeArgs, deps: SweepComm
   const stderr = deps.stderr ?? process.stderr;
   try {
     const result = await mergeSweeps({ dirs: args.dirs, outDir: args.out, note: (line) => void stderr.write(`${line}\n`) });
-    stdout.write(
+    if (args.json === true) stdout.write(sweepJson(result.outDir));
+    (args.json === true ? stderr : stdout).write(
       `sweep merge: ${args.dirs.length} ${args.dirs.length === 1 ? 'directory' : 'directories'}, ${result.ok}/${result.planned} points ok; results in ${result.outDir}\n`,
     );
     let code = EXIT_OK;
@@ -204,21 +243,24 @@ export function makeSweepCommand(deps: SweepCommandDeps = {}): CommandModule {
     command: 'merge <dirs..>',
     describe: 'Merge sweep output directories (shards) into one, as if run on one machine',
     builder: (y: Argv) =>
-      y.positional('dirs', { type: 'string', array: true, demandOption: true, describe: 'sweep output directories' }).option('out', {
-        type: 'string',
-        demandOption: true,
-        describe: 'directory for the merged results',
-      }),
+      y
+        .positional('dirs', { type: 'string', array: true, demandOption: true, describe: 'sweep output directories' })
+        .option('out', {
+          type: 'string',
+          demandOption: true,
+          describe: 'directory for the merged results',
+        })
+        .option('json', { type: 'boolean', default: false, describe: 'print the plan and the points written, as JSON' }),
     handler: async (argv) => {
-      process.exitCode = await runSweepMergeCommand({ dirs: argv.dirs, out: argv.out }, deps);
+      process.exitCode = await runSweepMergeCommand({ dirs: argv.dirs, out: argv.out, json: argv.json }, deps);
     },
   };
-  const runCommand: CommandModule<object, SweepRunArgs> = {
-    command: '$0 <file>',
+  const runCommand: CommandModule<object, Omit<SweepRunArgs, 'file'> & { file?: string }> = {
+    command: '$0 [file]',
     describe: 'Run every point of a sweep file on a pool of threads',
     builder: (y: Argv) =>
       y
-        .positional('file', { type: 'string', demandOption: true, describe: 'sweep file (YAML)' })
+        .positional('file', { type: 'string', describe: 'sweep file (YAML); without one, the shipped examples are listed' })
         .option('out', { type: 'string', describe: 'output directory [default: out/sweeps/<name>]' })
         .option('workers', { type: 'number', describe: 'pool threads [default: number of cores]' })
         .option('point-timeout', { type: 'number', describe: 'seconds a point may run before it is recorded as timed out' })
@@ -234,8 +276,14 @@ export function makeSweepCommand(deps: SweepCommandDeps = {}): CommandModule {
           type: 'boolean',
           default: false,
           describe: "also write each point's AIPerf files to OUT/aiperf/<point id>/<AIPerf folder name>/",
-        }),
+        })
+        .option('json', { type: 'boolean', default: false, describe: 'print the plan and the points written, as JSON' }),
     handler: async (argv) => {
+      if (argv.file === undefined) {
+        (deps.stderr ?? process.stderr).write(sweepTargetsText());
+        process.exitCode = EXIT_BAD_INPUT;
+        return;
+      }
       process.exitCode = await runSweepCommand(
         {
           file: argv.file,
@@ -245,6 +293,7 @@ export function makeSweepCommand(deps: SweepCommandDeps = {}): CommandModule {
           shard: argv.shard,
           shardCount: argv.shardCount,
           aiperf: argv.aiperf,
+          json: argv.json,
         },
         deps,
       );

@@ -1,0 +1,275 @@
+/**
+ * Fitting the catalog's efficiency factors on measured deployments (`npm run fit:catalog`, and the
+ * zero-shot accuracy benchmark): replay every measured point with the current factors, record its
+ * trajectory, fit the factors on the trajectories (`catalog-fit.ts`), and again, a few rounds, so
+ * the schedules follow the factors. Points are the closed-loop rows of the silicon sample whose
+ * model and GPU are in the catalog.
+ */
+import { availableParallelism } from 'node:os';
+import { Piscina } from 'piscina';
+import { deploymentOf } from '../config/deployment.js';
+import type { RunConfig } from '../config/types.js';
+import { loadCatalog } from '../catalog/load.js';
+import { EFFICIENCY_NAMES, type EfficiencyFactors, type EfficiencyTable } from '../catalog/efficiency.js';
+import { BACKENDS } from '../config/types.js';
+import { compileOnPoolThreads, compiledModule } from '../sweep/pool.js';
+import { fitFactors, ParameterLayout, predictPoint, type FactorFit, type FitPoint } from './catalog-fit.js';
+import { catalogBaseConfig, readSiliconDeployments, type SiliconDeployment } from './silicon-deployments.js';
+import { pointConfig, type SimLoadOptions } from './sim-load.js';
+import type { Trajectory } from './trajectory.js';
+
+/** One measured point to fit or predict, before its trajectory is recorded. */
+export interface MeasuredPoint {
+  label: string;
+  model: string;
+  hardware: string;
+  backend: string;
+  deployment: SiliconDeployment;
+  concurrency: number;
+  measured: { ttftMs: number; itlMs: number };
+}
+
+/** The silicon sample's points whose deployment the catalog can build (model, GPU, and memory for the weights). */
+export function catalogPoints(
+  csv: string,
+  options: { maxOsl?: number } = {},
+): { points: MeasuredPoint[]; skipped: { label: string; reason: string }[] } {
+  const points: MeasuredPoint[] = [];
+  const skipped: { label: string; reason: string }[] = [];
+  for (const d of readSiliconDeployments(csv, 1)) {
+    if (options.maxOsl !== undefined && d.osl > options.maxOsl) continue;
+    try {
+      const base = catalogBaseConfig(d);
+      if (deploymentOf(base.engine, base.engine.workers.aggregated).deployment === null) throw new Error('not in the catalog');
+    } catch (err) {
+      skipped.push({ label: d.label, reason: err instanceof Error ? err.message.split('\n')[0] : String(err) });
+      continue;
+    }
+    for (const p of d.points) {
+      points.push({
+        label: d.label,
+        model: d.modelPath,
+        hardware: d.system,
+        backend: d.backend,
+        deployment: d,
+        concurrency: Number(p.key.concurrency),
+        measured: { ttftMs: p.metrics.time_to_first_token.avg as number, itlMs: p.metrics.inter_token_latency.avg as number },
+      });
+    }
+  }
+  return { points, skipped };
+}
+
+/** The run config replaying one measured point with given factors. */
+export function measuredPointConfig(point: MeasuredPoint, factors: EfficiencyFactors, load: SimLoadOptions): RunConfig {
+  const base = catalogBaseConfig(point.deployment, factors);
+  return pointConfig(base, { concurrency: point.concurrency, isl: point.deployment.isl, osl: point.deployment.osl }, null, load);
+}
+
+/** A pool of trajectory recordings. */
+export class TrajectoryPool {
+  readonly #piscina: Piscina<{ config: RunConfig }, Trajectory>;
+
+  constructor(threads = availableParallelism()) {
+    compileOnPoolThreads();
+    this.#piscina = new Piscina({
+      filename: compiledModule('calibrate/trajectory-task.js'),
+      minThreads: threads,
+      maxThreads: threads,
+      idleTimeout: 60_000,
+    });
+  }
+
+  record(config: RunConfig): Promise<Trajectory> {
+    return this.#piscina.run({ config });
+  }
+
+  async destroy(): Promise<void> {
+    await this.#piscina.destroy();
+  }
+}
+
+/** Factors per (GPU, backend) pair of a fitted parameter vector. */
+export function factorsFor(fit: Pick<FactorFit, 'layout' | 'x'>, hardware: string, backend: string): EfficiencyFactors {
+  return fit.layout.factors(fit.x, hardware, backend);
+}
+
+/** Records every point's trajectory with the factors of its pair. */
+export async function recordPoints(
+  pool: TrajectoryPool,
+  points: readonly MeasuredPoint[],
+  factorsOf: (p: MeasuredPoint) => EfficiencyFactors,
+  load: SimLoadOptions,
+): Promise<FitPoint[]> {
+  return Promise.all(
+    points.map(async (p) => {
+      const factors = factorsOf(p);
+      const config = measuredPointConfig(p, factors, load);
+      const found = deploymentOf(config.engine, config.engine.workers.aggregated);
+      if (found.deployment === null) throw new Error(`${p.label}: not in the catalog`);
+      const trajectory = await pool.record(config);
+      return {
+        label: p.label,
+        model: p.model,
+        hardware: p.hardware,
+        backend: p.backend,
+        concurrency: p.concurrency,
+        deployment: found.deployment,
+        measured: p.measured,
+        trajectory,
+        recordedWith: factors,
+      };
+    }),
+  );
+}
+
+export interface CatalogFitRound {
+  round: number;
+  /** MAPE (%) of the replays with the round's starting factors, and of the fit's prediction after it. */
+  replayed: { ttft: number; itl: number };
+  predicted: { ttft: number; itl: number };
+  iterations: number;
+  wallMs: number;
+}
+
+function mape(points: readonly FitPoint[], predict: (p: FitPoint) => { ttftMs: number; itlMs: number }): { ttft: number; itl: number } {
+  let ttft = 0;
+  let itl = 0;
+  for (const p of points) {
+    const q = predict(p);
+    ttft += Math.abs(q.ttftMs / p.measured.ttftMs - 1);
+    itl += Math.abs(q.itlMs / p.measured.itlMs - 1);
+  }
+  return { ttft: (100 * ttft) / Math.max(1, points.length), itl: (100 * itl) / Math.max(1, points.length) };
+}
+
+/** Replayed metrics of a recorded point (the trajectory's own). */
+export const replayedMetrics = (p: FitPoint) => ({ ttftMs: p.trajectory.ttftMs ?? 0, itlMs: p.trajectory.itlMs ?? 0 });
+
+export function layoutFor(points: readonly { hardware: string; backend: string }[]): ParameterLayout {
+  const catalog = loadCatalog();
+  return ParameterLayout.of(
+    points,
+    catalog.hardware.map((h) => h.id),
+    [...BACKENDS],
+  );
+}
+
+/**
+ * The outer loop: record, fit, record again with the fitted factors... `rounds` times. Returns
+ * the last fit and the recorded points of the last round (for leave-one-model-out fits).
+ */
+export async function fitCatalogFactors(
+  pool: TrajectoryPool,
+  points: readonly MeasuredPoint[],
+  load: SimLoadOptions,
+  options: { rounds?: number; log?: (line: string) => void } = {},
+): Promise<{ fit: FactorFit; recorded: FitPoint[]; rounds: CatalogFitRound[] }> {
+  const layout = layoutFor(points);
+  let fit: FactorFit = { layout, x: layout.start(), dataLoss: NaN, loss: NaN, iterations: 0 };
+  const rounds: CatalogFitRound[] = [];
+  let recorded: FitPoint[] = [];
+  const count = options.rounds ?? 3;
+  for (let round = 0; round < count; round++) {
+    const started = performance.now();
+    const current = fit;
+    recorded = await recordPoints(pool, points, (p) => factorsFor(current, p.hardware, p.backend), load);
+    const replayed = mape(recorded, replayedMetrics);
+    fit = fitFactors(recorded, layout, { start: fit.x });
+    const predicted = mape(recorded, (p) => predictPoint(p, factorsFor(fit, p.hardware, p.backend)));
+    rounds.push({ round, replayed, predicted, iterations: fit.iterations, wallMs: performance.now() - started });
+    options.log?.(
+      `round ${round + 1}/${count}: replayed TTFT ${replayed.ttft.toFixed(1)} % ITL ${replayed.itl.toFixed(1)} %; fitted (predicted) TTFT ${predicted.ttft.toFixed(1)} % ITL ${predicted.itl.toFixed(1)} %; ${fit.iterations} iterations, ${((performance.now() - started) / 1000).toFixed(0)} s`,
+    );
+  }
+  return { fit, recorded, rounds };
+}
+
+/**
+ * The table `data/efficiency.yaml` holds: the global level as the default, and an entry for
+ * every catalog GPU and backend (pairs without measurements take their GPU's and backend's
+ * effects), each with what the fit saw of it.
+ */
+export function efficiencyTableOf(fit: FactorFit, points: readonly FitPoint[]): EfficiencyTable {
+  const round = (name: string, v: number) =>
+    Number(v.toPrecision(name === 'moe' || name === 'compute' || name === 'memory' || name === 'link' ? 4 : 4));
+  const asEntry = (f: EfficiencyFactors) =>
+    Object.fromEntries(EFFICIENCY_NAMES.map((n) => [n, round(n, f[n])])) as unknown as EfficiencyFactors;
+  const catalog = loadCatalog();
+  const entries: EfficiencyTable['entries'] = [];
+  for (const h of catalog.hardware.map((x) => x.id).sort()) {
+    for (const b of BACKENDS) {
+      const mine = points.filter((p) => p.hardware === h && p.backend === b);
+      const models = [...new Set(mine.map((p) => p.model))].sort();
+      const errors = mape(mine, (p) => predictPoint(p, factorsFor(fit, h, b)));
+      entries.push({
+        hardware: h,
+        backend: b,
+        ...asEntry(factorsFor(fit, h, b)),
+        fit:
+          mine.length === 0
+            ? { points: 0, note: 'not measured: the GPU and backend effects only' }
+            : {
+                points: mine.length,
+                deployments: new Set(mine.map((p) => p.label)).size,
+                models,
+                ttft_mape: Number(errors.ttft.toFixed(1)),
+                itl_mape: Number(errors.itl.toFixed(1)),
+              },
+      });
+    }
+  }
+  return { default: asEntry(fit.layout.factors(fit.x, '', '')), entries };
+}
+
+/** One predicted point of the zero-shot evaluation. */
+export interface ZeroShotPoint {
+  label: string;
+  model: string;
+  hardware: string;
+  backend: string;
+  moe: boolean;
+  gpus: number;
+  concurrency: number;
+  measured: { ttftMs: number; itlMs: number };
+  predicted: { ttftMs: number; itlMs: number };
+}
+
+/**
+ * Leave one model out: fit the factors on every point of the other models (from the trajectories
+ * of the fit on all points, so each fit starts where that one ended), then replay the left-out
+ * model's points with them. No point of a model informs the factors that predict it.
+ */
+export async function zeroShot(
+  pool: TrajectoryPool,
+  points: readonly MeasuredPoint[],
+  load: SimLoadOptions,
+  options: { rounds?: number; log?: (line: string) => void } = {},
+): Promise<{ predictions: ZeroShotPoint[]; all: FactorFit }> {
+  const { fit: all, recorded } = await fitCatalogFactors(pool, points, load, options);
+  const models = [...new Set(points.map((p) => p.model))].sort();
+  const predictions: ZeroShotPoint[] = [];
+  for (const model of models) {
+    const started = performance.now();
+    const others = recorded.filter((p) => p.model !== model);
+    const fit = fitFactors(others, all.layout, { start: all.x });
+    const mine = points.filter((p) => p.model === model);
+    const replayed = await recordPoints(pool, mine, (p) => factorsFor(fit, p.hardware, p.backend), load);
+    replayed.forEach((r, i) => {
+      const p = mine[i];
+      predictions.push({
+        label: p.label,
+        model: p.model,
+        hardware: p.hardware,
+        backend: p.backend,
+        moe: r.deployment.model.architecture.moe !== undefined,
+        gpus: r.deployment.tensor * r.deployment.attentionData,
+        concurrency: p.concurrency,
+        measured: p.measured,
+        predicted: replayedMetrics(r),
+      });
+    });
+    options.log?.(`left out ${model}: ${mine.length} points predicted (${((performance.now() - started) / 1000).toFixed(0)} s)`);
+  }
+  return { predictions, all };
+}

@@ -1,0 +1,294 @@
+/**
+ * The catalog fit: the efficiency factors of every (GPU, backend) pair from measured load points
+ * of many deployments at once, each point predicted from its model's architecture and its GPU's
+ * datasheet. Factors are shared, not per deployment: for each factor k,
+ *   z_k(h, b) = g_k + a_k(h) + c_k(b) + e_k(h, b)
+ * in a transformed space (logit for shares, log for costs), with Gaussian priors pulling the GPU
+ * effects a, the backend effects c and their interactions e towards 0 (so a pair measured on one
+ * model stays close to what its GPU and backend say elsewhere) and g towards the unfitted
+ * defaults. The loss is a Cauchy loss of the log errors of TTFT avg and ITL avg over the points
+ * (quadratic for small errors, logarithmic for large ones, so a few points the model cannot
+ * reach do not pull every factor), plus the priors, minimized by Levenberg-Marquardt (iteratively
+ * reweighted) on predictions from fixed trajectories (`trajectory.ts`); the caller alternates
+ * replays and fits.
+ */
+import { Matrix, solve } from 'ml-matrix';
+import { createRooflinePassTime } from '../core/roofline.js';
+import { rooflineCoefficients, type Deployment } from '../catalog/deployment.js';
+import { EFFICIENCY_NAMES, UNFITTED_EFFICIENCY, type EfficiencyFactors } from '../catalog/efficiency.js';
+import { BIN, BIN_FIELDS, type Trajectory } from './trajectory.js';
+
+type FactorName = (typeof EFFICIENCY_NAMES)[number];
+const FACTORS = EFFICIENCY_NAMES;
+const K = FACTORS.length;
+const SHARES = new Set<FactorName>(['compute', 'memory', 'link', 'moe']);
+
+/** Prior standard deviations (transformed space) of the global level, GPU, backend and pair effects. */
+export const FIT_PRIORS = { global: 1.5, hardware: 0.5, backend: 0.5, pair: 0.3 } as const;
+
+/**
+ * Scale of the Cauchy loss on log errors of the catalog fit: a point off by a factor e (172 %)
+ * weighs half as much as a close one, so the few points the model cannot reach (a measured TTFT
+ * ten times the prediction) do not pull every factor. Infinity = least squares.
+ */
+export const ROBUST_SCALE = 1;
+
+const toZ = (name: FactorName, value: number): number =>
+  SHARES.has(name) ? Math.log(value / (1 - Math.min(value, 0.999999))) : Math.log(Math.max(value, 1e-9));
+const fromZ = (name: FactorName, z: number): number => (SHARES.has(name) ? 1 / (1 + Math.exp(-z)) : Math.exp(z));
+
+export interface FitPoint {
+  /** Deployment label and the model it belongs to (for leave-one-model-out). */
+  label: string;
+  model: string;
+  hardware: string;
+  backend: string;
+  concurrency: number;
+  deployment: Deployment;
+  measured: { ttftMs: number; itlMs: number };
+  trajectory: Trajectory;
+  /** The factors the trajectory was recorded with. */
+  recordedWith: EfficiencyFactors;
+}
+
+/** Where each effect sits in the parameter vector. */
+export class ParameterLayout {
+  readonly hardware: string[];
+  readonly backends: string[];
+  readonly pairs: string[];
+  readonly size: number;
+
+  constructor(hardware: readonly string[], backends: readonly string[], pairs: readonly string[]) {
+    this.hardware = [...hardware].sort();
+    this.backends = [...backends].sort();
+    this.pairs = [...pairs].sort();
+    this.size = K * (1 + this.hardware.length + this.backends.length + this.pairs.length);
+  }
+
+  static of(
+    points: readonly { hardware: string; backend: string }[],
+    hardware: readonly string[],
+    backends: readonly string[],
+  ): ParameterLayout {
+    return new ParameterLayout(hardware, backends, [...new Set(points.map((p) => `${p.hardware}|${p.backend}`))]);
+  }
+
+  /** Offsets of the four blocks a (GPU, backend) pair adds up (-1 where absent). */
+  blocks(hardware: string, backend: string): [number, number, number, number] {
+    const h = this.hardware.indexOf(hardware);
+    const b = this.backends.indexOf(backend);
+    const p = this.pairs.indexOf(`${hardware}|${backend}`);
+    const base = K * (1 + this.hardware.length);
+    const pairBase = base + K * this.backends.length;
+    return [0, h < 0 ? -1 : K * (1 + h), b < 0 ? -1 : base + K * b, p < 0 ? -1 : pairBase + K * p];
+  }
+
+  /** Prior standard deviation of parameter i. */
+  priorSd(i: number): number {
+    const block = Math.floor(i / K);
+    if (block === 0) return FIT_PRIORS.global;
+    if (block <= this.hardware.length) return FIT_PRIORS.hardware;
+    if (block <= this.hardware.length + this.backends.length) return FIT_PRIORS.backend;
+    return FIT_PRIORS.pair;
+  }
+
+  /** The parameter vector of the unfitted defaults (every effect 0). */
+  start(): number[] {
+    const x = new Array<number>(this.size).fill(0);
+    FACTORS.forEach((name, k) => (x[k] = toZ(name, UNFITTED_EFFICIENCY[name])));
+    return x;
+  }
+
+  factors(x: readonly number[], hardware: string, backend: string): EfficiencyFactors {
+    const blocks = this.blocks(hardware, backend);
+    const out = {} as EfficiencyFactors;
+    FACTORS.forEach((name, k) => {
+      let z = 0;
+      for (const offset of blocks) if (offset >= 0) z += x[offset + k];
+      out[name] = fromZ(name, z);
+    });
+    return out;
+  }
+}
+
+/** Weighted pass-time sums of a trajectory under factors: sum u tau and sum w tau. */
+function passSums(point: FitPoint, factors: EfficiencyFactors): { ttft: number; itl: number } {
+  const passTime = createRooflinePassTime(rooflineCoefficients(point.deployment, factors));
+  const bins = point.trajectory.bins;
+  const view = {
+    prefillTokens: 0,
+    prefillPairs: 0,
+    decodeRequests: 0,
+    decodeKvTokens: 0,
+    emittedTokens: 0,
+    kvBlocksUsed: 0,
+    kvBlocksTotal: 0,
+  };
+  let ttft = 0;
+  let itl = 0;
+  for (let i = 0; i < bins.length; i += BIN_FIELDS) {
+    view.prefillTokens = bins[i + BIN.prefill];
+    view.decodeRequests = bins[i + BIN.decode];
+    view.prefillPairs = bins[i + BIN.pairs];
+    view.decodeKvTokens = bins[i + BIN.kv];
+    view.emittedTokens = bins[i + BIN.emitted];
+    const ms = passTime(view);
+    ttft += bins[i + BIN.ttftWeight] * ms;
+    itl += bins[i + BIN.itlWeight] * ms;
+  }
+  return { ttft, itl };
+}
+
+const baseSums = new WeakMap<FitPoint, { ttft: number; itl: number }>();
+
+/** TTFT avg and ITL avg of a point under factors, with its schedule held at its trajectory. */
+export function predictPoint(point: FitPoint, factors: EfficiencyFactors): { ttftMs: number; itlMs: number } {
+  let base = baseSums.get(point);
+  if (base === undefined) {
+    base = passSums(point, point.recordedWith);
+    baseSums.set(point, base);
+  }
+  const now = passSums(point, factors);
+  const ttft0 = point.trajectory.ttftMs ?? 0;
+  const itl0 = point.trajectory.itlMs ?? 0;
+  return {
+    ttftMs:
+      ttft0 +
+      (now.ttft - base.ttft) +
+      (factors.frontend_ms - point.recordedWith.frontend_ms) +
+      ((factors.frontend_us_per_token - point.recordedWith.frontend_us_per_token) * point.trajectory.meanPromptTokens) / 1000,
+    itlMs: itl0 + (now.itl - base.itl),
+  };
+}
+
+/** Log errors of a point (TTFT, ITL); a prediction at or below 0 counts as 1 us. */
+function logErrors(point: FitPoint, factors: EfficiencyFactors): [number, number] {
+  const p = predictPoint(point, factors);
+  return [Math.log(Math.max(p.ttftMs, 1e-3) / point.measured.ttftMs), Math.log(Math.max(p.itlMs, 1e-3) / point.measured.itlMs)];
+}
+
+export interface FactorFit {
+  layout: ParameterLayout;
+  x: number[];
+  /** Cauchy loss of the log errors over the points, and with the priors. */
+  dataLoss: number;
+  loss: number;
+  iterations: number;
+}
+
+/**
+ * Levenberg-Marquardt on the parameter vector (numerical derivatives; a point depends only on the
+ * global block and its pair's GPU, backend and interaction blocks, so each derivative recomputes
+ * only the points it touches).
+ */
+export function fitFactors(
+  points: readonly FitPoint[],
+  layout: ParameterLayout,
+  options: {
+    start?: readonly number[];
+    maxIterations?: number;
+    tolerance?: number;
+    /** Centre and standard deviations of the priors (default: the unfitted defaults, FIT_PRIORS). */
+    prior?: { centre: readonly number[]; sd: readonly number[] };
+    /** Scale of the Cauchy loss (default ROBUST_SCALE; Infinity: least squares). */
+    robustScale?: number;
+  } = {},
+): FactorFit {
+  const n = layout.size;
+  const prior = options.prior?.centre ?? layout.start();
+  const sd = options.prior?.sd ?? Array.from({ length: n }, (_, i) => layout.priorSd(i));
+  const scale = options.robustScale ?? ROBUST_SCALE;
+  const robust = (v: number) => (Number.isFinite(scale) ? scale * scale * Math.log1p((v / scale) ** 2) : v * v);
+  let x = [...(options.start ?? prior)];
+  const maxIterations = options.maxIterations ?? 40;
+  const tolerance = options.tolerance ?? 1e-6;
+  const blocksOf = points.map((p) => layout.blocks(p.hardware, p.backend));
+
+  const residualsAt = (params: readonly number[]): Float64Array => {
+    const r = new Float64Array(points.length * 2);
+    points.forEach((p, i) => {
+      const [t, l] = logErrors(p, layout.factors(params, p.hardware, p.backend));
+      r[2 * i] = t;
+      r[2 * i + 1] = l;
+    });
+    return r;
+  };
+  const priorResiduals = (params: readonly number[]) => params.map((v, i) => (v - prior[i]) / sd[i]);
+  const lossOf = (r: Float64Array, params: readonly number[]) => {
+    let data = 0;
+    for (const v of r) data += robust(v);
+    let total = data;
+    for (const v of priorResiduals(params)) total += v * v;
+    return { data, total };
+  };
+
+  let r = residualsAt(x);
+  let loss = lossOf(r, x);
+  let lambda = 1e-2;
+  let iterations = 0;
+  let converged = false;
+  const h = 1e-4;
+  while (!converged && iterations < maxIterations) {
+    iterations++;
+    // Iteratively reweighted: each residual's weight is the Cauchy loss's at the current errors.
+    const weight = Array.from(r, (v) => (Number.isFinite(scale) ? 1 / (1 + (v / scale) ** 2) : 1));
+    // J^T J and J^T r, accumulated point by point over the parameters each point depends on.
+    const jtj = Matrix.zeros(n, n);
+    const jtr = new Float64Array(n);
+    points.forEach((p, i) => {
+      const idx: number[] = [];
+      for (const offset of blocksOf[i]) if (offset >= 0) for (let k = 0; k < K; k++) idx.push(offset + k);
+      const grads: [number, number][] = idx.map((j) => {
+        const saved = x[j];
+        x[j] = saved + h;
+        const [t, l] = logErrors(p, layout.factors(x, p.hardware, p.backend));
+        x[j] = saved;
+        return [(t - r[2 * i]) / h, (l - r[2 * i + 1]) / h];
+      });
+      const wt = weight[2 * i];
+      const wl = weight[2 * i + 1];
+      for (let a = 0; a < idx.length; a++) {
+        jtr[idx[a]] += wt * grads[a][0] * r[2 * i] + wl * grads[a][1] * r[2 * i + 1];
+        for (let b = 0; b < idx.length; b++) {
+          jtj.set(idx[a], idx[b], jtj.get(idx[a], idx[b]) + wt * grads[a][0] * grads[b][0] + wl * grads[a][1] * grads[b][1]);
+        }
+      }
+    });
+    const pr = priorResiduals(x);
+    for (let j = 0; j < n; j++) {
+      const w = 1 / sd[j];
+      jtj.set(j, j, jtj.get(j, j) + w * w);
+      jtr[j] += w * pr[j];
+    }
+    let improved = false;
+    for (let attempt = 0; attempt < 8; attempt++) {
+      const a = jtj.clone();
+      for (let j = 0; j < n; j++) a.set(j, j, a.get(j, j) * (1 + lambda) + 1e-12);
+      const step = solve(a, Matrix.columnVector(Array.from(jtr, (v) => -v))).to1DArray();
+      const trial = x.map((v, j) => v + step[j]);
+      const rTrial = residualsAt(trial);
+      const lTrial = lossOf(rTrial, trial);
+      if (lTrial.total < loss.total) {
+        const gain = loss.total - lTrial.total;
+        x = trial;
+        r = rTrial;
+        loss = lTrial;
+        lambda = Math.max(lambda / 3, 1e-7);
+        improved = true;
+        converged = gain < tolerance * Math.max(1, loss.total);
+        break;
+      }
+      lambda *= 4;
+    }
+    if (!improved) converged = true;
+  }
+  return { layout, x, dataLoss: loss.data, loss: loss.total, iterations };
+}
+
+/** A factor set in the fit's transformed space (logit for shares, log for costs), in EFFICIENCY_NAMES order. */
+export function toTransformed(factors: EfficiencyFactors): number[] {
+  return FACTORS.map((name) => toZ(name, factors[name]));
+}
+
+/** Whether a factor is a share in (0, 1] (else a cost). */
+export const isShare = (name: FactorName): boolean => SHARES.has(name);

@@ -1,0 +1,157 @@
+/**
+ * The engine fit with physics (`calibrate engine` when the model and GPU are in the catalog): the
+ * efficiency factors of one deployment, each held near the catalog's value for its GPU and
+ * backend by a prior, fitted to the training points; then every measured point replayed with
+ * them and the held-out ones scored. With ten factors and a prior on each, three load points pin
+ * them down where five free linear coefficients could not (docs/calibration.md, "Two forms").
+ *
+ * Rounds: replay the training points with the current factors and record their trajectories,
+ * fit the factors on the trajectories (`catalog-fit.ts`), again.
+ */
+import { availableParallelism } from 'node:os';
+import { effectiveEfficiency, deploymentOf } from '../config/deployment.js';
+import type { RunConfig } from '../config/types.js';
+import { EFFICIENCY_NAMES, type EfficiencyFactors } from '../catalog/efficiency.js';
+import type { MetricName } from '../score/metric-names.js';
+import { metricValue, type PointKey, type ScorePoint } from '../score/points.js';
+import type { ScoreResult } from '../score/score-result.js';
+import { PointPool } from '../sweep/pool.js';
+import { TrajectoryPool } from './catalog-calibration.js';
+import { fitFactors, isShare, ParameterLayout, toTransformed, type FitPoint } from './catalog-fit.js';
+import { scoreOf, simulatePoints } from './engine-calibration.js';
+import { pointConfig, type SimLoadOptions } from './sim-load.js';
+
+/** Prior standard deviations in the fit's transformed space: shares (logit), costs (log). */
+export const DEPLOYMENT_PRIOR_SD = { share: 0.5, cost: 1.5 } as const;
+
+/** Metrics the physics form can fit (what a trajectory predicts). */
+export const ROOFLINE_FIT_METRICS = ['time_to_first_token.avg', 'inter_token_latency.avg'];
+
+export interface RooflineCalibrationInput {
+  base: RunConfig;
+  baseDir: string;
+  measured: ScorePoint[];
+  trainIndices: number[];
+  metrics: MetricName[];
+  load: SimLoadOptions;
+  rounds?: number;
+  threads?: number;
+  pointPool?: PointPool;
+  trajectoryPool?: TrajectoryPool;
+}
+
+export interface RooflineCalibration {
+  form: 'roofline';
+  factors: EfficiencyFactors;
+  /** The catalog's factors for the GPU and backend (the priors' centres) and where they came from. */
+  catalogFactors: EfficiencyFactors;
+  catalogSource: string;
+  train: ScorePoint[];
+  holdout: ScorePoint[];
+  simulated: ScorePoint[];
+  score: ScoreResult;
+  trainScore: ScoreResult;
+  holdoutMape: Record<string, number | null>;
+  rounds: Array<{ trainMapeReplayed: { ttft: number; itl: number }; iterations: number }>;
+  replays: number;
+  wallMs: number;
+}
+
+/** The base config with its timing set to roofline with these factors (every one written). */
+export function withFactors(base: RunConfig, factors: EfficiencyFactors): RunConfig {
+  const config = structuredClone(base);
+  config.engine.workers.aggregated.timing = { type: 'roofline', efficiency: { ...factors } };
+  config.engine.frontend = { base_ms: 'auto', per_input_us: 'auto' };
+  return config;
+}
+
+function keyOf(point: ScorePoint): PointKey {
+  return point.key;
+}
+
+export async function calibrateRoofline(input: RooflineCalibrationInput): Promise<RooflineCalibration> {
+  const started = performance.now();
+  const role = input.base.engine.workers.aggregated;
+  const { deployment } = deploymentOf(input.base.engine, role);
+  if (deployment === null) throw new Error('the physics form needs engine.model and engine.hardware in the catalog');
+  const catalog = effectiveEfficiency(input.base.engine, role, deployment.hardware.id);
+  const trainSet = new Set(input.trainIndices);
+  const train = input.measured.filter((_, i) => trainSet.has(i));
+  const holdout = input.measured.filter((_, i) => !trainSet.has(i));
+  if (train.length === 0) throw new Error('no training point: --train selected none of the measured points');
+  const ttftMetric = input.metrics.find((m) => m.id === 'time_to_first_token.avg');
+  const itlMetric = input.metrics.find((m) => m.id === 'inter_token_latency.avg');
+  const trajectories = input.trajectoryPool ?? new TrajectoryPool(input.threads);
+  const points = input.pointPool ?? new PointPool({ poolThreads: input.threads ?? availableParallelism() });
+  try {
+    const layout = new ParameterLayout([], [], []);
+    const centre = toTransformed(catalog.factors);
+    const sd = EFFICIENCY_NAMES.map((name) => (isShare(name) ? DEPLOYMENT_PRIOR_SD.share : DEPLOYMENT_PRIOR_SD.cost));
+    let x = [...centre];
+    let factors = catalog.factors;
+    const rounds: RooflineCalibration['rounds'] = [];
+    let replays = 0;
+    for (let round = 0; round < (input.rounds ?? 3); round++) {
+      const current = factors;
+      const recorded: FitPoint[] = await Promise.all(
+        train.map(async (p) => {
+          const config = pointConfig(withFactors(input.base, current), keyOf(p), null, input.load);
+          const trajectory = await trajectories.record(config);
+          replays++;
+          // A metric the training point does not have is matched to the prediction itself (no pull).
+          const ttft = (ttftMetric && metricValue(p, ttftMetric)) || null;
+          const itl = (itlMetric && metricValue(p, itlMetric)) || null;
+          return {
+            label: 'train',
+            model: deployment.model.id,
+            hardware: deployment.hardware.id,
+            backend: deployment.backend,
+            concurrency: typeof p.key.concurrency === 'number' ? p.key.concurrency : 0,
+            deployment,
+            measured: { ttftMs: ttft ?? trajectory.ttftMs ?? 1, itlMs: itl ?? trajectory.itlMs ?? 1 },
+            trajectory,
+            recordedWith: current,
+          };
+        }),
+      );
+      let ttftErr = 0;
+      let itlErr = 0;
+      for (const p of recorded) {
+        ttftErr += Math.abs((p.trajectory.ttftMs ?? 0) / p.measured.ttftMs - 1);
+        itlErr += Math.abs((p.trajectory.itlMs ?? 0) / p.measured.itlMs - 1);
+      }
+      const fit = fitFactors(recorded, layout, { start: x, prior: { centre, sd }, robustScale: Infinity });
+      x = fit.x;
+      factors = layout.factors(x, '', '');
+      rounds.push({
+        trainMapeReplayed: { ttft: (100 * ttftErr) / recorded.length, itl: (100 * itlErr) / recorded.length },
+        iterations: fit.iterations,
+      });
+    }
+    const fitted = withFactors(input.base, factors);
+    const simulated = await simulatePoints(points, fitted, input.baseDir, input.measured.map(keyOf), null, input.load);
+    replays += simulated.length;
+    const score = scoreOf(simulated, holdout, input.metrics, 'fitted model');
+    const trainScore = scoreOf(simulated, train, input.metrics, 'fitted model');
+    const holdoutMape: Record<string, number | null> = {};
+    for (const metric of input.metrics) holdoutMape[metric.id] = holdout.length > 0 ? (score.metrics[metric.id]?.mape ?? null) : null;
+    return {
+      form: 'roofline',
+      factors,
+      catalogFactors: catalog.factors,
+      catalogSource: catalog.source,
+      train,
+      holdout,
+      simulated,
+      score,
+      trainScore,
+      holdoutMape,
+      rounds,
+      replays,
+      wallMs: performance.now() - started,
+    };
+  } finally {
+    if (input.trajectoryPool === undefined) await trajectories.destroy();
+    if (input.pointPool === undefined) await points.destroy();
+  }
+}

@@ -1,0 +1,140 @@
+/**
+ * Efficiency factors of the roofline timing, per GPU and serving backend: the share of the
+ * datasheet's peaks that kernels reach, the latency of one collective, and the host's costs.
+ * `data/efficiency.yaml` holds them, written by `npm run fit:catalog` from the measured silicon
+ * sample; a run config can override any of them (`timing.efficiency`). A GPU and backend pair
+ * takes the most specific entry there is, in this order: (GPU, backend), (GPU, any backend),
+ * (any GPU, backend), the default.
+ */
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import * as z from 'zod';
+import { ConfigError, formatValue, makeConfigIssue } from '../config/errors.js';
+import { MAX_COST, formatCount } from '../config/limits.js';
+import { readYamlFile } from '../config/yaml.js';
+import { packageRoot } from './load.js';
+
+export interface EfficiencyFactors {
+  /** Share of the datasheet's dense tensor throughput that matmuls and attention reach, (0, 1]. */
+  compute: number;
+  /** Share of the datasheet's memory bandwidth that weight and KV reads reach, (0, 1]. */
+  memory: number;
+  /** Share of the scale-up (or network) bandwidth per direction that collectives reach, (0, 1]. */
+  link: number;
+  /** Latency of one collective (all-reduce or all-to-all), us. */
+  collective_us: number;
+  /** Host cost of one pass (scheduling, launch, sampling), ms. */
+  pass_overhead_ms: number;
+  /** Host cost per request in a pass, us. */
+  per_request_us: number;
+  /** Floor of one layer's kernels in a pass (launches and small kernels that never reach the peaks), us. */
+  per_layer_us: number;
+  /** Share of the matmul efficiency that the routed-expert kernels of a MoE layer reach, (0, 1]. */
+  moe: number;
+  /** Time from a client's send to the request reaching the engine's queue (HTTP, API server, tokenization), ms... */
+  frontend_ms: number;
+  /** ... plus this per prompt token, us. */
+  frontend_us_per_token: number;
+}
+
+export const EFFICIENCY_NAMES = [
+  'compute',
+  'memory',
+  'link',
+  'collective_us',
+  'pass_overhead_ms',
+  'per_request_us',
+  'per_layer_us',
+  'moe',
+  'frontend_ms',
+  'frontend_us_per_token',
+] as const;
+
+const say = (rule: string) => (issue: z.core.$ZodRawIssue) => `${rule}, got ${formatValue(issue.input)}`;
+const share = () =>
+  z
+    .number({ error: say('must be a number in (0, 1]') })
+    .gt(0, { error: say('must be a number in (0, 1]') })
+    .max(1, { error: say('must be a number in (0, 1]') });
+/** Costs are bounded like every cost of a run config (docs/config.md, "Limits"). */
+const cost = () =>
+  z
+    .number({ error: say('must be a finite non-negative number') })
+    .min(0, { error: say('must be a finite non-negative number') })
+    .max(MAX_COST, { error: say(`must be at most ${formatCount(MAX_COST)} (the limit on costs)`) });
+
+export const efficiencyShape = {
+  compute: share(),
+  memory: share(),
+  link: share(),
+  collective_us: cost(),
+  pass_overhead_ms: cost(),
+  per_request_us: cost(),
+  per_layer_us: cost(),
+  moe: share(),
+  frontend_ms: cost(),
+  frontend_us_per_token: cost(),
+};
+
+const factorsSchema = z.strictObject(efficiencyShape);
+const entrySchema = z.strictObject({
+  hardware: z.string().optional(),
+  backend: z.string().optional(),
+  ...efficiencyShape,
+  /** What the fit saw: deployments, points, and its residuals (for the docs). */
+  fit: z.record(z.string(), z.unknown()).optional(),
+});
+const fileSchema = z.strictObject({ default: factorsSchema, entries: z.array(entrySchema).default([]) });
+
+export type EfficiencyTable = z.output<typeof fileSchema>;
+
+/**
+ * Factors before any fit: typical shares of the peaks reached by well-tuned inference kernels,
+ * a collective of about ten microseconds, a host cost of a couple of milliseconds per pass, a
+ * few microseconds of kernel floor per layer. The starting point of the fit, and what a run gets
+ * where `data/efficiency.yaml` is missing.
+ */
+export const UNFITTED_EFFICIENCY: EfficiencyFactors = {
+  compute: 0.5,
+  memory: 0.7,
+  link: 0.5,
+  collective_us: 10,
+  pass_overhead_ms: 2,
+  per_request_us: 10,
+  per_layer_us: 20,
+  moe: 1,
+  frontend_ms: 5,
+  frontend_us_per_token: 2,
+};
+
+let cached: EfficiencyTable | undefined;
+
+export function efficiencyFile(): string {
+  return join(packageRoot(), 'data', 'efficiency.yaml');
+}
+
+export function loadEfficiencyTable(file = efficiencyFile()): EfficiencyTable {
+  if (file === efficiencyFile() && cached !== undefined) return cached;
+  if (!existsSync(file)) return { default: { ...UNFITTED_EFFICIENCY }, entries: [] };
+  const parsed = fileSchema.safeParse(readYamlFile(file, file, 'catalog file'), { reportInput: true });
+  if (!parsed.success) {
+    throw new ConfigError(parsed.error.issues.map((issue) => makeConfigIssue(file, issue.path.map(String).join('.'), issue.message)));
+  }
+  if (file === efficiencyFile()) cached = parsed.data;
+  return parsed.data;
+}
+
+/** The factors for a GPU and backend (most specific entry first), and where they came from. */
+export function efficiencyFor(
+  hardware: string,
+  backend: string,
+  table: EfficiencyTable = loadEfficiencyTable(),
+): { factors: EfficiencyFactors; source: string } {
+  const pick = (h: string | undefined, b: string | undefined) => table.entries.find((e) => e.hardware === h && e.backend === b);
+  const found = pick(hardware, backend) ?? pick(hardware, undefined) ?? pick(undefined, backend);
+  const source = found === undefined ? 'default' : `${found.hardware ?? 'any GPU'} / ${found.backend ?? 'any backend'}`;
+  const base = found ?? table.default;
+  const factors = {} as EfficiencyFactors;
+  for (const name of EFFICIENCY_NAMES) factors[name] = base[name];
+  return { factors, source };
+}

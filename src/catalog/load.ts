@@ -1,0 +1,221 @@
+/**
+ * Reading the model and GPU catalog: the bundled `data/models/*.yaml` and `data/hardware/*.yaml`,
+ * then the folders named by the `SERVESIM_CATALOG` environment variable (a list separated by the
+ * platform's path delimiter, each holding `models/` and/or `hardware/`), whose entries replace
+ * bundled ones of the same id. Every file is validated strictly; a bad file is a `ConfigError`
+ * naming it and the dotted field. Names resolve case-insensitively by id, `name` or any alias.
+ */
+import { existsSync, readdirSync } from 'node:fs';
+import { basename, delimiter, dirname, join, relative, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type * as z from 'zod';
+import { ConfigError, makeConfigIssue, type ConfigIssue } from '../config/errors.js';
+import { MAX_YAML_BYTES } from '../config/limits.js';
+import { readYamlFile } from '../config/yaml.js';
+import { readTextFile } from '../io/read-text.js';
+import { hardwareEntrySchema, modelEntrySchema, type HardwareEntry, type ModelEntry } from './schema.js';
+
+/** The package root: dist/src/catalog/load.js or src/catalog/load.ts -> the folder with package.json. */
+export function packageRoot(): string {
+  const here = dirname(fileURLToPath(import.meta.url));
+  return basename(resolve(here, '../..')) === 'dist' ? resolve(here, '../../..') : resolve(here, '../..');
+}
+
+export interface Catalog {
+  models: ModelEntry[];
+  hardware: HardwareEntry[];
+  /** The file each entry was read from, by id (for messages). */
+  files: Map<string, string>;
+}
+
+let cached: { key: string; catalog: Catalog } | undefined;
+
+/** The catalog folders in reading order: the bundled `data/` first, then `SERVESIM_CATALOG`'s. */
+export function catalogFolders(env: NodeJS.ProcessEnv = process.env): string[] {
+  const extra = (env.SERVESIM_CATALOG ?? '')
+    .split(delimiter)
+    .map((s) => s.trim())
+    .filter((s) => s !== '');
+  return [join(packageRoot(), 'data'), ...extra.map((folder) => resolve(folder))];
+}
+
+/** The catalog (read once per process and folder list). */
+export function loadCatalog(folders: readonly string[] = catalogFolders()): Catalog {
+  const key = folders.join('\n');
+  if (cached?.key === key) return cached.catalog;
+  const catalog = readCatalog(folders);
+  cached = { key, catalog };
+  return catalog;
+}
+
+function label(file: string): string {
+  const rel = relative(process.cwd(), file);
+  return rel.startsWith('..') ? file : rel;
+}
+
+function readEntry<T extends { id: string }>(folder: string, name: string, schema: z.ZodType<T>, files: Map<string, string>): T {
+  const file = join(folder, name);
+  const shown = label(file);
+  const raw = readYamlFile(file, shown, 'catalog file');
+  const parsed = schema.safeParse(raw, { reportInput: true });
+  if (!parsed.success) {
+    const issues: ConfigIssue[] = parsed.error.issues.map((issue) => {
+      const path = issue.path.map(String);
+      if (issue.code === 'unrecognized_keys') path.push(issue.keys[0]);
+      return makeConfigIssue(shown, path.join('.'), issue.message);
+    });
+    throw new ConfigError(issues);
+  }
+  const entry = parsed.data;
+  const id = name.slice(0, -'.yaml'.length);
+  if (entry.id !== id)
+    throw new ConfigError(shown, 'id', `must equal the file name without .yaml (${JSON.stringify(id)}), got ${JSON.stringify(entry.id)}`);
+  files.set(id, shown);
+  return entry;
+}
+
+function readEntries<T extends { id: string }>(folder: string, schema: z.ZodType<T>, files: Map<string, string>): Map<string, T> {
+  const out = new Map<string, T>();
+  if (!existsSync(folder)) return out;
+  for (const name of readdirSync(folder).sort()) {
+    if (name.endsWith('.yaml')) out.set(name.slice(0, -'.yaml'.length), readEntry(folder, name, schema, files));
+  }
+  return out;
+}
+
+function readCatalog(folders: readonly string[]): Catalog {
+  const files = new Map<string, string>();
+  const models = new Map<string, ModelEntry>();
+  const hardware = new Map<string, HardwareEntry>();
+  for (const folder of folders) {
+    for (const [id, entry] of readEntries(join(folder, 'models'), modelEntrySchema, files)) models.set(id, entry);
+    for (const [id, entry] of readEntries(join(folder, 'hardware'), hardwareEntrySchema, files)) hardware.set(id, entry);
+  }
+  const catalog = { models: [...models.values()], hardware: [...hardware.values()], files };
+  checkNames(catalog.models, files);
+  checkNames(catalog.hardware, files);
+  for (const model of catalog.models) checkModel(model, files.get(model.id) ?? model.id);
+  return catalog;
+}
+
+/** Every name (id, name, alias) must pick one entry. */
+function checkNames(entries: readonly { id: string; name: string; aliases: string[] }[], files: Map<string, string>): void {
+  const owner = new Map<string, string>();
+  for (const entry of entries) {
+    for (const name of new Set([entry.id, entry.name, ...entry.aliases].map((n) => n.toLowerCase()))) {
+      const other = owner.get(name);
+      if (other !== undefined && other !== entry.id) {
+        throw new ConfigError(
+          files.get(entry.id) ?? entry.id,
+          'aliases',
+          `the name ${JSON.stringify(name)} also names ${other} (${files.get(other)})`,
+        );
+      }
+      owner.set(name, entry.id);
+    }
+  }
+}
+
+/** Cross-field rules of a model entry: the blocks its attention type needs, layer counts that add up. */
+function checkModel(model: ModelEntry, file: string): void {
+  const arch = model.architecture;
+  const attention = arch.attention;
+  if (attention.type === 'mla') {
+    for (const field of ['kv_lora_rank', 'qk_nope_head_dim', 'qk_rope_head_dim', 'v_head_dim'] as const) {
+      if (attention[field] === undefined) throw new ConfigError(file, `architecture.attention.${field}`, 'is required with type mla');
+    }
+  }
+  const special = (attention.sliding_window_layers ?? 0) + (attention.linear_attention_layers ?? 0);
+  if (special > arch.layers) {
+    throw new ConfigError(
+      file,
+      'architecture.attention',
+      `sliding-window and linear-attention layers (${special}) exceed the ${arch.layers} layers`,
+    );
+  }
+  if ((attention.sliding_window_layers ?? 0) > 0 && attention.sliding_window === undefined) {
+    throw new ConfigError(file, 'architecture.attention.sliding_window', 'is required when sliding_window_layers > 0');
+  }
+  if ((attention.linear_attention_layers ?? 0) > 0 && attention.linear_attention === undefined) {
+    throw new ConfigError(file, 'architecture.attention.linear_attention', 'is required when linear_attention_layers > 0');
+  }
+  if (arch.moe !== undefined) {
+    if (arch.moe.experts_per_token > arch.moe.experts) {
+      throw new ConfigError(
+        file,
+        'architecture.moe.experts_per_token',
+        `must be at most experts (${arch.moe.experts}), got ${arch.moe.experts_per_token}`,
+      );
+    }
+    if (arch.moe.dense_layers > 0 && arch.intermediate_size === undefined) {
+      throw new ConfigError(file, 'architecture.intermediate_size', 'is required when moe.dense_layers > 0');
+    }
+    if (arch.moe.dense_layers > arch.layers)
+      throw new ConfigError(file, 'architecture.moe.dense_layers', `exceeds the ${arch.layers} layers`);
+  } else if (arch.intermediate_size === undefined) {
+    throw new ConfigError(file, 'architecture.intermediate_size', 'is required for a dense model');
+  }
+  if (model.parameters.active > model.parameters.total) {
+    throw new ConfigError(
+      file,
+      'parameters.active',
+      `must be at most parameters.total (${model.parameters.total}), got ${model.parameters.active}`,
+    );
+  }
+}
+
+function lookup<T extends { id: string; name: string; aliases: string[] }>(entries: readonly T[], name: string): T | undefined {
+  const wanted = name.toLowerCase();
+  return entries.find(
+    (e) => e.id.toLowerCase() === wanted || e.name.toLowerCase() === wanted || e.aliases.some((a) => a.toLowerCase() === wanted),
+  );
+}
+
+/** Entries read one file at a time, by file. */
+const fileCache = new Map<string, unknown>();
+
+/**
+ * Finds an entry without reading the whole catalog: only the files whose text mentions the name
+ * are parsed (a config names one model and one GPU; parsing every file would cost each command
+ * and each pool thread tens of milliseconds). Later folders win, as in `loadCatalog`.
+ */
+function findOne<T extends { id: string; name: string; aliases: string[] }>(
+  kind: 'models' | 'hardware',
+  name: string,
+  schema: z.ZodType<T>,
+  folders: readonly string[],
+): T | undefined {
+  const wanted = name.toLowerCase();
+  for (let i = folders.length - 1; i >= 0; i--) {
+    const folder = join(folders[i], kind);
+    if (!existsSync(folder)) continue;
+    for (const file of readdirSync(folder).sort()) {
+      if (!file.endsWith('.yaml')) continue;
+      const path = join(folder, file);
+      // Read as the parser would (size limit, UTF-8): a damaged file is named even when it is not the one wanted.
+      if (!readTextFile(path, label(path), MAX_YAML_BYTES, 'catalog file').toLowerCase().includes(wanted)) continue;
+      let entry = fileCache.get(path) as T | undefined;
+      if (entry === undefined) {
+        entry = readEntry(folder, file, schema, new Map());
+        fileCache.set(path, entry);
+      }
+      if (lookup([entry], name) !== undefined) return entry;
+    }
+  }
+  return undefined;
+}
+
+/** The model a name (id, Hugging Face name or alias, any case) picks, or undefined. */
+export function findModel(name: string, catalog?: Catalog): ModelEntry | undefined {
+  if (catalog !== undefined) return lookup(catalog.models, name);
+  const folders = catalogFolders();
+  const entry = findOne('models', name, modelEntrySchema, folders);
+  if (entry !== undefined) checkModel(entry, entry.id);
+  return entry;
+}
+
+/** The GPU a name (id or alias, any case) picks, or undefined. */
+export function findHardware(name: string, catalog?: Catalog): HardwareEntry | undefined {
+  if (catalog !== undefined) return lookup(catalog.hardware, name);
+  return findOne('hardware', name, hardwareEntrySchema, catalogFolders());
+}

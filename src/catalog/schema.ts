@@ -1,0 +1,128 @@
+/**
+ * The catalog's file formats: one YAML file per model (`data/models/<id>.yaml`, the
+ * architecture fields of the checkpoint's own `config.json`) and one per GPU
+ * (`data/hardware/<id>.yaml`, datasheet figures). Objects are strict: an unknown key is an
+ * error naming the file and the dotted path, like a run config's. docs/hardware-and-models.md
+ * explains every field and how to add an entry.
+ */
+import * as z from 'zod';
+import { formatValue } from '../config/errors.js';
+
+type RawIssue = z.core.$ZodRawIssue;
+
+function says(rule: string) {
+  return (issue: RawIssue): string => (issue.input === undefined ? `is required (${rule})` : `${rule}, got ${formatValue(issue.input)}`);
+}
+
+const POSITIVE_INT = 'must be a positive integer';
+const NON_NEGATIVE_INT = 'must be a non-negative integer';
+const POSITIVE = 'must be a positive finite number';
+
+const positiveInt = () => z.int({ error: says(POSITIVE_INT) }).min(1, { error: says(POSITIVE_INT) });
+const nonNegativeInt = () => z.int({ error: says(NON_NEGATIVE_INT) }).min(0, { error: says(NON_NEGATIVE_INT) });
+const positive = () => z.number({ error: says(POSITIVE) }).gt(0, { error: says(POSITIVE) });
+const text = () => z.string({ error: says('must be a string') }).min(1, { error: says('must be a non-empty string') });
+const flag = () => z.boolean({ error: says('must be true or false') });
+
+/** Weight and cache precisions the catalog and run configs name. */
+export const PRECISIONS = ['bf16', 'fp8', 'fp4', 'int4'] as const;
+export type Precision = (typeof PRECISIONS)[number];
+const precision = () => z.enum(PRECISIONS, { error: says(`must be one of ${PRECISIONS.join(', ')}`) });
+
+function strict<S extends z.core.$ZodLooseShape>(shape: S) {
+  const allowed = Object.keys(shape).join(', ');
+  return z.strictObject(shape, {
+    error: (issue: RawIssue) =>
+      issue.code === 'unrecognized_keys' ? `unknown key (allowed: ${allowed})` : says('must be a mapping')(issue),
+  });
+}
+
+const attentionSchema = strict({
+  type: z.enum(['gqa', 'mla'], { error: says('must be gqa or mla') }),
+  heads: positiveInt(),
+  kv_heads: positiveInt(),
+  head_dim: positiveInt(),
+  bias: flag().default(false),
+  q_lora_rank: positiveInt().nullable().optional(),
+  kv_lora_rank: positiveInt().optional(),
+  qk_nope_head_dim: positiveInt().optional(),
+  qk_rope_head_dim: positiveInt().optional(),
+  v_head_dim: positiveInt().optional(),
+  sliding_window: positiveInt().optional(),
+  sliding_window_layers: nonNegativeInt().optional(),
+  linear_attention_layers: nonNegativeInt().optional(),
+  linear_attention: strict({
+    key_heads: positiveInt(),
+    value_heads: positiveInt(),
+    key_head_dim: positiveInt(),
+    value_head_dim: positiveInt(),
+    conv_kernel: positiveInt(),
+  }).optional(),
+  indexer: strict({ heads: positiveInt(), head_dim: positiveInt(), topk: positiveInt() }).optional(),
+  output_gate: flag().default(false),
+});
+
+const moeSchema = strict({
+  experts: positiveInt(),
+  experts_per_token: positiveInt(),
+  expert_intermediate_size: positiveInt(),
+  shared_experts: nonNegativeInt().default(0),
+  shared_expert_intermediate_size: positiveInt().optional(),
+  dense_layers: nonNegativeInt().default(0),
+});
+
+export const modelEntrySchema = strict({
+  id: text(),
+  name: text(),
+  aliases: z.array(text(), { error: says('must be a list of names') }).default([]),
+  model_type: text(),
+  precision: precision(),
+  /** Which weights `precision` covers: all matmuls, or only the routed experts (the rest BF16). */
+  quantized: z.enum(['all', 'experts'], { error: says('must be all or experts') }).default('all'),
+  parameters: strict({ total: positive(), active: positive(), note: text().optional() }),
+  architecture: strict({
+    layers: positiveInt(),
+    hidden_size: positiveInt(),
+    vocab_size: positiveInt(),
+    tie_word_embeddings: flag().default(false),
+    intermediate_size: positiveInt().optional(),
+    attention: attentionSchema,
+    moe: moeSchema.optional(),
+    mtp_layers: nonNegativeInt().default(0),
+  }),
+  max_context: positiveInt(),
+  sources: z.record(z.string(), text(), { error: says('must be a mapping of source names to citations') }),
+});
+
+export type ModelEntry = z.output<typeof modelEntrySchema>;
+
+export const hardwareEntrySchema = strict({
+  id: text(),
+  name: text(),
+  vendor: text(),
+  architecture: text(),
+  aliases: z.array(text(), { error: says('must be a list of names') }).default([]),
+  memory: strict({
+    capacity_gb: positive(),
+    reported_mib: positive().optional(),
+    bandwidth_gb_per_s: positive(),
+  }),
+  compute: strict({
+    bf16: positive(),
+    fp8: positive().nullable(),
+    fp4: positive().nullable(),
+    int8: positive().nullable().optional(),
+  }),
+  interconnect: strict({
+    scale_up: z.enum(['nvlink', 'infinity_fabric', 'pcie'], { error: says('must be nvlink, infinity_fabric or pcie') }),
+    scale_up_gb_per_s: positive(),
+    scale_up_domain_gpus: positiveInt(),
+    pcie_gb_per_s: positive(),
+    network_gb_per_s: positive().optional(),
+  }),
+  tdp_w: positive(),
+  sources: strict({ datasheet: text(), other: z.array(text()).optional() }),
+  notes: text().optional(),
+});
+
+export type HardwareEntry = z.output<typeof hardwareEntrySchema>;

@@ -1,0 +1,85 @@
+/**
+ * The servesim command line as a function: argv in, exit status out, nothing that ends the
+ * process. `main.ts` is the executable around it; tests call `main` in-process. Exit codes:
+ * 0 ok, 2 bad config or input (the message names the file and the field or line), 1 anything
+ * else (an output that cannot be written, a failed point, a bug). Commands set
+ * process.exitCode themselves when they finish with a non-zero status of their own.
+ */
+import yargs from 'yargs';
+import { ConfigError, INPUT_ERROR_EXIT_CODE, InputError } from '../config/errors.js';
+import { calibrateCommands } from './commands/calibrate.js';
+import { catalogCommand } from './commands/catalog.js';
+import { replayCommand } from './commands/replay.js';
+import { schemaCommand } from './commands/schema.js';
+import { scoreCommand } from './commands/score.js';
+import { makeSweepCommand } from './commands/sweep.js';
+
+/** Config problems listed one per line; past this many, the rest are counted (a wrong file can have thousands). */
+const MAX_LISTED_ISSUES = 10;
+
+function reportError(err: unknown): number {
+  if (err instanceof ConfigError) {
+    for (const issue of err.issues.slice(0, MAX_LISTED_ISSUES)) process.stderr.write(`error: ${issue.message}\n`);
+    const more = err.issues.length - MAX_LISTED_ISSUES;
+    if (more > 0) process.stderr.write(`error: ... and ${more.toLocaleString('en-US')} more problems in ${err.file}\n`);
+    return INPUT_ERROR_EXIT_CODE;
+  }
+  if (err instanceof InputError) {
+    process.stderr.write(`error: ${err.message}\n`);
+    return INPUT_ERROR_EXIT_CODE;
+  }
+  const e = err as { exitCode?: unknown; message?: unknown };
+  if (typeof e?.exitCode === 'number' && typeof e.message === 'string') {
+    process.stderr.write(`error: ${e.message}\n`);
+    return e.exitCode;
+  }
+  process.stderr.write(`error: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+  return 1;
+}
+
+/**
+ * `--shard -1/2` as `--shard=-1/2`: an option's value that starts with a dash and a digit but is
+ * not a number would otherwise be read as short flags (`-1`, `-/`, `-2`) and reported as
+ * "Unknown argument: 1" instead of a bad value of the option. Negative numbers already work.
+ */
+export function joinDashValues(argv: readonly string[]): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i];
+    const next = argv[i + 1];
+    if (/^--[a-z][\w-]*$/.test(arg) && next !== undefined && /^-\d/.test(next) && !Number.isFinite(Number(next))) {
+      out.push(`${arg}=${next}`);
+      i++;
+    } else {
+      out.push(arg);
+    }
+  }
+  return out;
+}
+
+/** Runs one servesim command line (without the `node servesim` part) and returns its exit status. */
+export async function main(argv: string[]): Promise<number> {
+  try {
+    await yargs(joinDashValues(argv))
+      .scriptName('servesim')
+      .usage('$0 <command> [options]\n\nPredict how an LLM serving deployment behaves, and how far the prediction is from measurements.')
+      .command(replayCommand)
+      .command(makeSweepCommand())
+      .command(schemaCommand)
+      .command(calibrateCommands)
+      .command(scoreCommand)
+      .command(catalogCommand)
+      .demandCommand(1, 'name a command (servesim --help lists them)')
+      .strict()
+      .fail((msg, err) => {
+        if (err) throw err;
+        throw Object.assign(new Error(msg), { exitCode: INPUT_ERROR_EXIT_CODE });
+      })
+      .help()
+      .wrap(Math.min(110, process.stdout.columns ?? 110))
+      .parseAsync();
+    return typeof process.exitCode === 'number' ? process.exitCode : 0;
+  } catch (err) {
+    return reportError(err);
+  }
+}

@@ -1,0 +1,115 @@
+/**
+ * `servesim calibrate catalog [--measured CSV] [--write FILE]`: fits the catalog's efficiency
+ * factors (every GPU and backend) on measured closed-loop points of many deployments, in the
+ * silicon sample's columns, and prints or writes the table (`npm run fit:catalog` rewrites
+ * `data/efficiency.yaml` from the bundled sample).
+ */
+import { existsSync, statSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { stringify } from 'yaml';
+import type { Argv, CommandModule } from 'yargs';
+import { packageRoot } from '../../catalog/load.js';
+import { CalibrateUsageError } from '../../calibrate/arguments.js';
+import { catalogPoints, efficiencyTableOf, fitCatalogFactors, TrajectoryPool } from '../../calibrate/catalog-calibration.js';
+import { resolveSimLoad } from '../../calibrate/sim-load.js';
+import { InputError } from '../../config/errors.js';
+import { checkOutputDir, makeOutputDir, writeOutputFile } from '../../io/write-output.js';
+
+interface CatalogFitArgs {
+  measured?: string;
+  write?: string;
+  rounds: number;
+  threads?: number;
+  requestsPerSlot?: number;
+  maxOsl?: number;
+  json?: boolean;
+}
+
+export const CATALOG_SAMPLE = 'data/silicon/aic-silicon-sample.csv';
+
+/** The numeric flags and `--write`, refused with the flag named before anything is read or fitted. */
+function checkCatalogFitArgs(args: CatalogFitArgs): void {
+  const bad = (flag: string, value: unknown, rule: string) => new CalibrateUsageError(`${flag} ${String(value)}: ${rule}`);
+  if (!(Number.isInteger(args.rounds) && args.rounds >= 1 && args.rounds <= 100)) {
+    throw bad('--rounds', args.rounds, 'must be a whole number of rounds from 1 to 100');
+  }
+  if (args.threads !== undefined && !(Number.isInteger(args.threads) && args.threads >= 1)) {
+    throw bad('--threads', args.threads, 'must be a positive integer (pool threads)');
+  }
+  const perSlot = args.requestsPerSlot;
+  if (perSlot !== undefined && !(Number.isFinite(perSlot) && perSlot > 0 && perSlot <= 1e6)) {
+    throw bad('--requests-per-slot', perSlot, 'must be a number of simulated requests per slot above 0 (and at most 1,000,000), e.g. 10');
+  }
+  if (args.maxOsl !== undefined && !(Number.isFinite(args.maxOsl) && args.maxOsl >= 1)) {
+    throw bad('--max-osl', args.maxOsl, 'must be a number of output tokens, at least 1');
+  }
+  if (args.write !== undefined) {
+    if (existsSync(args.write) && statSync(args.write).isDirectory()) {
+      throw new InputError(`--write ${args.write}`, 0, 'is a folder; give the file to write (e.g. data/efficiency.yaml)');
+    }
+    checkOutputDir(dirname(args.write), '--write');
+  }
+}
+
+export async function runCatalogFit(args: CatalogFitArgs, log: (line: string) => void): Promise<string> {
+  checkCatalogFitArgs(args);
+  const measured = args.measured ?? join(packageRoot(), CATALOG_SAMPLE);
+  const { points, skipped } = catalogPoints(measured, { maxOsl: args.maxOsl });
+  if (points.length === 0) {
+    const why = skipped.length > 0 ? `; ${skipped.length} left out, e.g. ${skipped[0].label}: ${skipped[0].reason}` : '';
+    throw new InputError(
+      args.measured ?? CATALOG_SAMPLE,
+      0,
+      `no usable row: no closed-loop point (mode agg, batch_size, silicon_ttft_ms and silicon_tpot_ms above 0) of a deployment the catalog can build${why}`,
+    );
+  }
+  log(
+    `${points.length} points of ${new Set(points.map((p) => p.label)).size} deployments (${skipped.length} deployments left out: not buildable from the catalog)`,
+  );
+  for (const s of skipped) log(`  left out: ${s.label}: ${s.reason}`);
+  const load = resolveSimLoad({ requestsPerSlot: args.requestsPerSlot });
+  const pool = new TrajectoryPool(args.threads);
+  try {
+    const { fit, recorded, rounds } = await fitCatalogFactors(pool, points, load, { rounds: args.rounds, log });
+    const table = efficiencyTableOf(fit, recorded);
+    const last = rounds[rounds.length - 1];
+    const header = [
+      'Efficiency factors of roofline timing, per GPU and backend (docs/hardware-and-models.md).',
+      'Written by `servesim calibrate catalog` (npm run fit:catalog); rerun it rather than editing by hand.',
+      `Fitted on ${points.length} closed-loop points of ${new Set(points.map((p) => p.label)).size} deployments of ${args.measured ?? CATALOG_SAMPLE},`,
+      `${args.rounds} rounds of replays (${load.requestsPerSlot} requests per slot, length ratio ${load.rangeRatio}); last round replayed`,
+      `TTFT avg MAPE ${last.replayed.ttft.toFixed(1)} %, ITL avg MAPE ${last.replayed.itl.toFixed(1)} % (before its fit), fit's prediction ${last.predicted.ttft.toFixed(1)} % / ${last.predicted.itl.toFixed(1)} %.`,
+      "Each entry's `fit` says what it was fitted on (0 points: its GPU and backend effects only).",
+    ];
+    const text = `${header.map((l) => `# ${l}`).join('\n')}\n${stringify(table, { lineWidth: 0 })}`;
+    if (args.write !== undefined) {
+      // Written next to the target and renamed over it: a failed write leaves the old table.
+      makeOutputDir(dirname(args.write), '--write');
+      writeOutputFile(args.write, text);
+    }
+    if (args.json === true) return `${JSON.stringify(table, null, 2)}\n`;
+    return args.write !== undefined ? `wrote ${args.write}\n` : text;
+  } finally {
+    await pool.destroy();
+  }
+}
+
+export const calibrateCatalogCommand: CommandModule<object, CatalogFitArgs> = {
+  command: 'catalog',
+  describe: "Fit the catalog's efficiency factors (roofline timing) on measured points of many deployments",
+  builder: (y: Argv) =>
+    y
+      .option('measured', {
+        type: 'string',
+        describe: `closed-loop points in the silicon sample's columns [default: the bundled ${CATALOG_SAMPLE}]`,
+      })
+      .option('write', { type: 'string', describe: 'write the table to FILE (data/efficiency.yaml is the one roofline timing reads)' })
+      .option('rounds', { type: 'number', default: 3, describe: 'rounds of replays and fits' })
+      .option('max-osl', { type: 'number', describe: 'only deployments with at most this many output tokens (faster)' })
+      .option('requests-per-slot', { type: 'number', describe: 'simulated requests per concurrency slot [default: 10]' })
+      .option('threads', { type: 'number', describe: 'pool threads [default: cores]' })
+      .option('json', { type: 'boolean', default: false, describe: 'print the table as JSON (also with --write)' }),
+  handler: async (argv) => {
+    process.stdout.write(await runCatalogFit(argv, (line) => process.stderr.write(`${line}\n`)));
+  },
+};

@@ -1,0 +1,121 @@
+/**
+ * The catalog side of a run config: which catalog model and GPU `engine.model` and
+ * `engine.hardware` name, the deployment they make with the config's precision and parallelism,
+ * its KV capacity (`kv_cache.capacity: auto`) and its roofline coefficients (`timing: roofline`).
+ */
+import { findHardware, findModel } from '../catalog/load.js';
+import { efficiencyFor, type EfficiencyFactors } from '../catalog/efficiency.js';
+import { kvCapacity, rooflineCoefficients, weightBytesPerGpu, type Deployment, type KvCapacity } from '../catalog/deployment.js';
+import type { RooflineCoefficients } from '../core/roofline.js';
+import type { EngineConfig, Precision, WorkerRoleConfig } from './types.js';
+
+/** vLLM's default --gpu-memory-utilization (vllm/engine/arg_utils.py, `gpu_memory_utilization: float = 0.9`). */
+export const DEFAULT_GPU_MEMORY_UTILIZATION = 0.9;
+
+/** The deployment of a config's engine and worker role, or why there is none (a name not in the catalog). */
+export function deploymentOf(
+  engine: EngineConfig,
+  role: WorkerRoleConfig,
+): { deployment: Deployment; missing: null } | { deployment: null; missing: 'model' | 'hardware' } {
+  const model = findModel(engine.model);
+  if (model === undefined) return { deployment: null, missing: 'model' };
+  const hardware = findHardware(engine.hardware);
+  if (hardware === undefined) return { deployment: null, missing: 'hardware' };
+  const precision: Precision = engine.precision ?? model.precision;
+  const expertsOnly = engine.precision === undefined && model.quantized === 'experts';
+  const dtype = role.kv_cache.dtype;
+  const kvPrecision: Precision =
+    dtype !== 'auto' ? dtype : engine.backend === 'trtllm' && (precision === 'fp8' || precision === 'fp4') && !expertsOnly ? 'fp8' : 'bf16';
+  return {
+    deployment: {
+      model,
+      hardware,
+      backend: engine.backend,
+      precision,
+      expertsOnly,
+      kvPrecision,
+      tensor: role.parallelism.tensor,
+      attentionData: role.parallelism.attention_data,
+      expert: role.parallelism.expert,
+      maxBatchedTokens: role.scheduler.max_batched_tokens,
+      maxSequences: role.scheduler.max_sequences,
+    },
+    missing: null,
+  };
+}
+
+/** KV capacity of an `auto` pool (null when the model or GPU is not in the catalog). */
+export function autoKvCapacity(engine: EngineConfig, role: WorkerRoleConfig): KvCapacity | null {
+  const capacity = role.kv_cache.capacity;
+  const { deployment } = deploymentOf(engine, role);
+  if (deployment === null) return null;
+  const utilization =
+    capacity.type === 'auto' ? (capacity.gpu_memory_utilization ?? DEFAULT_GPU_MEMORY_UTILIZATION) : DEFAULT_GPU_MEMORY_UTILIZATION;
+  const reserve = capacity.type === 'auto' ? capacity.reserve_gib : undefined;
+  return kvCapacity(deployment, utilization, reserve);
+}
+
+/** The efficiency factors of a roofline timing: the catalog's for the GPU and backend, with the config's overrides. */
+export function effectiveEfficiency(
+  engine: EngineConfig,
+  role: WorkerRoleConfig,
+  hardwareId: string,
+): { factors: EfficiencyFactors; source: string } {
+  const found = efficiencyFor(hardwareId, engine.backend);
+  const overrides = role.timing.type === 'roofline' ? (role.timing.efficiency ?? {}) : {};
+  const factors = { ...found.factors };
+  let overridden = false;
+  for (const [name, value] of Object.entries(overrides)) {
+    if (value !== undefined) {
+      factors[name as keyof EfficiencyFactors] = value;
+      overridden = true;
+    }
+  }
+  return { factors, source: overridden ? `${found.source}, with the config's overrides` : found.source };
+}
+
+/** Roofline coefficients of a config's worker role (the model and GPU must be in the catalog: the rules check it). */
+export function rooflineOf(engine: EngineConfig, role: WorkerRoleConfig): RooflineCoefficients {
+  const { deployment } = deploymentOf(engine, role);
+  if (deployment === null) throw new Error('roofline timing needs engine.model and engine.hardware in the catalog');
+  return rooflineCoefficients(deployment, effectiveEfficiency(engine, role, deployment.hardware.id).factors);
+}
+
+/** What `summary.json` says of the deployment (`deployment`), for any config. */
+export interface DeploymentSummary {
+  /** GPUs of every replica together. */
+  gpus: number;
+  /** Weights one GPU holds, GiB (null when the model or GPU is not in the catalog). */
+  weights_gib_per_gpu: number | null;
+  /** KV cache tokens of one attention-DP rank (null for an unlimited pool). */
+  kv_cache_tokens_per_rank: number | null;
+}
+
+export function deploymentSummary(engine: EngineConfig, role: WorkerRoleConfig, kvBlocks: number | null): DeploymentSummary {
+  const p = role.parallelism;
+  const { deployment } = deploymentOf(engine, role);
+  return {
+    gpus: p.replicas * p.tensor * p.attention_data,
+    weights_gib_per_gpu: deployment === null ? null : Math.round((weightBytesPerGpu(deployment) / 2 ** 30) * 1000) / 1000,
+    kv_cache_tokens_per_rank: kvBlocks === null ? null : kvBlocks * role.kv_cache.block_size,
+  };
+}
+
+/**
+ * The frontend delay of a run: `engine.frontend`'s numbers; under `auto`, the catalog's fitted
+ * `frontend_ms` and `frontend_us_per_token` with roofline timing (with the config's overrides), else 0.
+ */
+export function frontendOf(config: { engine: EngineConfig }): { baseMs: number; perInputUs: number } {
+  const { engine } = config;
+  const { base_ms, per_input_us } = engine.frontend;
+  let fitted: EfficiencyFactors | null = null;
+  if (base_ms === 'auto' || per_input_us === 'auto') {
+    const role = engine.workers.aggregated;
+    const { deployment } = deploymentOf(engine, role);
+    if (role.timing.type === 'roofline' && deployment !== null) fitted = effectiveEfficiency(engine, role, deployment.hardware.id).factors;
+  }
+  return {
+    baseMs: base_ms !== 'auto' ? base_ms : (fitted?.frontend_ms ?? 0),
+    perInputUs: per_input_us !== 'auto' ? per_input_us : (fitted?.frontend_us_per_token ?? 0),
+  };
+}

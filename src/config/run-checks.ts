@@ -1,0 +1,401 @@
+/**
+ * Checks a config must pass before servesim runs it for a user (the CLI's replay, every sweep
+ * point, a calibration's base config), on top of the schema and the cross-field rules:
+ *
+ * - Engine start-up checks: configs a real vLLM would refuse to start with, or would start with
+ *   only to reject every request. Each mirrors a check of vLLM's, named in its message and in
+ *   docs/config.md ("Checks servesim shares with vLLM").
+ * - Resource checks: a run whose request count has no bound a person would wait for (a time cap
+ *   far beyond what the load can fill), or whose memory would not fit this machine, is refused
+ *   before anything is allocated, with the figure and the knob to change.
+ *
+ * The replay core itself (`parseRunConfig`, the core tests) does not apply them: it can simulate a
+ * config vLLM would refuse (a pool that rejects every request is a defined outcome of the model).
+ */
+import { freemem, totalmem } from 'node:os';
+import { getHeapStatistics } from 'node:v8';
+import { frontendOf, rooflineOf } from './deployment.js';
+import { kvBlocksPerRank, sessionTurnPromptTokens } from './kv-capacity.js';
+import { MAX_REQUESTS, formatBytes, formatCount } from './limits.js';
+import type { RuleViolation } from './rules.js';
+import type { RunConfig, SourceConfig } from './types.js';
+
+const ROLE = 'engine.workers.aggregated';
+
+/** Prompt and output lengths a synthetic source draws from: [min, max] of each. */
+interface Lengths {
+  promptMin: number;
+  promptMax: number;
+  outputMin: number;
+  outputMax: number;
+  /** Mean output tokens of a request. */
+  outputMean: number;
+}
+
+function syntheticLengths(source: SourceConfig): Lengths | null {
+  if (source.type === 'synthetic') {
+    const r = source.random_range_ratio;
+    const promptMin = r >= 1 ? source.input_tokens : Math.max(1, Math.floor(source.input_tokens * r));
+    const outputMin = r >= 1 ? source.output_tokens : Math.floor(source.output_tokens * r);
+    return {
+      promptMin,
+      promptMax: source.input_tokens,
+      outputMin,
+      outputMax: source.output_tokens,
+      outputMean: (outputMin + source.output_tokens) / 2,
+    };
+  }
+  if (source.type === 'synthetic-session') {
+    return {
+      promptMin: sessionTurnPromptTokens(source, 1),
+      promptMax: sessionTurnPromptTokens(source, source.turns),
+      outputMin: source.output_tokens_per_turn,
+      outputMax: source.output_tokens_per_turn,
+      outputMean: source.output_tokens_per_turn,
+    };
+  }
+  return null;
+}
+
+/** KV tokens per attention-DP rank, or null for an unlimited pool. */
+function kvTokensPerRank(config: RunConfig): number | null {
+  const role = config.engine.workers.aggregated;
+  const blocks = kvBlocksPerRank(config.engine, role);
+  return blocks === null ? null : blocks * role.kv_cache.block_size;
+}
+
+/**
+ * The longest prompt that is not rejected: a prompt of `lengthLimit` tokens or more is rejected
+ * (docs/replay-model.md), with L = min(context_length, KV tokens per rank + 1).
+ */
+export function lengthLimitOf(config: RunConfig): number {
+  const kv = kvTokensPerRank(config);
+  const context = config.engine.context_length === 'max' ? Infinity : config.engine.context_length;
+  return Math.min(context, kv === null ? Infinity : kv + 1);
+}
+
+/**
+ * Configs vLLM would not start with, or would start with only to reject every request
+ * (vllm/config/scheduler.py `SchedulerConfig.verify_max_model_len`, vllm/v1/core/kv_cache_utils.py
+ * `check_enough_kv_cache_memory`, vllm/v1/engine/processor.py `Processor._validate_model_input`).
+ */
+export function checkEngineStartup(config: RunConfig): RuleViolation[] {
+  const violations: RuleViolation[] = [];
+  const role = config.engine.workers.aggregated;
+  const { max_batched_tokens: budget, max_sequences: sequences, chunked_prefill: chunked } = role.scheduler;
+  const context = config.engine.context_length;
+
+  if (budget < sequences) {
+    violations.push({
+      path: `${ROLE}.scheduler.max_batched_tokens`,
+      reason:
+        `is ${budget}, below max_sequences (${sequences}); vLLM refuses to start when max_num_batched_tokens is below max_num_seqs.` +
+        ` Raise it to at least ${sequences} or lower max_sequences`,
+    });
+  }
+  if (!chunked && context !== 'max' && budget < context) {
+    violations.push({
+      path: `${ROLE}.scheduler.max_batched_tokens`,
+      reason:
+        `is ${budget}, below context_length (${context}) with chunked_prefill: false; vLLM refuses to start when` +
+        ` max_num_batched_tokens is below max_model_len without chunked prefill. Raise it, lower context_length or turn chunked_prefill on`,
+    });
+  }
+
+  const kv = kvTokensPerRank(config);
+  const lengths = syntheticLengths(config.traffic.source);
+  if (kv !== null && kv >= 1) {
+    const pool = `holds ${formatCount(kv)} tokens per rank (${formatCount(kv / role.kv_cache.block_size)} blocks of ${role.kv_cache.block_size})`;
+    if (context !== 'max' && kv < context) {
+      violations.push({
+        path: `${ROLE}.kv_cache.capacity`,
+        reason:
+          `${pool}, fewer than context_length (${formatCount(context)}); vLLM refuses to start when the KV cache cannot hold` +
+          ` one request of max_model_len. Give the pool more blocks or lower engine.context_length`,
+      });
+    } else if (context === 'max' && lengths !== null && kv < lengths.promptMax + lengths.outputMax) {
+      violations.push({
+        path: `${ROLE}.kv_cache.capacity`,
+        reason:
+          `${pool}, fewer than one request of the source (${formatCount(lengths.promptMax)} prompt + ${formatCount(lengths.outputMax)} output tokens);` +
+          ' vLLM refuses to start when the KV cache cannot hold one request of max_model_len. Give the pool more blocks,' +
+          ' or set engine.context_length to what it can hold',
+      });
+    }
+  }
+
+  // Every request rejected: vLLM refuses each prompt longer than max_model_len as it arrives.
+  if (lengths !== null && context !== 'max' && lengths.promptMin >= context) {
+    const what = config.traffic.source.type === 'synthetic-session' ? "every session's first turn" : 'every prompt';
+    violations.push({
+      path: 'engine.context_length',
+      reason:
+        `is ${formatCount(context)}, but ${what} has at least ${formatCount(lengths.promptMin)} tokens: every request would be rejected` +
+        ' (vLLM rejects a prompt that does not fit max_model_len). Raise engine.context_length or shorten the prompts',
+    });
+  }
+  return violations;
+}
+
+/** The trace's rows as the checks need them (src/core/run.ts `TraceRows`). */
+export interface TraceLengths {
+  rows: number;
+  inputLength: Int32Array;
+  outputLength: Int32Array;
+}
+
+/**
+ * A trace every row of which would be rejected (its prompt reaches the length limit), as one
+ * reason naming `engine.context_length` or the KV pool; null when some row can be served.
+ */
+export function everyTraceRowRejected(config: RunConfig, trace: TraceLengths, limit = trace.rows): string | null {
+  const lengthLimit = lengthLimitOf(config);
+  if (!Number.isFinite(lengthLimit)) return null;
+  const n = Math.min(limit, trace.rows);
+  let shortest = Infinity;
+  for (let row = 0; row < n; row++) if (trace.inputLength[row] < shortest) shortest = trace.inputLength[row];
+  if (shortest < lengthLimit) return null;
+  const byContext = config.engine.context_length !== 'max' && config.engine.context_length === lengthLimit;
+  return byContext
+    ? `every row's input_length is at least engine.context_length (${formatCount(lengthLimit)}; the shortest is ${formatCount(shortest)}): every request would be rejected. Raise engine.context_length`
+    : `every row's input_length (the shortest is ${formatCount(shortest)}) fills the KV pool of ${formatCount(lengthLimit - 1)} tokens per rank: every request would be rejected. Give ${ROLE}.kv_cache.capacity more blocks`;
+}
+
+// ---- resources --------------------------------------------------------------------------
+
+/**
+ * Bytes the replay keeps per request in typed-array columns (src/core/request-table.ts): nine
+ * Float64 stamps, fourteen Int32 columns, two Uint8.
+ */
+export const TABLE_BYTES_PER_REQUEST = 9 * 8 + 14 * 4 + 2;
+/**
+ * JS heap per request with per-request records (`--per-request`, `--aiperf`): the record object
+ * and its two token-time arrays (measured: test/run-checks.test.ts).
+ */
+export const RECORD_BYTES_PER_REQUEST = 700;
+/** ... and per output token: two doubles, in arrays grown by pushing. */
+export const RECORD_BYTES_PER_TOKEN = 2 * 8 * 1.5;
+/** With `--aiperf`: the JSONL line of a request, per output token (its inter-chunk latency as text). */
+export const AIPERF_LINE_BYTES_PER_TOKEN = 24;
+/** Token gaps kept for the inter-token statistics before they are folded into a sketch (src/core/token-gaps.ts). */
+const GAPS_KEPT = 16_000_000;
+
+/** What a run would send and keep. */
+export interface RunEstimate {
+  /** Requests sent at most (an expected figure for a Poisson load under a time cap). */
+  requests: number;
+  /** How the request count was found, for messages. */
+  requestsFrom: string;
+  /** Mean output tokens per request. */
+  outputTokensPerRequest: number;
+  /** Typed-array memory of the replay (outside the JS heap). */
+  tableBytes: number;
+  /** JS-heap memory of per-request records, 0 without them. */
+  recordBytes: number;
+}
+
+/** A lower bound of one pass's duration and of the engine time of one request, ms. */
+function engineMinMs(config: RunConfig, prompt: number, output: number): number {
+  const role = config.engine.workers.aggregated;
+  const timing = role.timing;
+  const passes = Math.max(1, output);
+  switch (timing.type) {
+    case 'fixed':
+      // One pass carries its prefill; each output token needs a pass that emits it.
+      return timing.prefill_ms + output * timing.decode_ms;
+    case 'polynomial':
+      // The fixed part of a prefill pass, and at least 1 ms for every decoding pass.
+      return 16.50142 + Math.max(0, output - 1);
+    case 'linear': {
+      // A pass takes at least max(R, F) (its overlap is at most 1): summed over the request's
+      // passes, at least the larger of the sums. Its prefill chunks add up to `prompt` tokens
+      // and prompt^2 / 2 pairs; each of its decoding passes has >= 1 request and >= prompt + 1
+      // context tokens.
+      const decodes = Math.max(0, output - 1);
+      const rest = passes * timing.base_ms + decodes * (timing.decode_request_us / 1e3 + (timing.decode_kv_token_ns * (prompt + 1)) / 1e6);
+      const prefill = (prompt * timing.prefill_token_us) / 1e3 + (((prompt * prompt) / 2) * timing.prefill_pair_ns) / 1e6;
+      return Math.max(rest, prefill);
+    }
+    case 'roofline': {
+      // Every pass with work reads the dense and output-projection weights once and pays the
+      // collectives' latency and the host's pass cost (core/roofline.ts), whatever else it does.
+      const c = rooflineOf(config.engine, role);
+      return passes * (c.gemmWeightMs + c.lmHeadWeightMs + c.commFixedMs + c.passOverheadMs);
+    }
+  }
+}
+
+/**
+ * A lower bound of the time from one send on a closed-loop slot to the next, ms: the frontend,
+ * tokenization, the engine, the last detokenization job and the client's response overhead, for the shortest
+ * request the source draws.
+ */
+function minCycleMs(config: RunConfig, prompt: number, output: number): number {
+  const frontend = frontendOf(config);
+  let ms = engineMinMs(config, prompt, output) + frontend.baseMs + (frontend.perInputUs * prompt) / 1e3;
+  const tok = config.engine.tokenization;
+  if (tok) ms += tok.base_ms + (tok.per_input_us * prompt) / 1e3;
+  const detok = config.engine.detokenization;
+  if (detok && output > 0) ms += detok.base_ms + detok.per_output_us / 1e3;
+  const overhead = config.traffic.load.response_overhead;
+  if (overhead) ms += overhead.base_ms + (overhead.per_output_token_us * output) / 1e3;
+  return ms;
+}
+
+/**
+ * How many requests a run sends at most: the stop's count, or under a time cap an upper bound
+ * from the load (open loop: the rate x the cap, with six standard deviations for Poisson; closed
+ * loop: slots x cap / the shortest possible cycle of a slot). Trace rows bound a trace source.
+ */
+function requestsBound(config: RunConfig, traceRows: number | null): { requests: number; from: string } {
+  const { load, stop } = config.traffic;
+  let requests: number;
+  let from: string;
+  if ('requests' in stop) {
+    requests = stop.requests;
+    from = 'traffic.stop.requests';
+  } else if ('requests_per_load_unit' in stop) {
+    const unit = load.type === 'concurrency' ? load.concurrency : load.type === 'trace_timestamps' ? 1 : load.requests_per_second;
+    requests = Math.max(1, Math.round(stop.requests_per_load_unit * unit));
+    from = 'traffic.stop.requests_per_load_unit';
+  } else {
+    const capMs = stop.max_virtual_time_seconds * 1000;
+    from = 'traffic.stop.max_virtual_time_seconds';
+    if (load.type === 'poisson') {
+      const mean = load.requests_per_second * stop.max_virtual_time_seconds;
+      requests = Math.ceil(mean + 6 * Math.sqrt(mean)) + 1;
+    } else if (load.type === 'constant_rate') {
+      // Arrivals at 0, 1/rate, ... up to the cap (the ceiling: their times are sums that can round down).
+      requests = Math.ceil(load.requests_per_second * stop.max_virtual_time_seconds) + 1;
+    } else if (load.type === 'concurrency' && traceRows === null) {
+      const lengths = syntheticLengths(config.traffic.source) as Lengths;
+      const limit = lengthLimitOf(config);
+      // Prompts at or above the length limit are rejected at once and take no engine time: the
+      // slot draws again, so each served request costs 1 / (1 - p) sends on average.
+      const served = Math.min(lengths.promptMax, limit - 1);
+      const rejectedShare = served >= lengths.promptMin ? (lengths.promptMax - served) / (lengths.promptMax - lengths.promptMin + 1) : 1;
+      const cycle = minCycleMs(config, lengths.promptMin, lengths.outputMin);
+      requests = rejectedShare >= 1 || cycle <= 0 ? Infinity : (load.concurrency * (capMs / cycle + 1)) / (1 - rejectedShare);
+    } else {
+      requests = Infinity;
+    }
+  }
+  if (traceRows !== null) requests = Math.min(requests, traceRows);
+  return { requests, from };
+}
+
+/** The run's request count, tokens and memory; `perRequest` with per-request records kept (and `aiperf` with their JSONL). */
+export function estimateRun(
+  config: RunConfig,
+  options: { trace?: TraceLengths | null; perRequest?: boolean; aiperf?: boolean } = {},
+): RunEstimate {
+  const trace = options.trace ?? null;
+  const { requests, from } = requestsBound(config, trace === null ? null : trace.rows);
+  let outputMean: number;
+  if (trace !== null) {
+    let sum = 0;
+    const n = Math.min(trace.rows, Number.isFinite(requests) ? requests : trace.rows);
+    for (let row = 0; row < n; row++) sum += trace.outputLength[row];
+    outputMean = n > 0 ? sum / n : 0;
+  } else {
+    outputMean = (syntheticLengths(config.traffic.source) as Lengths).outputMean;
+  }
+  const role = config.engine.workers.aggregated;
+  const ranks = role.parallelism.replicas * role.parallelism.attention_data;
+  const detokServers = config.engine.detokenization?.workers ?? 0;
+  const tokServers = config.engine.tokenization?.workers ?? 0;
+  const capped = 'max_virtual_time_seconds' in config.traffic.stop;
+  const tokens = requests * outputMean;
+  // A capped run's table grows by doubling: the old and the new columns live together once.
+  const tableBytes =
+    requests * TABLE_BYTES_PER_REQUEST * (capped ? 3 : 1) +
+    Math.min(tokens, GAPS_KEPT) * (capped ? 12 : 8) * 2 +
+    ranks * role.scheduler.max_sequences * 4 * 2 +
+    role.parallelism.replicas * role.scheduler.max_sequences * role.parallelism.attention_data * 4 * (1 + detokServers) +
+    role.parallelism.replicas * tokServers * 8;
+  const perRequest = options.perRequest === true || options.aiperf === true;
+  const recordBytes = perRequest
+    ? requests * RECORD_BYTES_PER_REQUEST +
+      tokens * RECORD_BYTES_PER_TOKEN +
+      (options.aiperf === true ? tokens * AIPERF_LINE_BYTES_PER_TOKEN + requests * 600 : 0)
+    : 0;
+  return { requests, requestsFrom: from, outputTokensPerRequest: outputMean, tableBytes, recordBytes };
+}
+
+/** Memory this process may use: outside the JS heap (the machine, or its container), and the JS heap's limit. */
+export interface MemoryBudget {
+  offHeapBytes: number;
+  heapBytes: number;
+}
+
+let budgetCache: { budget: MemoryBudget; at: number } | null = null;
+
+/** Read at most once a second: a sweep checks every point, and reading the machine's memory costs a file read. */
+export function memoryBudget(): MemoryBudget {
+  const now = Date.now();
+  if (budgetCache !== null && now - budgetCache.at < 1000) return budgetCache.budget;
+  const constrained = process.constrainedMemory?.() ?? 0;
+  const machine = constrained > 0 && constrained < totalmem() ? constrained : totalmem();
+  // Room for what else runs: 80 % of the machine, and no more than is free plus what caches hold.
+  const offHeapBytes = Math.min(0.8 * machine, Math.max(freemem(), 0.5 * machine));
+  budgetCache = { budget: { offHeapBytes, heapBytes: 0.8 * getHeapStatistics().heap_size_limit }, at: now };
+  return budgetCache.budget;
+}
+
+export interface ResourceCheckOptions {
+  trace?: TraceLengths | null;
+  /** The option that keeps per-request records (`--per-request`, `--aiperf`), when one does. */
+  perRequestFlag?: string;
+  aiperf?: boolean;
+  budget?: MemoryBudget;
+}
+
+/** A run whose request count has no bound, or whose memory would not fit, as violations naming the knob. */
+export function checkRunResources(config: RunConfig, options: ResourceCheckOptions = {}): RuleViolation[] {
+  // A trace source is bounded by its rows: checked once they are read.
+  if (config.traffic.source.type === 'trace' && options.trace == null) return [];
+  const estimate = estimateRun(config, {
+    trace: options.trace,
+    perRequest: options.perRequestFlag !== undefined,
+    aiperf: options.aiperf,
+  });
+  const { requests, requestsFrom } = estimate;
+  if (requests > MAX_REQUESTS) {
+    const how = Number.isFinite(requests)
+      ? `up to ${formatCount(Math.round(requests))} requests`
+      : 'an unbounded number of requests (every request could end at the instant it is sent)';
+    return [
+      {
+        path: requestsFrom,
+        reason:
+          `lets the load send ${how} before the run stops, more than the limit of ${formatCount(MAX_REQUESTS)};` +
+          ' lower it, or stop by traffic.stop.requests',
+      },
+    ];
+  }
+  const budget = options.budget ?? memoryBudget();
+  const shown = () =>
+    `${formatCount(Math.round(requests))} requests of ${formatCount(Math.round(estimate.outputTokensPerRequest))} output tokens`;
+  if (estimate.tableBytes > budget.offHeapBytes) {
+    return [
+      {
+        path: requestsFrom,
+        reason:
+          `${shown()} need about ${formatBytes(estimate.tableBytes)} of memory, more than the ${formatBytes(budget.offHeapBytes)} this machine can give;` +
+          ' lower it (a sweep over smaller runs gives the same curves)',
+      },
+    ];
+  }
+  if (options.perRequestFlag !== undefined && estimate.recordBytes > budget.heapBytes) {
+    return [
+      {
+        path: requestsFrom,
+        reason:
+          `${shown()} with ${options.perRequestFlag} keep every token's times in memory: about ${formatBytes(estimate.recordBytes)},` +
+          ` more than the ${formatBytes(budget.heapBytes)} of JS heap this process may use; lower it, drop ${options.perRequestFlag},` +
+          ' or raise the heap (NODE_OPTIONS=--max-old-space-size=MB)',
+      },
+    ];
+  }
+  return [];
+}

@@ -1,0 +1,125 @@
+/**
+ * The roofline pass time: one attention-DP rank's pass from the work in it and a handful of
+ * coefficients that the config layer works out from the model's architecture, the GPU's
+ * datasheet and the fitted efficiency factors (docs/hardware-and-models.md). Every coefficient is
+ * already in milliseconds per unit of work, so a pass costs a few multiplications, one `exp` and
+ * a handful of `max`es: each group of kernels takes the longer of its compute time and its memory
+ * time, and the groups add up.
+ */
+import type { PassView } from './timing.js';
+
+/** Coefficients of the roofline pass time, in ms per unit (0 where a part is absent). */
+export interface RooflineCoefficients {
+  /** Dense matmuls (attention projections, dense MLPs, shared experts, routers): ms per token of compute. */
+  gemmMsPerToken: number;
+  /** The same weights read once per pass, ms. */
+  gemmWeightMs: number;
+  /** Output projection: ms per emitted token of compute, and its weights read once per pass. */
+  lmHeadMsPerToken: number;
+  lmHeadWeightMs: number;
+  /** Routed experts: ms of compute per token of the whole worker (tokens of all its attention-DP ranks). */
+  expertMsPerWorkerToken: number;
+  /** Reading every routed expert held by one GPU, ms; a pass reads the share its tokens touch. */
+  expertWeightMs: number;
+  /** ln(1 - experts_per_token / experts): a pass of T worker tokens touches 1 - exp(T x this) of the experts. 0 = dense model. */
+  expertMissLog: number;
+  /** Worker tokens per token of this rank (the attention-DP ranks run alike). */
+  workerTokensPerRankToken: number;
+  /** Prefill attention of the full-attention layers, ms per causal token pair. */
+  prefillPairMs: number;
+  /** Decode attention of the full-attention layers, per context token: compute ms and KV read ms. */
+  decodeKvComputeMs: number;
+  decodeKvReadMs: number;
+  /** Attention reads at most this many context tokens per query (sparse attention); 0 = all. */
+  attendTopK: number;
+  /** Sparse-attention indexer over every context token: compute ms and read ms per context token. */
+  indexerComputeMsPerKv: number;
+  indexerReadMsPerKv: number;
+  /** Sliding-window layers: the window, prefill ms per pair, decode compute and read ms per context token. */
+  slidingWindow: number;
+  slidingPrefillPairMs: number;
+  slidingDecodeComputeMs: number;
+  slidingDecodeReadMs: number;
+  /** Linear-attention layers: ms per token (state update), ms per decoding request (state read). */
+  linearMsPerToken: number;
+  linearStateReadMsPerRequest: number;
+  /** Collectives: ms per token of this rank (bandwidth) and ms per pass (latency of every collective). */
+  commMsPerToken: number;
+  commFixedMs: number;
+  /** Host: ms per pass, ms per request in the pass. */
+  passOverheadMs: number;
+  perRequestMs: number;
+}
+
+export function createRooflinePassTime(c: RooflineCoefficients): (view: PassView) => number {
+  const {
+    gemmMsPerToken,
+    gemmWeightMs,
+    lmHeadMsPerToken,
+    lmHeadWeightMs,
+    expertMsPerWorkerToken,
+    expertWeightMs,
+    expertMissLog,
+    workerTokensPerRankToken,
+    prefillPairMs,
+    decodeKvComputeMs,
+    decodeKvReadMs,
+    attendTopK,
+    indexerComputeMsPerKv,
+    indexerReadMsPerKv,
+    slidingWindow,
+    slidingPrefillPairMs,
+    slidingDecodeComputeMs,
+    slidingDecodeReadMs,
+    linearMsPerToken,
+    linearStateReadMsPerRequest,
+    commMsPerToken,
+    commFixedMs,
+    passOverheadMs,
+    perRequestMs,
+  } = c;
+  const hasExperts = expertMissLog < 0;
+  const sparse = attendTopK > 0;
+  const sliding = slidingWindow > 0;
+  return (v) => {
+    const b = v.decodeRequests;
+    const p = v.prefillTokens;
+    const tokens = p + b;
+    if (tokens === 0) return passOverheadMs;
+    const gemmCompute = gemmMsPerToken * tokens;
+    let ms = gemmCompute > gemmWeightMs ? gemmCompute : gemmWeightMs;
+    const headCompute = lmHeadMsPerToken * v.emittedTokens;
+    ms += headCompute > lmHeadWeightMs ? headCompute : lmHeadWeightMs;
+    if (hasExperts) {
+      const workerTokens = tokens * workerTokensPerRankToken;
+      const compute = expertMsPerWorkerToken * workerTokens;
+      const read = expertWeightMs * (1 - Math.exp(workerTokens * expertMissLog));
+      ms += compute > read ? compute : read;
+    }
+    // Attention: prefill pairs (compute-bound), decode context (the larger of compute and KV reads).
+    let pairs = v.prefillPairs;
+    let kv = v.decodeKvTokens;
+    if (sparse) {
+      const indexerCompute = indexerComputeMsPerKv * (kv + pairs);
+      const indexerRead = indexerReadMsPerKv * kv;
+      ms += indexerCompute > indexerRead ? indexerCompute : indexerRead;
+      const pairCap = p * attendTopK;
+      if (pairs > pairCap) pairs = pairCap;
+      const kvCap = b * attendTopK;
+      if (kv > kvCap) kv = kvCap;
+    }
+    ms += prefillPairMs * pairs;
+    const decodeCompute = decodeKvComputeMs * kv;
+    const decodeRead = decodeKvReadMs * kv;
+    ms += decodeCompute > decodeRead ? decodeCompute : decodeRead;
+    if (sliding) {
+      const slidingPairs = v.prefillPairs < p * slidingWindow ? v.prefillPairs : p * slidingWindow;
+      const slidingKv = v.decodeKvTokens < b * slidingWindow ? v.decodeKvTokens : b * slidingWindow;
+      const compute = slidingDecodeComputeMs * slidingKv;
+      const read = slidingDecodeReadMs * slidingKv;
+      ms += slidingPrefillPairMs * slidingPairs + (compute > read ? compute : read);
+    }
+    ms += linearMsPerToken * tokens + linearStateReadMsPerRequest * b;
+    return ms + commFixedMs + commMsPerToken * tokens + passOverheadMs + perRequestMs * b;
+  };
+}

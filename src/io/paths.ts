@@ -1,0 +1,31 @@
+/**
+ * Paths as reports show them: never absolute, so that a report reads the same on every machine
+ * and says nothing about the machine it was written on. A path under the current folder is shown
+ * relative to it; one of the files servesim ships (`data/`, `calibration/`, `sweeps/`) relative to
+ * the package; anything else relative to the current folder.
+ */
+import { dirname, isAbsolute, relative, resolve, sep } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+/** The package's root folder, from `dist/src/io/paths.js` or `src/io/paths.ts`. */
+export function packageRoot(): string {
+  const here = dirname(fileURLToPath(import.meta.url));
+  return here.split(sep).includes('dist') ? resolve(here, '../../..') : resolve(here, '../..');
+}
+
+function inside(folder: string, path: string): string | null {
+  const rel = relative(folder, path);
+  return rel !== '' && !rel.startsWith('..') && !isAbsolute(rel) ? rel : null;
+}
+
+export function displayPath(path: string): string {
+  const absolute = resolve(path);
+  if (absolute === resolve(process.cwd())) return '.';
+  return inside(process.cwd(), absolute) ?? inside(packageRoot(), absolute) ?? relative(process.cwd(), absolute);
+}
+
+/** A path printed on the terminal: relative to the current folder when that is shorter, else as it is. */
+export function terminalPath(path: string): string {
+  const rel = relative(process.cwd(), path);
+  return rel !== '' && !rel.startsWith('..') && rel.length < path.length ? rel : path;
+}

@@ -1,0 +1,179 @@
+/**
+ * Writing output files so that nothing is ever half written: every file goes to a temporary file
+ * in the same folder (`<file>.<unsigned 32-bit number>`), is flushed, and is renamed over the old
+ * one. A write that fails (a full disk, a quota, a read-only folder) removes its temporary file,
+ * leaves the previous complete file in place and becomes one `OutputError` naming the file (exit
+ * status 1). A folder given with `--out` that is a file, or sits under one, is bad input (exit
+ * status 2) found before any work is done.
+ *
+ * Why not write-file-atomic (7.0.1 was tried): it makes one write() per file and ignores how many
+ * bytes the system took. On a full disk the first write is short without an error, so a
+ * 4,096-byte start of report.html was renamed into place and the command exited 0 (seen on a
+ * 4 MiB tmpfs). Node's writeFileSync on a descriptor writes until everything is written or the
+ * system says why not, which is what this needs.
+ */
+import { closeSync, existsSync, fsyncSync, mkdirSync, openSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { randomInt } from 'node:crypto';
+import { dirname, join, relative, resolve } from 'node:path';
+import { InputError } from '../config/errors.js';
+
+/** Exit status of a run that could not write its output. */
+export const OUTPUT_ERROR_EXIT_CODE = 1;
+
+/** An output file that could not be written; its previous version, if any, is untouched. */
+export class OutputError extends Error {
+  readonly exitCode = OUTPUT_ERROR_EXIT_CODE;
+  readonly file: string;
+  readonly code: string | undefined;
+  constructor(file: string, message: string, code?: string) {
+    super(message);
+    this.name = 'OutputError';
+    this.file = file;
+    this.code = code;
+  }
+}
+
+const REASONS: Readonly<Record<string, string>> = {
+  ENOSPC: 'no space left on the device',
+  EDQUOT: 'the disk quota is used up',
+  EROFS: 'the file system is read-only',
+  EACCES: 'permission denied',
+  EPERM: 'permission denied',
+  EISDIR: 'a folder of that name is in the way',
+  ENOTDIR: 'a file is in the way of its folder',
+  EIO: 'an I/O error',
+  EMFILE: 'too many open files',
+  EFBIG: 'the file is too large for the file system',
+};
+
+/** A file path as short as it can be shown (relative to the working folder when below it). */
+function shown(file: string): string {
+  const rel = relative(process.cwd(), file);
+  return rel !== '' && !rel.startsWith('..') && rel.length < file.length ? rel : file;
+}
+
+/** The `OutputError` for a failed write of `file` (any other error is returned as it is). */
+export function outputError(file: string, err: unknown, existed = false): Error {
+  if (err instanceof OutputError) return err;
+  const code = (err as NodeJS.ErrnoException | null)?.code;
+  if (typeof code !== 'string') return err as Error;
+  const reason = REASONS[code] ?? (err as Error).message;
+  const kept = existed ? '; the previous version is left in place' : '';
+  return new OutputError(file, `cannot write ${shown(file)}: ${reason} (${code})${kept}`, code);
+}
+
+/** What the writers do to the file system; tests swap in one that fails. */
+export interface OutputIo {
+  open(file: string): number;
+  /** Writes all of `data` at the descriptor's position, or throws. */
+  write(fd: number, data: string | Buffer): void;
+  sync(fd: number): void;
+  close(fd: number): void;
+  rename(from: string, to: string): void;
+  remove(file: string): void;
+}
+
+export const fileSystemIo: OutputIo = {
+  open: (file) => openSync(file, 'w'),
+  // On a descriptor, writeFileSync loops until every byte is written: a short write (a disk
+  // filling up) is followed by the write that reports ENOSPC.
+  write: (fd, data) => writeFileSync(fd, data),
+  sync: (fd) => fsyncSync(fd),
+  close: (fd) => closeSync(fd),
+  rename: (from, to) => renameSync(from, to),
+  remove: (file) => rmSync(file, { force: true }),
+};
+
+/** Lines are written in chunks of about this many characters. */
+const CHUNK_CHARS = 1 << 20;
+
+/**
+ * Writes `content` to `file` through a temporary file and a rename. `content` is the whole text,
+ * or an iterable of pieces (lines) written as they come, so that an output larger than one string
+ * can hold is never joined. Throws `OutputError` when the write fails.
+ */
+export function writeOutputFile(file: string, content: string | Buffer | Iterable<string>, io: OutputIo = fileSystemIo): void {
+  const existed = existsSync(file);
+  const tmp = `${file}.${randomInt(2 ** 32 - 1)}`;
+  let fd: number | undefined;
+  try {
+    fd = io.open(tmp);
+    if (typeof content === 'string' || Buffer.isBuffer(content)) {
+      io.write(fd, content);
+    } else {
+      let chunk = '';
+      for (const piece of content) {
+        chunk += piece;
+        if (chunk.length >= CHUNK_CHARS) {
+          io.write(fd, chunk);
+          chunk = '';
+        }
+      }
+      if (chunk !== '') io.write(fd, chunk);
+    }
+    io.sync(fd);
+    io.close(fd);
+    fd = undefined;
+    io.rename(tmp, file);
+  } catch (err) {
+    if (fd !== undefined) {
+      try {
+        io.close(fd);
+      } catch {
+        // The write already failed; the close error says nothing more.
+      }
+    }
+    io.remove(tmp);
+    throw outputError(file, err, existed);
+  }
+}
+
+/**
+ * Checks that `dir` can be an output folder: it is a folder or does not exist yet, and no
+ * existing folder on its way is a file. `flag` names it in the error (exit status 2). Nothing is
+ * created: call it before any work, and `makeOutputDir` when there is something to write.
+ */
+export function checkOutputDir(dir: string, flag = '--out'): void {
+  const target = resolve(dir);
+  let path = target;
+  for (;;) {
+    if (existsSync(path)) {
+      if (!statSync(path).isDirectory()) {
+        const what = path === target ? 'is a file, not a folder' : `${shown(path)} is a file, so it cannot hold a folder`;
+        throw new InputError(`${flag} ${dir}`, 0, `${what}; give a folder`);
+      }
+      return;
+    }
+    const parent = dirname(path);
+    if (parent === path) return;
+    path = parent;
+  }
+}
+
+/** Creates an output folder (and its parents); see `checkOutputDir`. */
+export function makeOutputDir(dir: string, flag = '--out'): void {
+  checkOutputDir(dir, flag);
+  try {
+    mkdirSync(dir, { recursive: true });
+  } catch (err) {
+    throw outputError(dir, err);
+  }
+}
+
+/**
+ * Removes temporary files an interrupted write left in `dir` (a process killed between writing
+ * and renaming): `<name>.<number>` for each of `names`, and the `<name>.<pid>.tmp` of earlier
+ * versions. Returns the names removed.
+ */
+export function removeStaleTemporaries(dir: string, names: readonly string[]): string[] {
+  if (!existsSync(dir)) return [];
+  const wanted = new Set(names);
+  const removed: string[] = [];
+  for (const entry of readdirSync(dir)) {
+    const match = /^(.*)\.(\d{1,10})(\.tmp)?$/.exec(entry);
+    if (match === null || !wanted.has(match[1])) continue;
+    rmSync(join(dir, entry), { force: true });
+    removed.push(entry);
+  }
+  return removed;
+}

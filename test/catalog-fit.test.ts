@@ -1,0 +1,125 @@
+/**
+ * The catalog fit's pieces: trajectories (the passes each request waited through) reproduce the
+ * replay's metrics, predict a nearby replay to first order, and the fit recovers known factors
+ * from points the replay itself produced.
+ */
+import { describe, expect, it } from 'vitest';
+import { fitFactors, ParameterLayout, predictPoint, type FitPoint } from '../src/calibrate/catalog-fit.js';
+import { catalogBaseConfig } from '../src/calibrate/silicon-deployments.js';
+import { pointConfig, resolveSimLoad } from '../src/calibrate/sim-load.js';
+import { BIN, BIN_FIELDS, recordTrajectory } from '../src/calibrate/trajectory.js';
+import { deploymentOf } from '../src/config/deployment.js';
+import { loadRunConfigFromObject } from '../src/config/load.js';
+import { UNFITTED_EFFICIENCY, type EfficiencyFactors } from '../src/catalog/efficiency.js';
+
+const deployment = {
+  modelPath: 'Qwen/Qwen3-8B',
+  system: 'h100_sxm',
+  backend: 'vllm',
+  precision: 'bf16',
+  tp: 1,
+  attentionDp: 1,
+  expert: 1,
+  isl: 512,
+  osl: 32,
+};
+const load = resolveSimLoad({ requestsPerSlot: 4 });
+
+function pointOf(factors: EfficiencyFactors, concurrency: number, measured?: { ttftMs: number; itlMs: number }, d = deployment): FitPoint {
+  const config = pointConfig(catalogBaseConfig(d, factors), { concurrency, isl: d.isl, osl: d.osl }, null, load);
+  const trajectory = recordTrajectory(config);
+  const found = deploymentOf(config.engine, config.engine.workers.aggregated).deployment;
+  if (found === null) throw new Error('not in the catalog');
+  return {
+    label: `${d.modelPath} ${d.system}`,
+    model: d.modelPath,
+    hardware: d.system,
+    backend: d.backend,
+    concurrency,
+    deployment: found,
+    measured: measured ?? { ttftMs: trajectory.ttftMs ?? 0, itlMs: trajectory.itlMs ?? 0 },
+    trajectory,
+    recordedWith: factors,
+  };
+}
+
+describe('trajectories', () => {
+  it('at concurrency 1 the weighted pass times are TTFT and ITL exactly (no idle engine, no frontend)', () => {
+    const factors = { ...UNFITTED_EFFICIENCY, frontend_ms: 0, frontend_us_per_token: 0 };
+    const config = pointConfig(catalogBaseConfig(deployment, factors), { concurrency: 1, isl: 512, osl: 32 }, null, load);
+    const trajectory = recordTrajectory(config);
+    const point = pointOf(factors, 1);
+    // Re-evaluate every bin's pass time and weigh it: predictPoint with a zero baseline shows the sums.
+    const doubled = predictPoint(point, { ...factors, pass_overhead_ms: factors.pass_overhead_ms + 1 });
+    // One more ms per pass adds the pass counts: TTFT waits one prefill pass, ITL one pass per token.
+    expect(doubled.ttftMs - (trajectory.ttftMs as number)).toBeCloseTo(1, 9);
+    expect(doubled.itlMs - (trajectory.itlMs as number)).toBeCloseTo(1, 9);
+    let u = 0;
+    let w = 0;
+    for (let i = 0; i < trajectory.bins.length; i += BIN_FIELDS) {
+      u += trajectory.bins[i + BIN.ttftWeight];
+      w += trajectory.bins[i + BIN.itlWeight];
+    }
+    expect(u).toBeCloseTo(1, 9);
+    expect(w).toBeCloseTo(1, 9);
+  });
+
+  it('predicts a replay with slower passes to first order', () => {
+    // (A longer frontend also changes how often a request finds the engine busy, which a fixed
+    // schedule cannot see: the rounds of replays take care of that.)
+    const factors = UNFITTED_EFFICIENCY;
+    const other = { ...factors, memory: factors.memory * 0.9 };
+    for (const concurrency of [2, 16]) {
+      const predicted = predictPoint(pointOf(factors, concurrency), other);
+      const actual = pointOf(other, concurrency).trajectory;
+      expect(Math.abs(predicted.ttftMs / (actual.ttftMs as number) - 1)).toBeLessThan(0.03);
+      expect(Math.abs(predicted.itlMs / (actual.itlMs as number) - 1)).toBeLessThan(0.03);
+    }
+  });
+});
+
+describe('the factor fit', () => {
+  it('recovers the factors that produced the points, through rounds of replays', () => {
+    const truth: EfficiencyFactors = { ...UNFITTED_EFFICIENCY, compute: 0.35, memory: 0.85, frontend_ms: 30, pass_overhead_ms: 1 };
+    const concurrencies = [1, 4, 16, 64];
+    const long = { ...deployment, isl: 4096, osl: 64 };
+    const measured = [...concurrencies.map((c) => pointOf(truth, c)), ...concurrencies.map((c) => pointOf(truth, c, undefined, long))];
+    const layout = new ParameterLayout([], [], []);
+    let factors = UNFITTED_EFFICIENCY;
+    let x = layout.start();
+    for (let round = 0; round < 4; round++) {
+      const current = factors;
+      const points = measured.map((m) => ({
+        ...pointOf(
+          current,
+          m.concurrency,
+          m.measured,
+          m.deployment.maxBatchedTokens && m.trajectory.meanPromptTokens > 1000 ? long : deployment,
+        ),
+      }));
+      // Weak priors: noise-free points identify these factors without help.
+      const fit = fitFactors(points, layout, {
+        start: x,
+        robustScale: Infinity,
+        prior: { centre: layout.start(), sd: layout.start().map(() => 10) },
+      });
+      x = fit.x;
+      factors = layout.factors(x, '', '');
+    }
+    // The factors each metric pins down come back close; the others stay near their priors.
+    expect(factors.memory).toBeCloseTo(truth.memory, 1);
+    expect(factors.compute).toBeCloseTo(truth.compute, 1);
+    expect(Math.abs(factors.frontend_ms / truth.frontend_ms - 1)).toBeLessThan(0.15);
+    for (const m of measured) {
+      const replayed = pointOf(factors, m.concurrency, undefined, m.trajectory.meanPromptTokens > 1000 ? long : deployment).trajectory;
+      expect(Math.abs((replayed.ttftMs as number) / m.measured.ttftMs - 1)).toBeLessThan(0.03);
+      expect(Math.abs((replayed.itlMs as number) / m.measured.itlMs - 1)).toBeLessThan(0.03);
+    }
+  });
+
+  it('keeps a configuration from loading when its model is not in the catalog', () => {
+    expect(() =>
+      loadRunConfigFromObject({ engine: { model: 'my-model', workers: { aggregated: { timing: { type: 'roofline' } } } } }, 'run.yaml'),
+    ).toThrow(/engine\.model: "my-model" is not in the catalog, which timing type roofline needs/);
+  });
+});
