@@ -146,7 +146,10 @@ describe('servesim plan', () => {
     expect(text.stdout).toMatch(/\nBest: \S+, the cheapest of the \d+ candidates that sustain 8 rps within every SLO/);
     expect(text.stdout).toContain('replay it: npx servesim replay ');
     const rows = text.stdout.split('\n').filter((line) => /^\d\s/.test(line));
-    expect(rows).toHaveLength(5);
+    // The top five of the candidates searched to the end (the pruned ones have no max rate).
+    const searched = planJsonOf(join(d, 'a')).candidates.filter((c) => c.status === 'searched').length;
+    expect(searched).toBeGreaterThanOrEqual(2);
+    expect(rows).toHaveLength(Math.min(5, searched));
 
     // report.html: one frontier chart per SLO (TTFT p90, ITL p90) and max rate against cost, whole in
     // headless Chromium with the network cut off (skipped where there is no Chromium).
