@@ -1,9 +1,10 @@
 /**
- * The replay benchmark's workloads (the replay and client-path issues): closed loops of ISL 512 /
- * OSL 128 at 1k, 4k and 16k concurrency with 4 requests per slot, the 1k loop with the whole
- * client path on, a Poisson overload with a KV pool small enough to preempt, and a million
- * requests. All with `linear` timing, max_sequences 256 and max_batched_tokens 8192, except
- * the 1k loop with roofline timing.
+ * The replay benchmark's workloads: closed loops of ISL 512 / OSL 128 at 1k, 4k and 16k
+ * concurrency with 4 requests per slot, the 1k loop with the whole client path on, a Poisson
+ * overload with a KV pool small enough to preempt, a million requests (all with `linear` timing,
+ * max_sequences 256 and max_batched_tokens 8192), the 1k loop with roofline timing, and the bundled Mooncake conversation trace at
+ * its timestamps as a user replays it: prefix caching from its hash ids and kv_aware routing over
+ * four replicas. Paths are relative to the repository root (where `npm run bench` runs).
  */
 
 const LINEAR = {
@@ -75,4 +76,35 @@ export const WORKLOADS: Record<string, () => unknown> = {
     },
   }),
   million: () => closed(256, 1_000_000),
+  // The 12,031 requests of the trace over its hour, on four replicas of the Qwen3-32B TP2
+  // deployment of sweeps/configs/mooncake-conversation.yaml (its KV pool, timing and client path).
+  'mooncake-conversation': () => ({
+    engine: {
+      model: 'Qwen/Qwen3-32B',
+      context_length: 40960,
+      workers: {
+        aggregated: {
+          parallelism: { replicas: 4, tensor: 2 },
+          scheduler: SCHEDULER,
+          kv_cache: { block_size: 16, capacity: { type: 'fixed', blocks: 20000 }, prefix_caching: true },
+          timing: {
+            type: 'linear',
+            base_ms: 12,
+            prefill_token_us: 55,
+            prefill_pair_ns: 1.3,
+            decode_request_us: 30,
+            decode_kv_token_ns: 48,
+          },
+        },
+      },
+      router: { type: 'kv_aware' },
+      tokenization: { workers: 1, base_ms: 0.3, per_input_us: 0.5 },
+      detokenization: { workers: 1, base_ms: 0.3, per_output_us: 4 },
+    },
+    traffic: {
+      source: { type: 'trace', path: 'data/traces/mooncake_fast25_conversation_trace.jsonl' },
+      load: { type: 'trace_timestamps', response_overhead: { base_ms: 1.4, per_output_token_us: 3.65 } },
+      stop: { requests: 12_031 },
+    },
+  }),
 };

@@ -40,6 +40,7 @@ export function replayPrepared(config: RunConfig, prepared: PreparedRun, options
     metrics: core.metrics,
     run: core.run,
     ttft_stages: core.ttft_stages,
+    ...(core.prefix_cache === undefined ? {} : { prefix_cache: core.prefix_cache }),
     simulator: {
       wall_time_ms: wallMs,
       us_per_output_token: outputTokens > 0 ? (wallMs * 1000) / outputTokens : 0,

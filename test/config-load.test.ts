@@ -508,7 +508,7 @@ describe('parseRunConfig issues', () => {
     expect(err.issues.map((issue) => issue.message)).toEqual([
       `${file}: engine.detokenization.workers: must be a positive integer, got 0`,
       `${file}: engine.extra_key: unknown key (allowed: model, hardware, backend, precision, context_length, frontend, workers,` +
-        ' tokenization, detokenization)',
+        ' router, tokenization, detokenization)',
       `${file}: traffic.load.requests_per_second: must be a positive finite number, got "abc"`,
     ]);
   });

@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import YAML from 'yaml';
 import { loadRunConfigFromObject } from '../src/config/load.js';
+import type { RunConfig } from '../src/config/types.js';
 import { replay } from '../src/replay.js';
 
 const GOLDEN = join(import.meta.dirname, 'golden');
@@ -90,5 +91,24 @@ describe('golden runs', () => {
     if (process.env.UPDATE_GOLDEN === '1') writeFileSync(file, actual);
     expect(existsSync(file), `${file} is missing: run UPDATE_GOLDEN=1 npx vitest run test/golden.test.ts`).toBe(true);
     expect(actual).toBe(readFileSync(file, 'utf8'));
+  });
+
+  // The summaries these cases had before prefix caching (frozen, never regenerated): with
+  // `prefix_caching: false` the replay gives them byte for byte, apart from the echoed setting
+  // itself, and no `prefix_cache` block.
+  it.each(['mooncake-conversation-300', 'sessions-closed-loop'])('%s without prefix caching matches its pre-cache summary', (name) => {
+    const { raw, sets } = CASES[name];
+    const config = loadRunConfigFromObject(raw, `${name}.yaml`, [
+      ...(sets ?? []),
+      'engine.workers.aggregated.kv_cache.prefix_caching=false',
+    ]);
+    const { summary } = replay(config, { baseDir: ROOT });
+    expect(summary).not.toHaveProperty('prefix_cache');
+    const echoed = summary.config as RunConfig;
+    expect(echoed.engine.workers.aggregated.kv_cache.prefix_caching).toBe(false);
+    delete echoed.engine.workers.aggregated.kv_cache.prefix_caching;
+    const { wall_time_ms: _wall, us_per_output_token: _speed, ...simulator } = summary.simulator;
+    const actual = JSON.stringify({ ...summary, simulator }, null, 2) + '\n';
+    expect(actual).toBe(readFileSync(join(GOLDEN, `${name}-no-prefix-cache.json`), 'utf8'));
   });
 });

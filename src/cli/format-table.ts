@@ -1,9 +1,9 @@
 /**
  * AIPerf-style console table of a replay summary: one row per metric (avg, min, max, p99,
- * p90, p50, std), then the run-level values, the TTFT stage breakdown and the simulator's speed.
- * Metric names and units are AIPerf's (the catalogue its files are written with), so the table
- * and the written files say the same; every number has one format; a run with rejected requests
- * says why they were rejected.
+ * p90, p50, std), then the run-level values, the TTFT stage breakdown, the prefix cache (when the
+ * run has one), the deployment and the simulator's speed. Metric names and units are AIPerf's (the
+ * catalogue its files are written with), so the table and the written files say the same; every
+ * number has one format; a run with rejected requests says why they were rejected.
  */
 import type { RunConfig } from '../config/types.js';
 import { kvBlocksPerRank } from '../config/kv-capacity.js';
@@ -75,6 +75,13 @@ export function formatSummaryTable(summary: ReplaySummary): string {
       [s.mean_frontend_ms, s.mean_tokenization_ms, s.mean_queue_ms, s.mean_prefill_ms, s.mean_detokenization_ms].map(fmt).join(' / '),
     ],
   ];
+  const cache = summary.prefix_cache;
+  if (cache !== undefined) {
+    valueRows.push(
+      ['Prefix Cache Hit Rate (% of prompt tokens)', fmt(cache.hit_rate * 100)],
+      ['Prefix Cache Evictions (blocks)', cache.evictions.toLocaleString('en-US')],
+    );
+  }
   const d = summary.deployment;
   valueRows.push([
     'Deployment: GPUs / weights per GPU (GiB) / KV cache per rank (tokens)',

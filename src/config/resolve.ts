@@ -5,13 +5,20 @@
  * limits made integers, the timing provider's coefficients in the loop's units. The core never
  * sees YAML or files: a trace arrives already read, as columns.
  */
-import type { FifoStage, ResolvedLoad, ResolvedRun, ResolvedSource, TraceRows } from '../core/run.js';
+import type { FifoStage, PrefixKeySpec, ResolvedLoad, ResolvedRun, ResolvedSource, RouterSpec, TraceRows } from '../core/run.js';
 import type { TimingSpec } from '../core/timing.js';
 import { frontendOf, rooflineOf } from './deployment.js';
 import { kvBlocksPerRank } from './kv-capacity.js';
 import { linearTimingSpec } from './linear-timing.js';
 import { stopRequests } from './stop.js';
-import type { EngineConfig, RunConfig, TimingConfig, WorkerRoleConfig } from './types.js';
+import type { EngineConfig, RouterConfig, RunConfig, TimingConfig, WorkerRoleConfig } from './types.js';
+
+/** A trace as read, with the hash ids the prefix cache keys come from (absent: nothing is shared). */
+export interface TraceInput extends TraceRows {
+  /** Row r's hash ids are hashIds[hashIdOffsets[r] .. hashIdOffsets[r + 1]). */
+  hashIdOffsets?: Int32Array;
+  hashIds?: Int32Array;
+}
 
 /**
  * The timing provider of a config in the core's units (ms per unit). Roofline timing needs the
@@ -31,7 +38,91 @@ export function timingSpec(config: TimingConfig, context?: { engine: EngineConfi
   }
 }
 
-export function resolveRun(config: RunConfig, trace: TraceRows | null): ResolvedRun {
+function routerSpec(config: RouterConfig | undefined): RouterSpec {
+  if (config === undefined || config.type === 'round_robin') return { type: 'round_robin' };
+  if (config.type === 'least_loaded') return { type: 'least_loaded' };
+  return { type: 'kv_aware', overlapScoreWeight: config.overlap_score_weight };
+}
+
+/**
+ * Group ids of a trace's blocks, cached per trace (a sweep resolves one trace for many points).
+ * A group is a (hash id, position in the row, tokens of the row in the block) triple: the
+ * position and the token count make a hash id that a trace reused elsewhere, or a partial last
+ * block, unable to match a block with other tokens.
+ */
+const traceGroups = new WeakMap<Int32Array, { traceBlockTokens: number; groups: Int32Array; groupCount: number }>();
+
+function groupsOf(trace: TraceInput & { hashIdOffsets: Int32Array; hashIds: Int32Array }, traceBlockTokens: number) {
+  const cached = traceGroups.get(trace.hashIds);
+  if (cached !== undefined && cached.traceBlockTokens === traceBlockTokens) return cached;
+  const { hashIdOffsets, hashIds, inputLength } = trace;
+  // A hash id almost always comes with one position and token count: the first group of each id
+  // is found by a map lookup on the id alone, and any other variant is chained behind it.
+  const firstOf = new Map<number, number>();
+  let position = new Int32Array(1024);
+  let tokensOf = new Int32Array(1024);
+  let nextVariant = new Int32Array(1024);
+  let count = 0;
+  const groups = new Int32Array(hashIds.length);
+  for (let row = 0; row < trace.rows; row++) {
+    for (let at = hashIdOffsets[row], k = 0; at < hashIdOffsets[row + 1]; at++, k++) {
+      const tokens = Math.min(traceBlockTokens, inputLength[row] - k * traceBlockTokens);
+      const first = firstOf.get(hashIds[at]);
+      let group = first ?? -1;
+      let last = -1;
+      while (group >= 0 && (position[group] !== k || tokensOf[group] !== tokens)) {
+        last = group;
+        group = nextVariant[group];
+      }
+      if (group < 0) {
+        group = count++;
+        if (group === position.length) {
+          position = grownInt(position);
+          tokensOf = grownInt(tokensOf);
+          nextVariant = grownInt(nextVariant);
+        }
+        position[group] = k;
+        tokensOf[group] = tokens;
+        nextVariant[group] = -1;
+        if (last >= 0) nextVariant[last] = group;
+        else firstOf.set(hashIds[at], group);
+      }
+      groups[at] = group;
+    }
+  }
+  const result = { traceBlockTokens, groups, groupCount: count };
+  traceGroups.set(hashIds, result);
+  return result;
+}
+
+function grownInt(a: Int32Array): Int32Array<ArrayBuffer> {
+  const b = new Int32Array(a.length * 2);
+  b.set(a);
+  return b;
+}
+
+/**
+ * Block keys of the prefix cache: from a trace's hash ids, or from the session a synthetic turn
+ * belongs to; null when prefix caching is off or the prompts share nothing (synthetic lengths,
+ * a trace without hash ids).
+ */
+function prefixKeys(config: RunConfig, trace: TraceInput | null): PrefixKeySpec | null {
+  const kv = config.engine.workers.aggregated.kv_cache;
+  if (kv.prefix_caching === false) return null;
+  const src = config.traffic.source;
+  if (src.type === 'synthetic-session') {
+    // Engine blocks of one session's stream: its prompts and outputs, every turn.
+    const streamTokens = src.turns * (src.new_input_tokens_per_turn + src.output_tokens_per_turn);
+    return { kind: 'session', blocksPerSession: Math.ceil(streamTokens / kv.block_size) + 1 };
+  }
+  if (src.type === 'trace' && trace !== null && trace.hashIdOffsets !== undefined && trace.hashIds !== undefined) {
+    const { groups, groupCount } = groupsOf({ ...trace, hashIdOffsets: trace.hashIdOffsets, hashIds: trace.hashIds }, src.block_size);
+    return { kind: 'trace', traceBlockTokens: src.block_size, rowOffsets: trace.hashIdOffsets, groups, groupCount };
+  }
+  return null;
+}
+
+export function resolveRun(config: RunConfig, trace: TraceInput | null): ResolvedRun {
   const role = config.engine.workers.aggregated;
   // The loader guarantees at least one block for a limited pool; 0 stands for unlimited here.
   const blocks = kvBlocksPerRank(config.engine, role) ?? 0;
@@ -122,7 +213,8 @@ export function resolveRun(config: RunConfig, trace: TraceRows | null): Resolved
     kvBlocksPerRank: blocks,
     lengthLimit: Math.min(contextLimit, kvLimit),
     timing: timingSpec(role.timing, { engine: config.engine, role }),
-    router: { type: 'round_robin' },
+    router: routerSpec(config.engine.router),
+    prefixCache: prefixKeys(config, trace),
     frontendBaseMs: frontend.baseMs,
     frontendPerTokenMs: frontend.perInputUs / 1e3,
     frontendPerInflightMs: frontend.perInflightUs / 1e3,

@@ -113,7 +113,9 @@ function byType<const O extends readonly [z.core.$ZodTypeDiscriminable, ...z.cor
 // ---- engine.workers.aggregated --------------------------------------------------------
 
 const parallelismSchema = strict({
-  replicas: positiveInt(L.MAX_REPLICAS, 'replicas').default(1).describe('Independent engine workers; requests are placed round-robin.'),
+  replicas: positiveInt(L.MAX_REPLICAS, 'replicas')
+    .default(1)
+    .describe('Independent engine workers; requests are placed on them by engine.router (round-robin by default).'),
   tensor: positiveInt(L.MAX_TENSOR, 'tensor-parallel GPUs per rank').default(1).describe('Tensor-parallel GPUs per attention-DP rank.'),
   attention_data: positiveInt(L.MAX_ATTENTION_DATA, 'attention-DP ranks per worker')
     .default(1)
@@ -179,6 +181,11 @@ const kvCacheSchema = strict({
       'KV cache element type (auto: BF16, FP8 under trtllm with FP8 or FP4 weights); sizes the cache of capacity auto and the KV reads of roofline timing.',
     ),
   capacity: capacitySchema.prefault({}),
+  prefix_caching: flag()
+    .optional()
+    .describe(
+      'Reuse the KV blocks of prompt prefixes shared with earlier requests (trace hash_ids, earlier session turns); true when absent, as in vLLM v1.',
+    ),
 });
 
 const efficiencySchema = strict(
@@ -280,6 +287,22 @@ const detokenizationSchema = strict({
     .describe('Split a job into jobs of at most this many outputs, each paying base_ms.'),
 }).describe('Optional: detokenization between a pass end and the client (docs/client-path.md).');
 
+const routerSchema = byType(
+  ['round_robin', 'least_loaded', 'kv_aware'],
+  [
+    strict({ type: exactly('round_robin').default('round_robin') }),
+    strict({ type: exactly('least_loaded') }),
+    strict({
+      type: exactly('kv_aware'),
+      overlap_score_weight: cost()
+        .default(1)
+        .describe("Weight of the prefill blocks in Dynamo's KV router cost (its --kv-overlap-score-weight); 0 balances load only."),
+    }),
+  ],
+).describe(
+  'Optional: how requests are placed on ranks. round_robin (when absent), least_loaded (fewest waiting + running requests), kv_aware (Dynamo KV router cost).',
+);
+
 const engineSchema = strict({
   model: label()
     .default('unknown')
@@ -296,6 +319,7 @@ const engineSchema = strict({
   context_length: contextLengthSchema,
   frontend: frontendSchema.prefault({}),
   workers: strict({ aggregated: workerRoleSchema.prefault({}) }).prefault({}),
+  router: routerSchema.optional(),
   tokenization: tokenizationSchema.optional(),
   detokenization: detokenizationSchema.optional(),
 });

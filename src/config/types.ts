@@ -41,6 +41,8 @@ export interface KvCacheConfig {
   block_size: number;
   dtype: 'auto' | Precision;
   capacity: KvCapacityConfig;
+  /** Optional: reuse the KV blocks of shared prompt prefixes; on when absent (as vLLM v1). */
+  prefix_caching?: boolean;
 }
 
 export interface FixedTimingConfig {
@@ -111,6 +113,9 @@ export interface DetokenizationConfig {
   chunk_outputs?: number;
 }
 
+/** How requests are placed on ranks; round_robin when absent. */
+export type RouterConfig = { type: 'round_robin' } | { type: 'least_loaded' } | { type: 'kv_aware'; overlap_score_weight: number };
+
 export interface EngineConfig {
   model: string;
   hardware: string;
@@ -122,6 +127,7 @@ export interface EngineConfig {
   /** Client to server time before tokenization: base_ms + per_input_us x prompt; auto = the catalog's with roofline timing, else 0. */
   frontend: { base_ms: number | 'auto'; per_input_us: number | 'auto'; per_inflight_us: number | 'auto' };
   workers: { aggregated: WorkerRoleConfig };
+  router?: RouterConfig;
   tokenization?: TokenizationConfig;
   detokenization?: DetokenizationConfig;
 }

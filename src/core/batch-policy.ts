@@ -32,6 +32,8 @@ export class VllmV1Fcfs implements BatchPolicy {
     const scheduled = t.scheduled;
     const outputLen = t.outputLen;
     const store = rank.store;
+    // An unlimited pool always has the blocks: no call per running request for it.
+    const limited = store.totalBlocks > 0;
     const { maxBatchedTokens, maxSequences, chunkedPrefill, lengthLimit } = rank.limits;
     const view = rank.view;
     const running = rank.running;
@@ -52,7 +54,7 @@ export class VllmV1Fcfs implements BatchPolicy {
       const done = computed[r];
       const needed = known - done;
       const tokens = needed < budget ? needed : budget;
-      if (!store.grow(r, done + tokens)) {
+      if (limited && !store.grow(r, done + tokens)) {
         // 3. Preempt the newest running request until the blocks can be had (vLLM v1,
         // recompute). The newest is always at or after the cursor, so it has not been given
         // budget in this pass and nothing needs refunding; when it is this request itself,

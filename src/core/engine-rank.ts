@@ -23,29 +23,33 @@ export interface RankLimits {
  * keep its own view of each rank's load. Called once or twice per request, never per token.
  */
 export interface RequestLifecycle {
+  /** Whether the calls below do anything (a router that keeps no load of its own skips them). */
+  readonly listens: boolean;
   /** Request `id`'s prefill is done: its first token is emitted. */
   prefillDone(rank: number, id: number): void;
   /** Request `id` left rank `rank`: it finished, or was rejected. */
   finished(rank: number, id: number): void;
 }
 /**
- * Where a rank writes the results of a pass end; shared by the ranks of one worker. With
- * several detokenization servers, emitted outputs are routed by server as they are written
- * (`routed`, one segment of `capacity` ids per server), so the detokenization stage takes each
- * server's outputs in bulk; otherwise they go to `emitted`.
+ * Where a rank writes the results of a pass end; shared by the ranks of one worker. Emitted
+ * outputs are kept in emission order (rank, then running order); with several detokenization
+ * servers each also records its server, so the detokenization stage can time each server's jobs
+ * and still deliver the outputs in emission order.
  */
 export class PassOutputs {
-  /** Requests that emitted a token, in rank then running order (when not routed). */
-  emitted: Int32Array;
+  /** Requests that emitted a token, in rank then running order (`capacity` of them at most). */
+  readonly emitted: Int32Array;
   emittedCount = 0;
   /** Requests that ended without a token to deliver: rejections and zero-length outputs. */
   ended: Int32Array;
   endedCount = 0;
-  /** Detokenization servers to route to; 0 or 1 = no routing. */
+  /** Detokenization servers the outputs go to; 0 = one server or none (no routing). */
   readonly servers: number;
-  /** Server s's outputs of the pass are routed[s * capacity .. s * capacity + routedCount[s]). */
-  readonly routed: Int32Array;
-  readonly routedCount: Int32Array;
+  /** With several servers: the server of emitted[k], and how many outputs each server got. */
+  readonly emittedServer: Int32Array;
+  readonly serverCount: Int32Array;
+  /** With several servers: when emitted[k] reaches the client (its job's end), filled by the detokenization stage. */
+  readonly emittedAtMs: Float64Array;
   readonly capacity: number;
 
   constructor(capacity: number, servers = 0) {
@@ -53,13 +57,9 @@ export class PassOutputs {
     this.emitted = new Int32Array(this.capacity);
     this.ended = new Int32Array(16);
     this.servers = servers > 1 ? servers : 0;
-    this.routed = new Int32Array(this.servers * this.capacity);
-    this.routedCount = new Int32Array(this.servers);
-  }
-
-  pushEmitted(id: number): void {
-    if (this.emittedCount === this.emitted.length) this.emitted = grow(this.emitted);
-    this.emitted[this.emittedCount++] = id;
+    this.emittedServer = new Int32Array(this.servers > 0 ? this.capacity : 0);
+    this.serverCount = new Int32Array(this.servers);
+    this.emittedAtMs = new Float64Array(this.servers > 0 ? this.capacity : 0);
   }
 
   pushEnded(id: number): void {
@@ -67,10 +67,10 @@ export class PassOutputs {
     this.ended[this.endedCount++] = id;
   }
 
+  /** Empties the buffers for the next pass end (the detokenization stage zeroes `serverCount` as it reads it). */
   clear(): void {
     this.emittedCount = 0;
     this.endedCount = 0;
-    if (this.servers > 0) this.routedCount.fill(0);
   }
 }
 
@@ -84,6 +84,9 @@ export class EngineRank {
   rejected: Int32Array = new Int32Array(16);
   rejectedCount = 0;
   preemptionCount = 0;
+  /** Tokens looked up in the prefix cache at admissions (known sequence), and of those, served by it. */
+  queriedTokens = 0;
+  hitTokens = 0;
   /** The pass the policy composed, as the timing provider sees it. */
   readonly view: PassView = {
     prefillTokens: 0,
@@ -128,7 +131,12 @@ export class EngineRank {
     this.running[this.runningCount++] = r;
     t.status[r] = Status.Running;
     t.computed[r] = cachedTokens;
-    if (t.firstScheduledMs[r] !== t.firstScheduledMs[r]) t.firstScheduledMs[r] = nowMs;
+    this.queriedTokens += t.prompt[r] + t.generated[r];
+    this.hitTokens += cachedTokens;
+    if (t.firstScheduledMs[r] !== t.firstScheduledMs[r]) {
+      t.firstScheduledMs[r] = nowMs;
+      t.cachedTokens[r] = cachedTokens;
+    }
     return r;
   }
 
@@ -153,7 +161,7 @@ export class EngineRank {
     if (this.rejectedCount === this.rejected.length) this.rejected = grow(this.rejected);
     this.rejected[this.rejectedCount++] = id;
     this.table.status[id] = Status.Rejected;
-    this.lifecycle.finished(this.index, id);
+    if (this.lifecycle.listens) this.lifecycle.finished(this.index, id);
   }
 
   // ---- The pass end ----------------------------------------------------------------------
@@ -173,23 +181,27 @@ export class EngineRank {
     const firstEmittedMs = t.firstEmittedMs;
     const lengthLimit = this.limits.lengthLimit;
     const store = this.store;
+    const caches = store.cachesComputed;
     const lifecycle = this.lifecycle;
+    const listens = lifecycle.listens;
     const running = this.running;
     const count = this.scheduledCount;
-    // Routing by detokenization server (at most one output per running request per pass, so a
-    // server's segment of `capacity` ids never overflows).
+    // Outputs in emission order and, with several detokenization servers, each one's server. At
+    // most one output per running request per pass, and the buffers hold `capacity` >= the
+    // running requests of every rank of the worker: no bounds to check.
     const servers = out.servers;
     const detokServer = t.detokServer;
-    const routed = out.routed;
-    const routedCount = out.routedCount;
-    const segment = out.capacity;
+    const emittedServer = out.emittedServer;
+    const serverCount = out.serverCount;
+    const emitted = out.emitted;
+    let emittedCount = out.emittedCount;
     let write = 0;
     for (let i = 0; i < count; i++) {
       const r = running[i];
       const before = computed[r];
       const done = before + scheduled[r];
       computed[r] = done;
-      store.computed(r, before, done);
+      if (caches) store.computed(r, before, done);
       let finished = false;
       if (done === prompt[r] + generated[r]) {
         if (generated[r] < outputLen[r]) {
@@ -197,13 +209,13 @@ export class EngineRank {
           if (firstEmittedMs[r] !== firstEmittedMs[r]) firstEmittedMs[r] = nowMs;
           if (servers > 0) {
             const server = detokServer[r];
-            routed[server * segment + routedCount[server]++] = r;
-          } else {
-            out.pushEmitted(r);
+            emittedServer[emittedCount] = server;
+            serverCount[server]++;
           }
+          emitted[emittedCount++] = r;
           if (recordEmit !== null) recordEmit(r, nowMs);
           finished = g >= outputLen[r] || prompt[r] + g >= lengthLimit;
-          if (g === 1 && !finished) lifecycle.prefillDone(this.index, r);
+          if (listens && g === 1 && !finished) lifecycle.prefillDone(this.index, r);
         } else {
           // A zero-length output: the prefill ran, nothing is emitted.
           finished = true;
@@ -213,11 +225,12 @@ export class EngineRank {
       if (finished) {
         store.release(r);
         t.status[r] = Status.EngineDone;
-        lifecycle.finished(this.index, r);
+        if (listens) lifecycle.finished(this.index, r);
       } else {
         running[write++] = r;
       }
     }
+    out.emittedCount = emittedCount;
     // Requests after the scheduled prefix keep their order.
     for (let i = count; i < this.runningCount; i++) running[write++] = running[i];
     this.runningCount = write;

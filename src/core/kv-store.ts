@@ -18,6 +18,12 @@ export interface KvStore {
   readonly freeBlocks: number;
   /** Blocks held by requests (0 when unlimited: nothing is counted). */
   readonly usedBlocks: number;
+  /** Blocks that carry a prefix-cache key, held or free (0 without a prefix cache). */
+  readonly cachedBlocks: number;
+  /** Cached blocks evicted so far to make room for an allocation. */
+  readonly evictions: number;
+  /** Whether `computed` does anything (a prefix cache): the pass end skips the call otherwise. */
+  readonly cachesComputed: boolean;
   /**
    * Tokens at the start of request `id`'s known sequence whose KV is in the cache, in whole
    * blocks, at most `maxTokens`; 0 for a store without a prefix cache.
@@ -47,6 +53,9 @@ export class UnlimitedKvStore implements KvStore {
   readonly totalBlocks = 0;
   readonly freeBlocks = Infinity;
   readonly usedBlocks = 0;
+  readonly cachedBlocks = 0;
+  readonly evictions = 0;
+  readonly cachesComputed = false;
 
   cachedPrefix(): number {
     return 0;
@@ -75,6 +84,9 @@ export class UnlimitedKvStore implements KvStore {
  */
 export class PagedKvStore implements KvStore {
   freeBlocks: number;
+  readonly cachedBlocks = 0;
+  readonly evictions = 0;
+  readonly cachesComputed = false;
 
   constructor(
     readonly totalBlocks: number,
@@ -102,6 +114,8 @@ export class PagedKvStore implements KvStore {
 
   grow(id: number, totalTokens: number): boolean {
     const held = this.table.blocksHeld;
+    // Most calls (a decode step inside its last block) need nothing: no division for those.
+    if (totalTokens <= held[id] * this.blockSize) return true;
     const need = (((totalTokens + this.blockSize - 1) / this.blockSize) | 0) - held[id];
     if (need > this.freeBlocks) return false;
     if (need > 0) {

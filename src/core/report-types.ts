@@ -62,6 +62,19 @@ export interface TtftStages {
   mean_detokenization_ms: number;
 }
 
+/**
+ * The prefix cache over the whole run (every admission of every rank, warmup included): prompt
+ * tokens looked up (a recompute after preemption looks up its generated tokens too), those
+ * served from the cache, and cached blocks evicted to make room.
+ */
+export interface PrefixCacheStats {
+  /** hits / queries (0 when nothing was looked up). */
+  hit_rate: number;
+  queries: number;
+  hits: number;
+  evictions: number;
+}
+
 export interface SimulatorStats {
   /** Host time of the simulation and its statistics: the only field that differs run to run. */
   wall_time_ms: number;
@@ -78,6 +91,8 @@ export interface ReplaySummary {
   metrics: Partial<Record<MetricTag, MetricStats>>;
   run: RunStats;
   ttft_stages: TtftStages;
+  /** Present when the run has a prefix cache (prefix caching on, and prompts that can share blocks). */
+  prefix_cache?: PrefixCacheStats;
   simulator: SimulatorStats;
   /** GPUs, weights and KV cache of the deployment (from the catalog where the model and GPU are in it). */
   deployment: { gpus: number; weights_gib_per_gpu: number | null; kv_cache_tokens_per_rank: number | null };
@@ -110,6 +125,8 @@ export interface RequestRecord {
   /** When the client acted on the response (receipt + response overhead). */
   response_acted_ms: number | null;
   input_tokens: number;
+  /** Prompt tokens served by the prefix cache at the request's first admission (runs with a prefix cache only). */
+  cached_tokens?: number;
   output_tokens: number;
   time_to_first_token: number | null;
   time_to_second_token: number | null;

@@ -3,7 +3,14 @@
  * definitions: per valid request (completed, at least one output token, not warmup) from the
  * client receive times; statistics after the run, in a fixed order.
  */
-import { METRIC_UNITS, type MetricStats, type MetricTag, type RequestRecord, type ReplaySummary } from './report-types.js';
+import {
+  METRIC_UNITS,
+  type MetricStats,
+  type MetricTag,
+  type PrefixCacheStats,
+  type RequestRecord,
+  type ReplaySummary,
+} from './report-types.js';
 import { Status } from './request-table.js';
 import type { ResolvedRun } from './run.js';
 import type { SimulationResult } from './simulation.js';
@@ -182,8 +189,14 @@ export function buildSummary(run: ResolvedRun, result: SimulationResult): CoreSu
       mean_prefill_ms: valid > 0 ? prefillSum / valid : 0,
       mean_detokenization_ms: valid > 0 ? detokSum / valid : 0,
     },
+    ...(result.prefixCache === null ? {} : { prefix_cache: prefixCacheStats(result.prefixCache) }),
     engine: { passes: result.passCount, preemptions: result.preemptionCount, virtual_end_ms: result.endMs },
   };
+}
+
+function prefixCacheStats(totals: NonNullable<SimulationResult['prefixCache']>): PrefixCacheStats {
+  const { queriedTokens, hitTokens, evictions } = totals;
+  return { hit_rate: queriedTokens > 0 ? hitTokens / queriedTokens : 0, queries: queriedTokens, hits: hitTokens, evictions };
 }
 
 const orNull = (x: number) => (x === x ? x : null);
@@ -192,6 +205,7 @@ const orNull = (x: number) => (x === x ? x : null);
 export function buildRequestRecords(result: SimulationResult): RequestRecord[] {
   const t = result.table;
   const records: RequestRecord[] = [];
+  const withCache = result.prefixCache !== null;
   for (let id = 0; id < result.requestCount; id++) {
     const sent = t.sentMs[id];
     if (sent !== sent) continue;
@@ -217,6 +231,7 @@ export function buildRequestRecords(result: SimulationResult): RequestRecord[] {
       response_received_ms: orNull(t.responseReceivedMs[id]),
       response_acted_ms: orNull(t.actedMs[id]),
       input_tokens: t.prompt[id],
+      ...(withCache ? { cached_tokens: t.cachedTokens[id] } : {}),
       output_tokens: count,
       time_to_first_token: ttft,
       time_to_second_token: valid && count >= 2 ? t.secondReceivedMs[id] - t.firstReceivedMs[id] : null,

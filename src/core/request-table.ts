@@ -40,6 +40,8 @@ export class RequestTable {
   scheduled: Int32Array;
   received: Int32Array;
   blocksHeld: Int32Array;
+  /** Prompt tokens the prefix cache served when the request was first admitted. */
+  cachedTokens: Int32Array;
 
   // Placement and identity.
   rank: Int32Array;
@@ -70,6 +72,7 @@ export class RequestTable {
     this.scheduled = new Int32Array(n);
     this.received = new Int32Array(n);
     this.blocksHeld = new Int32Array(n);
+    this.cachedTokens = new Int32Array(n);
     this.rank = new Int32Array(n);
     this.detokServer = new Int32Array(n);
     this.sessionId = new Int32Array(n);
@@ -101,6 +104,7 @@ export class RequestTable {
     this.scheduled = growInt(this.scheduled, n);
     this.received = growInt(this.received, n);
     this.blocksHeld = growInt(this.blocksHeld, n);
+    this.cachedTokens = growInt(this.cachedTokens, n);
     this.rank = growInt(this.rank, n);
     this.detokServer = growInt(this.detokServer, n);
     this.sessionId = growInt(this.sessionId, n);

@@ -41,7 +41,30 @@ export type ResolvedSource =
   | { kind: 'trace'; trace: TraceRows };
 
 /** How a request reaching the scheduler is placed on an attention-DP rank (router.ts). */
-export type RouterSpec = { type: 'round_robin' };
+export type RouterSpec = { type: 'round_robin' } | { type: 'least_loaded' } | { type: 'kv_aware'; overlapScoreWeight: number };
+
+/**
+ * Keys of the KV blocks the prefix cache can share (prefix-cache.ts), or null when nothing is
+ * shared (prefix caching off, or a source whose prompts share nothing).
+ *
+ * `trace`: each trace block (one hash id, `traceBlockTokens` tokens) has a dense group id; equal
+ * ids mean an equal hash id at the same position with as many of the row's tokens in it. An
+ * engine block's key is derived from the group of the trace block holding its last token and
+ * its index among the engine blocks ending in that trace block (arithmetic, no hashing).
+ *
+ * `session`: a synthetic session's turns are prefixes of one token stream, so engine block j of
+ * any turn of session s is the same block: key s x `blocksPerSession` + j.
+ */
+export type PrefixKeySpec =
+  | {
+      kind: 'trace';
+      traceBlockTokens: number;
+      /** Row r's trace blocks are groups[rowOffsets[r] .. rowOffsets[r + 1]). */
+      rowOffsets: Int32Array;
+      groups: Int32Array;
+      groupCount: number;
+    }
+  | { kind: 'session'; blocksPerSession: number };
 
 export interface ResolvedRun {
   replicas: number;
@@ -60,6 +83,8 @@ export interface ResolvedRun {
   lengthLimit: number;
   timing: TimingSpec;
   router: RouterSpec;
+  /** Block keys of the prefix cache; null = no prefix cache (the summary then has no `prefix_cache`). */
+  prefixCache: PrefixKeySpec | null;
   /**
    * Time from a send to the request reaching the server (client, HTTP, API server): ms, ms per
    * prompt token, and ms per other request in flight at the send; 0 = none.

@@ -18,6 +18,7 @@ import { EngineRank, PassOutputs } from './engine-rank.js';
 import { EventKind, EventQueue } from './event-queue.js';
 import { fnv1a32OfId } from './fnv.js';
 import { PagedKvStore, UnlimitedKvStore, type KvStore } from './kv-store.js';
+import { PrefixKvStore, PrefixRequestBooks, UnlimitedPrefixKvStore, createBlockKeys, type BlockKeys } from './prefix-cache.js';
 import { createLoadGenerator, type LoadGenerator, type TrafficEventKind, type TrafficSink } from './load-generator.js';
 import { RequestTable, Status } from './request-table.js';
 import { createRouter, type Router } from './router.js';
@@ -37,6 +38,8 @@ export interface SimulationResult {
   endMs: number;
   passCount: number;
   preemptionCount: number;
+  /** Prefix-cache totals over every rank (null without a prefix cache): tokens looked up and served at admissions, blocks evicted. */
+  prefixCache: { queriedTokens: number; hitTokens: number; evictions: number } | null;
   /** Per-token times, only when recording was asked for. */
   tokenReceivedMs: number[][] | null;
   tokenEmittedMs: number[][] | null;
@@ -80,6 +83,11 @@ export class Simulation implements TrafficSink {
   private readonly detokFreeMs: Float64Array;
   /** The latest detokenization job end delivered (the run's end when no event follows it). */
   private lastDeliveryMs = 0;
+  /** Scratch of the detokenization stage with several servers: each server's job end; with chunks, job ends, each server's first job and outputs placed. */
+  private readonly serverEndMs: Float64Array;
+  private readonly jobEndsMs: Float64Array;
+  private readonly firstJob: Int32Array;
+  private readonly placed: Int32Array;
 
   private created = 0;
   private sent = 0;
@@ -109,11 +117,14 @@ export class Simulation implements TrafficSink {
     };
     this.passTime = createPassTime(run.timing);
     this.policy = new VllmV1Fcfs();
-    this.router = createRouter(run);
+    this.router = createRouter(run, this.ranks, this.table);
+    const keys = run.prefixCache === null ? null : createBlockKeys(run.prefixCache, run.blockSize, this.table);
+    // One set of per-request books for every rank's store: a request lives on one rank.
+    const books = new PrefixRequestBooks();
     for (let w = 0; w < workers; w++) {
       for (let k = 0; k < run.ranksPerWorker; k++) {
         const index = w * run.ranksPerWorker + k;
-        this.ranks.push(new EngineRank(index, rankLimits, this.table, this.createKvStore(), this.router));
+        this.ranks.push(new EngineRank(index, rankLimits, this.table, this.createKvStore(keys, books), this.router));
       }
       this.outputs.push(new PassOutputs(run.maxSequences * run.ranksPerWorker, run.detokenization?.serversPerWorker ?? 0));
     }
@@ -127,6 +138,12 @@ export class Simulation implements TrafficSink {
 
     this.tokFreeMs = new Float64Array(run.tokenization ? run.tokenization.serversPerWorker * workers : 0);
     this.detokFreeMs = new Float64Array(run.detokenization ? run.detokenization.serversPerWorker * workers : 0);
+    const detokServers = run.detokenization?.serversPerWorker ?? 0;
+    // At most one job per output and one per server: the outputs of one pass of one worker.
+    this.jobEndsMs = new Float64Array(detokServers > 1 ? Math.max(16, run.maxSequences * run.ranksPerWorker) + detokServers : 0);
+    this.serverEndMs = new Float64Array(detokServers);
+    this.firstJob = new Int32Array(detokServers);
+    this.placed = new Int32Array(detokServers);
     this.traffic = createLoadGenerator(run, this);
 
     const record = options.recordTokens === true;
@@ -139,9 +156,15 @@ export class Simulation implements TrafficSink {
   }
 
   /** One rank's KV store: the same class for every rank of the run. */
-  private createKvStore(): KvStore {
+  private createKvStore(keys: BlockKeys | null, books: PrefixRequestBooks): KvStore {
     const run = this.cfg;
-    return run.kvBlocksPerRank > 0 ? new PagedKvStore(run.kvBlocksPerRank, run.blockSize, this.table) : new UnlimitedKvStore();
+    const groups = run.prefixCache !== null && run.prefixCache.kind === 'trace' ? run.prefixCache.groupCount : 0;
+    if (run.kvBlocksPerRank > 0) {
+      return keys === null
+        ? new PagedKvStore(run.kvBlocksPerRank, run.blockSize, this.table)
+        : new PrefixKvStore(run.kvBlocksPerRank, run.blockSize, this.table, keys, groups, books);
+    }
+    return keys === null ? new UnlimitedKvStore() : new UnlimitedPrefixKvStore(run.blockSize, keys, groups);
   }
 
   run(): SimulationResult {
@@ -192,7 +215,15 @@ export class Simulation implements TrafficSink {
       }
     }
     let preemptions = 0;
-    for (const rank of this.ranks) preemptions += rank.preemptionCount;
+    let queriedTokens = 0;
+    let hitTokens = 0;
+    let evictions = 0;
+    for (const rank of this.ranks) {
+      preemptions += rank.preemptionCount;
+      queriedTokens += rank.queriedTokens;
+      hitTokens += rank.hitTokens;
+      evictions += rank.store.evictions;
+    }
     return {
       table: this.table,
       requestCount: this.traffic.requestCount,
@@ -201,6 +232,7 @@ export class Simulation implements TrafficSink {
       endMs: this.lastDeliveryMs > this.nowMs ? this.lastDeliveryMs : this.nowMs,
       passCount: this.passCount,
       preemptionCount: preemptions,
+      prefixCache: this.cfg.prefixCache === null ? null : { queriedTokens, hitTokens, evictions },
       tokenReceivedMs: this.tokenReceivedMs,
       tokenEmittedMs: this.tokenEmittedMs,
     };
@@ -369,37 +401,72 @@ export class Simulation implements TrafficSink {
    * queued, and nothing that happens later can change it: so the job's outputs are stamped as
    * received at that end right away, and a response it completes schedules its client's act
    * (an event) from there. No event per job. A job ending after the time cap delivers nothing
-   * (nothing after the cap is recorded).
+   * (nothing after the cap is recorded). Outputs are delivered in emission order, each at its
+   * job's end, so that outputs reaching the client at one instant are taken in the order the
+   * engine emitted them, whatever their servers (as without detokenization).
    */
   private queueDetokJobs(worker: number, out: PassOutputs, servers: number, baseMs: number, perOutputMs: number, chunk: number): void {
     const now = this.nowMs;
     const capMs = this.cfg.capMs;
-    // The rank already routed the outputs by server (PassOutputs.routed) when servers > 1.
-    const ids = servers === 1 ? out.emitted : out.routed;
-    for (let s = 0; s < servers; s++) {
-      let remaining = servers === 1 ? out.emittedCount : out.routedCount[s];
-      let offset = servers === 1 ? 0 : s * out.capacity;
-      const global = worker * servers + s;
+    if (servers === 1) {
+      let remaining = out.emittedCount;
+      let offset = 0;
       while (remaining > 0) {
         const size = chunk > 0 && remaining > chunk ? chunk : remaining;
-        const free = this.detokFreeMs[global];
-        const end = (free > now ? free : now) + baseMs + perOutputMs * size;
-        this.detokFreeMs[global] = end;
-        if (end <= capMs) {
-          this.deliverOutputs(ids, offset, size, end);
-          if (end > this.lastDeliveryMs) this.lastDeliveryMs = end;
-        }
+        const end = this.queueJob(worker, now, baseMs, perOutputMs, size);
+        if (end <= capMs) this.deliverOutputs(out.emitted, offset, size, end);
         remaining -= size;
         offset += size;
       }
+      return;
     }
+    // Each output's time is its job's end. A server's job(s) are queued when its first output
+    // is met; the servers are independent, so the order does not matter, and a pass touches only
+    // the servers it has outputs for. Each server's count is zeroed as its jobs are queued, so
+    // the counts are all 0 again for the next pass.
+    const first = worker * servers;
+    if (chunk === 0) {
+      this.deliverOutputsByServer(out, servers, first, now, baseMs, perOutputMs);
+      return;
+    }
+    // Chunks of at most `chunk` outputs: a server's p-th output (0-based) is in its job p / chunk.
+    const counts = out.serverCount;
+    const emittedServer = out.emittedServer;
+    const at = out.emittedAtMs;
+    const jobEnds = this.jobEndsMs;
+    const firstJob = this.firstJob;
+    const placed = this.placed;
+    let job = 0;
+    for (let k = 0; k < out.emittedCount; k++) {
+      const s = emittedServer[k];
+      let remaining = counts[s];
+      if (remaining > 0) {
+        firstJob[s] = job;
+        placed[s] = 0;
+        while (remaining > 0) {
+          const size = remaining > chunk ? chunk : remaining;
+          jobEnds[job++] = this.queueJob(first + s, now, baseMs, perOutputMs, size);
+          remaining -= size;
+        }
+        counts[s] = 0;
+      }
+      at[k] = jobEnds[firstJob[s] + ((placed[s]++ / chunk) | 0)];
+    }
+    this.deliverOutputsAt(out.emitted, out.emittedCount, at);
+  }
+
+  /** Queues a job of `size` outputs on detokenization server `global`; returns its end. */
+  private queueJob(global: number, now: number, baseMs: number, perOutputMs: number, size: number): number {
+    const free = this.detokFreeMs[global];
+    const end = (free > now ? free : now) + baseMs + perOutputMs * size;
+    this.detokFreeMs[global] = end;
+    if (end <= this.cfg.capMs && end > this.lastDeliveryMs) this.lastDeliveryMs = end;
+    return end;
   }
 
   /**
    * The client receives at `atMs` one output token of each request ids[start + k], k in
-   * [0, count). One loop for both delivery paths (at the pass end, or at a detokenization job's
-   * end), so the per-token work is optimized once. `atMs` is now without detokenization, or a
-   * queued job's end.
+   * [0, count). `atMs` is now without detokenization, or a queued job's end.
    */
   private deliverOutputs(ids: Int32Array, start: number, count: number, atMs: number): void {
     const t = this.table;
@@ -410,6 +477,85 @@ export class Simulation implements TrafficSink {
     const tokenReceivedMs = this.tokenReceivedMs;
     const endOfCount = start + count;
     for (let k = start; k < endOfCount; k++) {
+      const id = ids[k];
+      const n = received[id]++;
+      if (n === 0) {
+        t.firstReceivedMs[id] = atMs;
+      } else {
+        if (n === 1) t.secondReceivedMs[id] = atMs;
+        if (isWarmup[id] === 0) gaps.push(atMs - lastReceivedMs[id], id);
+      }
+      lastReceivedMs[id] = atMs;
+      if (tokenReceivedMs !== null) tokenReceivedMs[id].push(atMs);
+      if (n + 1 === t.generated[id] && t.status[id] === Status.EngineDone) this.receiveEnd(id, atMs);
+    }
+  }
+
+  /**
+   * As `deliverOutputs`, each output at its own time `atMsEach[k]` (several detokenization
+   * servers), skipping those past the time cap. A loop of its own rather than a parameter of
+   * the one above: a time that is sometimes a passed-in number and sometimes read from a
+   * Float64Array makes V8 box every time into a heap number, one allocation per token.
+   */
+  private deliverOutputsAt(ids: Int32Array, count: number, atMsEach: Float64Array): void {
+    const t = this.table;
+    const received = t.received;
+    const lastReceivedMs = t.lastReceivedMs;
+    const isWarmup = t.isWarmup;
+    const gaps = this.gaps;
+    const tokenReceivedMs = this.tokenReceivedMs;
+    const capMs = this.cfg.capMs;
+    for (let k = 0; k < count; k++) {
+      const atMs = atMsEach[k];
+      if (atMs > capMs) continue;
+      const id = ids[k];
+      const n = received[id]++;
+      if (n === 0) {
+        t.firstReceivedMs[id] = atMs;
+      } else {
+        if (n === 1) t.secondReceivedMs[id] = atMs;
+        if (isWarmup[id] === 0) gaps.push(atMs - lastReceivedMs[id], id);
+      }
+      lastReceivedMs[id] = atMs;
+      if (tokenReceivedMs !== null) tokenReceivedMs[id].push(atMs);
+      if (n + 1 === t.generated[id] && t.status[id] === Status.EngineDone) this.receiveEnd(id, atMs);
+    }
+  }
+
+  /**
+   * As `deliverOutputsAt`, with one job per server (no chunks): each server with outputs queues
+   * its job first, then each output is received at its server's job end. (Queueing inside the
+   * delivery loop would make V8 reload the table's columns at every output.)
+   */
+  private deliverOutputsByServer(
+    out: PassOutputs,
+    servers: number,
+    firstServer: number,
+    now: number,
+    baseMs: number,
+    perOutputMs: number,
+  ): void {
+    const counts = out.serverCount;
+    const endOf = this.serverEndMs;
+    for (let s = 0; s < servers; s++) {
+      const size = counts[s];
+      if (size > 0) {
+        endOf[s] = this.queueJob(firstServer + s, now, baseMs, perOutputMs, size);
+        counts[s] = 0;
+      }
+    }
+    const t = this.table;
+    const received = t.received;
+    const lastReceivedMs = t.lastReceivedMs;
+    const isWarmup = t.isWarmup;
+    const gaps = this.gaps;
+    const tokenReceivedMs = this.tokenReceivedMs;
+    const capMs = this.cfg.capMs;
+    const ids = out.emitted;
+    const emittedServer = out.emittedServer;
+    for (let k = 0; k < out.emittedCount; k++) {
+      const atMs = endOf[emittedServer[k]];
+      if (atMs > capMs) continue;
       const id = ids[k];
       const n = received[id]++;
       if (n === 0) {

@@ -9,6 +9,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { buildRequestRecords, buildSummary } from '../../src/core/report.js';
 import { resolveRun } from '../../src/config/resolve.js';
+import type { ResolvedRun } from '../../src/core/run.js';
 import { Simulation } from '../../src/core/simulation.js';
 import { config } from './core-run.js';
 
@@ -211,24 +212,36 @@ export function describeCoreLaws(runs: LawRuns): void {
 
     it('treats all-zero client-path costs exactly as leaving the blocks out', () => {
       fc.assert(
-        fc.property(arbConfig, fc.integer({ min: 1, max: 4 }), (raw, workers) => {
-          const plain = structuredClone(raw) as {
-            engine: Record<string, unknown>;
-            traffic: { load: Record<string, unknown>; stop: unknown };
-            report: { warmup_requests: number };
-          };
-          // Without any client cost, a capped run of instant rejections would stall: stop by count.
-          plain.traffic.stop = { requests: 30 };
-          plain.report.warmup_requests = Math.min(plain.report.warmup_requests, 29);
-          delete plain.engine.tokenization;
-          delete plain.engine.detokenization;
-          delete plain.traffic.load.response_overhead;
-          const zero = structuredClone(plain);
-          zero.engine.tokenization = { workers, base_ms: 0, per_input_us: 0 };
-          zero.engine.detokenization = { workers, base_ms: 0, per_output_us: 0 };
-          zero.traffic.load.response_overhead = { base_ms: 0, per_output_token_us: 0 };
-          expect(JSON.stringify(simulate(zero).records)).toBe(JSON.stringify(simulate(plain).records));
-        }),
+        fc.property(
+          arbConfig,
+          fc.integer({ min: 1, max: 4 }),
+          fc.integer({ min: 1, max: 4 }),
+          fc.integer({ min: 0, max: 3 }),
+          (raw, tokenizers, detokenizers, chunk) => {
+            const plain = structuredClone(raw) as {
+              engine: Record<string, unknown>;
+              traffic: { load: Record<string, unknown>; stop: unknown };
+              report: { warmup_requests: number };
+            };
+            // Without any client cost, a capped run of instant rejections would stall: stop by count.
+            plain.traffic.stop = { requests: 30 };
+            plain.report.warmup_requests = Math.min(plain.report.warmup_requests, 29);
+            delete plain.engine.tokenization;
+            delete plain.engine.detokenization;
+            delete plain.traffic.load.response_overhead;
+            const plainRun = resolveRun(config(plain), null);
+            // The zero-cost side runs the client-path code: its stages are there, costing nothing.
+            // (The resolver drops all-zero stages, which would make both sides the same run.)
+            const zeroRun: ResolvedRun = {
+              ...plainRun,
+              tokenization: { serversPerWorker: tokenizers, baseMs: 0, perTokenMs: 0, chunkOutputs: 0 },
+              detokenization: { serversPerWorker: detokenizers, baseMs: 0, perTokenMs: 0, chunkOutputs: chunk },
+              responseOverhead: { baseMs: 0, perOutputTokenMs: 0, perInflightMs: 0 },
+            };
+            const records = (run: ResolvedRun) => JSON.stringify(buildRequestRecords(new Simulation(run, { recordTokens: true }).run()));
+            expect(records(zeroRun)).toBe(records(plainRun));
+          },
+        ),
         { numRuns: runs.zeroCosts, seed: runs.zeroCostsSeed },
       );
     });

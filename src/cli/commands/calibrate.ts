@@ -27,7 +27,7 @@ const JSON_OPTION = { type: 'boolean', default: false, describe: 'print the fit.
 export const CALIBRATE_TARGETS_TEXT = [
   'servesim calibrate needs a target:',
   '  detokenization      engine.detokenization costs, from one row per detokenizer job',
-  "  response-overhead   the load generator's turnaround, from an AIPerf run (profile_export.jsonl)",
+  "  response-overhead   the load generator's turnaround, from AIPerf runs (profile_export.jsonl; runs at several concurrencies fit its growth with load)",
   '  pass-time           the linear pass-time coefficients, from per-pass measurements',
   '  engine              the pass-time model and a client delay, from measured load points, by replaying them',
   "  catalog             the catalog's efficiency factors (roofline timing), from measured points of many deployments",
