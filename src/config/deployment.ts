@@ -107,7 +107,8 @@ export function deploymentSummary(engine: EngineConfig, role: WorkerRoleConfig, 
  */
 export function frontendOf(config: { engine: EngineConfig }): { baseMs: number; perInputUs: number; perInflightUs: number } {
   const { engine } = config;
-  const { base_ms, per_input_us, per_inflight_us } = engine.frontend;
+  const { base_ms, per_input_us } = engine.frontend;
+  const per_inflight_us = engine.frontend.per_inflight_us ?? 'auto';
   let fitted: EfficiencyFactors | null = null;
   if (base_ms === 'auto' || per_input_us === 'auto' || per_inflight_us === 'auto') {
     const role = engine.workers.aggregated;

@@ -146,8 +146,12 @@ export function resolveRun(config: RunConfig, trace: TraceInput | null): Resolve
       : null;
   const overhead = config.traffic.load.response_overhead;
   const responseOverhead =
-    overhead && (overhead.base_ms > 0 || overhead.per_output_token_us > 0 || overhead.per_inflight_us > 0)
-      ? { baseMs: overhead.base_ms, perOutputTokenMs: overhead.per_output_token_us / 1e3, perInflightMs: overhead.per_inflight_us / 1e3 }
+    overhead && (overhead.base_ms > 0 || overhead.per_output_token_us > 0 || (overhead.per_inflight_us ?? 0) > 0)
+      ? {
+          baseMs: overhead.base_ms,
+          perOutputTokenMs: overhead.per_output_token_us / 1e3,
+          perInflightMs: (overhead.per_inflight_us ?? 0) / 1e3,
+        }
       : null;
 
   const frontend = frontendOf(config);

@@ -263,7 +263,14 @@ const autoCost = (what: string) =>
 const frontendSchema = strict({
   base_ms: autoCost('Per request, ms.'),
   per_input_us: autoCost('Per prompt token, us.'),
-  per_inflight_us: autoCost('Per other request in flight (sent, its response not all received) when the request is sent, us.'),
+  // Left out of the effective config unless written (absent means auto), so that configs written
+  // before the key existed keep their echo and their sweep point ids.
+  per_inflight_us: z
+    .union([cost(), z.literal('auto')], { error: says('must be a finite non-negative number or auto') })
+    .optional()
+    .describe(
+      "Per other request in flight (sent, its response not all received) when the request is sent, us; absent or auto: the catalog's fitted value under roofline timing, else 0.",
+    ),
 }).describe(
   "Time from the client's send to the request reaching the server's tokenizer or queue (client, HTTP, API server): base_ms + per_input_us x prompt tokens + per_inflight_us x other requests in flight; a TTFT stage of its own, holding no engine resource.",
 );
@@ -360,9 +367,10 @@ const sourceSchema = byType(
 const responseOverheadSchema = strict({
   base_ms: cost().default(0).describe('Per response, ms.'),
   per_output_token_us: cost().default(0).describe('Per output token of the response, us.'),
+  // Absent unless written (absent means 0), so that earlier configs keep their sweep point ids.
   per_inflight_us: cost()
-    .default(0)
-    .describe('Per other request in flight when the response ends, us: a client busier with more streams turns around later.'),
+    .optional()
+    .describe('Per other request in flight when the response ends, us (absent: 0): a client busier with more streams turns around later.'),
 })
   .optional()
   .describe('Optional: client-side cost before acting on a finished response (docs/client-path.md).');

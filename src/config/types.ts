@@ -125,7 +125,7 @@ export interface EngineConfig {
   /** Positive integer, or 'max' for no limit. */
   context_length: number | 'max';
   /** Client to server time before tokenization: base_ms + per_input_us x prompt; auto = the catalog's with roofline timing, else 0. */
-  frontend: { base_ms: number | 'auto'; per_input_us: number | 'auto'; per_inflight_us: number | 'auto' };
+  frontend: { base_ms: number | 'auto'; per_input_us: number | 'auto'; per_inflight_us?: number | 'auto' };
   workers: { aggregated: WorkerRoleConfig };
   router?: RouterConfig;
   tokenization?: TokenizationConfig;
@@ -161,8 +161,8 @@ export type SourceConfig = SyntheticSourceConfig | SyntheticSessionSourceConfig 
 export interface ResponseOverheadConfig {
   base_ms: number;
   per_output_token_us: number;
-  /** Per other request in flight when the response ends, us. */
-  per_inflight_us: number;
+  /** Per other request in flight when the response ends, us (absent: 0). */
+  per_inflight_us?: number;
 }
 
 export type LoadConfig =
