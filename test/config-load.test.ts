@@ -462,7 +462,7 @@ describe('parseRunConfig unknown keys', () => {
     ['at the top', { engines: {} }, 'engines'],
     ['in engine', { engine: { gpus: 8 } }, 'engine.gpus'],
     ['in engine.workers', { engine: { workers: { prefill: {} } } }, 'engine.workers.prefill'],
-    ['in the scheduler', role({ scheduler: { policy: 'fcfs' } }), 'engine.workers.aggregated.scheduler.policy'],
+    ['in the scheduler', role({ scheduler: { preemption_mode: 'swap' } }), 'engine.workers.aggregated.scheduler.preemption_mode'],
     [
       'in a capacity type',
       role({ kv_cache: { capacity: { type: 'fixed', blocks: 1, gib: 2 } } }),
@@ -629,5 +629,40 @@ describe('largestSyntheticPromptTokens', () => {
       }),
     ).toBe(40);
     expect(largestSyntheticPromptTokens({ type: 'trace', path: 'a', format: 'mooncake', block_size: 512 })).toBeNull();
+  });
+});
+
+describe('parseRunConfig scheduler policies', () => {
+  it('refuses a queue order or capacity policy the chosen scheduler does not have, naming why', () => {
+    const err = errorOf(() => parseRunConfig(role({ scheduler: { schedule_policy: 'lpm' } }), 'run.yaml'));
+    expect(err.message).toBe(
+      "run.yaml: engine.workers.aggregated.scheduler.schedule_policy: lpm is SGLang's (--schedule-policy lpm), but engine.backend is vllm",
+    );
+    const trt = errorOf(() =>
+      parseRunConfig(
+        { engine: { backend: 'sglang', workers: { aggregated: { scheduler: { capacity_policy: 'max_utilization' } } } } },
+        'run.yaml',
+      ),
+    );
+    expect(trt.message).toBe(
+      'run.yaml: engine.workers.aggregated.scheduler.capacity_policy: is read by the trtllm scheduler only, but engine.backend is sglang',
+    );
+    const order = errorOf(() => parseRunConfig(role({ scheduler: { policy: 'trtllm', schedule_policy: 'priority' } }), 'run.yaml'));
+    expect(order.message).toBe(
+      "run.yaml: engine.workers.aggregated.scheduler.schedule_policy: priority is vLLM's (--scheduling-policy priority), but scheduler.policy is trtllm",
+    );
+  });
+
+  it('accepts each backend with its own options', () => {
+    expect(() =>
+      parseRunConfig(
+        {
+          engine: { backend: 'sglang', workers: { aggregated: { scheduler: { schedule_policy: 'lpm', schedule_conservativeness: 1.3 } } } },
+        },
+        'run.yaml',
+      ),
+    ).not.toThrow();
+    expect(() => parseRunConfig(role({ scheduler: { policy: 'trtllm', capacity_policy: 'max_utilization' } }), 'run.yaml')).not.toThrow();
+    expect(() => parseRunConfig(role({ scheduler: { schedule_policy: 'priority', priority_levels: 4 } }), 'run.yaml')).not.toThrow();
   });
 });

@@ -48,6 +48,11 @@ export class IntDeque {
     return this.buf[(this.head + i) & this.mask];
   }
 
+  /** Overwrites the element at position i from the front (a policy reordering `waiting` in place). */
+  set(i: number, value: number): void {
+    this.buf[(this.head + i) & this.mask] = value;
+  }
+
   private grow(): void {
     const next = new Int32Array(this.buf.length * 2);
     for (let i = 0; i < this.count; i++) next[i] = this.buf[(this.head + i) & this.mask];

@@ -1,0 +1,128 @@
+/**
+ * vLLM v1's scheduler with `--scheduling-policy priority` (vllm-project/vllm
+ * `vllm/v1/core/sched/scheduler.py`, commit 6cf7b26, and `request_queue.py`): the waiting queue
+ * is ordered by (priority, arrival time), lower first; when a running request cannot get a
+ * block, the running request with the largest (priority, arrival time) is preempted, whether or
+ * not it was already given tokens in this step (its tokens are refunded). Everything else is
+ * vLLM v1 FCFS (batch-policy.ts): running requests first, no admission in a step that preempted,
+ * head-of-line blocking at the head of the ordered queue.
+ */
+import type { BatchPolicy } from './batch-policy.js';
+import type { EngineRank } from './engine-rank.js';
+import { fnv1a32OfId } from './fnv.js';
+import { summarizePass } from './policy-steps.js';
+import type { PrioritySpec } from './run.js';
+
+export class VllmV1Priority implements BatchPolicy {
+  private readonly values: Int32Array | null;
+  private readonly levels: number;
+  private readonly seed: number;
+
+  constructor(spec: PrioritySpec | null) {
+    this.values = spec !== null && spec.kind === 'values' ? spec.values : null;
+    this.levels = spec !== null && spec.kind === 'hash' ? spec.levels : 1;
+    this.seed = spec !== null && spec.kind === 'hash' ? spec.seed : 0;
+  }
+
+  /** Request `id`'s priority: lower runs first. */
+  priority(id: number): number {
+    if (this.values !== null) return this.values[id];
+    return this.levels <= 1 ? 0 : fnv1a32OfId((id ^ this.seed) >>> 0) % this.levels;
+  }
+
+  /** Whether request a comes before request b: (priority, arrival, id), lowest first. */
+  private before(rank: EngineRank, a: number, b: number): boolean {
+    const pa = this.priority(a);
+    const pb = this.priority(b);
+    if (pa !== pb) return pa < pb;
+    const sent = rank.table.sentMs;
+    if (sent[a] !== sent[b]) return sent[a] < sent[b];
+    return a < b;
+  }
+
+  compose(rank: EngineRank, nowMs: number): boolean {
+    const t = rank.table;
+    const prompt = t.prompt;
+    const generated = t.generated;
+    const computed = t.computed;
+    const scheduled = t.scheduled;
+    const store = rank.store;
+    const limited = store.totalBlocks > 0;
+    const { maxBatchedTokens, maxSequences, chunkedPrefill, lengthLimit } = rank.limits;
+    const running = rank.running;
+    const waiting = rank.waiting;
+    let budget = maxBatchedTokens;
+    let preempted = false;
+    rank.rejectedCount = 0;
+
+    // The waiting queue in (priority, arrival) order: arrivals join at the back and preempted
+    // requests at the front, so an insertion sort does little work.
+    for (let i = 1; i < waiting.size; i++) {
+      const v = waiting.at(i);
+      let j = i - 1;
+      while (j >= 0 && this.before(rank, v, waiting.at(j))) {
+        waiting.set(j + 1, waiting.at(j));
+        j--;
+      }
+      waiting.set(j + 1, v);
+    }
+
+    let i = 0;
+    while (i < rank.runningCount && budget > 0) {
+      const r = running[i];
+      const known = prompt[r] + generated[r];
+      const done = computed[r];
+      const needed = known - done;
+      const tokens = needed < budget ? needed : budget;
+      let selfPreempted = false;
+      if (limited) {
+        while (!store.grow(r, done + tokens)) {
+          // Preempt the running request of largest (priority, arrival); refund it if it was
+          // given tokens earlier in this step.
+          let victim = 0;
+          for (let k = 1; k < rank.runningCount; k++) if (this.before(rank, running[victim], running[k])) victim = k;
+          preempted = true;
+          if (victim < i) {
+            budget += scheduled[running[victim]];
+            i--;
+          }
+          const id = rank.evictAt(victim, true);
+          if (id === r) {
+            selfPreempted = true;
+            break;
+          }
+        }
+      }
+      // The request preempted itself: nothing after it runs in this step (vLLM stops there).
+      if (selfPreempted) break;
+      scheduled[r] = tokens;
+      budget -= tokens;
+      i++;
+    }
+    let count = i;
+
+    if (!preempted) {
+      while (waiting.size > 0) {
+        const r = waiting.peekFront();
+        if (prompt[r] >= lengthLimit) {
+          rank.rejectHead();
+          continue;
+        }
+        if (rank.runningCount >= maxSequences || budget === 0) break;
+        const known = prompt[r] + generated[r];
+        const cached = store.cachedPrefix(r, known - 1);
+        const needed = known - cached;
+        if (!chunkedPrefill && needed > budget && needed <= maxBatchedTokens) break;
+        const tokens = needed < budget ? needed : budget;
+        if (!store.admit(r, cached, cached + tokens)) break;
+        rank.admitHead(nowMs, cached);
+        scheduled[r] = tokens;
+        budget -= tokens;
+        count++;
+      }
+    }
+    // Requests left unscheduled after the cursor (budget spent) stay behind the plan.
+    summarizePass(rank, count);
+    return count > 0 || rank.rejectedCount > 0;
+  }
+}
