@@ -133,7 +133,7 @@ export function createBatchPolicy(run: ResolvedRun): BatchPolicy {
   const spec = run.policy;
   switch (spec.kind) {
     case 'vllm':
-      return spec.order === 'priority' ? new VllmV1Priority(spec.priorities) : new VllmV1Fcfs();
+      return spec.order === 'priority' ? new VllmV1Priority(spec.priorities, run.replicas * run.ranksPerWorker) : new VllmV1Fcfs();
     case 'sglang':
       return new SglangScheduler(spec, run.replicas * run.ranksPerWorker);
     case 'trtllm':

@@ -75,10 +75,13 @@ export class SglangScheduler implements BatchPolicy {
       count = this.prefill(rank, nowMs);
       tried = true;
     }
-    if (count === 0) count = this.decode(rank);
-    // A decode step that retracted every request leaves a batch to prefill.
-    if (count === 0 && !tried && rank.waiting.size > 0 && this.full[k] === 0) count = this.prefill(rank, nowMs);
-    summarizePass(rank, count);
+    if (count === 0) {
+      count = this.decode(rank);
+      // A decode step that retracted every request leaves a batch to prefill.
+      if (count === 0 && !tried && rank.waiting.size > 0 && this.full[k] === 0) count = this.prefill(rank, nowMs);
+      if (count < 0) count = -count;
+      else summarizePass(rank, count);
+    } else summarizePass(rank, count);
     this.lastRunning[k] = rank.runningCount;
     return count > 0 || rank.rejectedCount > 0;
   }
@@ -101,13 +104,18 @@ export class SglangScheduler implements BatchPolicy {
     const chunkedId = this.chunked[k];
     const ratio = this.ratio[k];
     const clip = o.clipMaxNewTokens;
+    if (chunkedId < 0 && rank.runningCount >= maxSequences && (waiting.size === 0 || prompt[waiting.peekFront()] < lengthLimit)) {
+      this.full[k] = 1;
+      return 0;
+    }
 
-    // What the running requests are expected to still need (the chunked one reserved nothing yet).
+    // What the running requests are expected to still need (the chunked one reserved nothing
+    // yet); every running request is unscheduled until chosen.
     let reserved = 0;
     for (let i = 0; i < rank.runningCount; i++) {
       const r = running[i];
       scheduled[r] = 0;
-      if (r === chunkedId) continue;
+      if (!limited || r === chunkedId) continue;
       const left = outputLen[r] - generated[r];
       reserved += (left < clip ? left : clip) * ratio;
     }
@@ -178,7 +186,11 @@ export class SglangScheduler implements BatchPolicy {
     return scheduledFirst(rank, this.scratch);
   }
 
-  /** A decode batch: every decoding request computes one token, retracting requests when blocks run out. */
+  /**
+   * A decode batch: every decoding request computes one token, retracting requests when blocks
+   * run out. Returns minus the batch size when it wrote the pass totals itself (every running
+   * request decodes: the common case, totalled in the same loop), else the batch size.
+   */
   private decode(rank: EngineRank): number {
     const k = rank.index;
     const o = this.options;
@@ -194,6 +206,7 @@ export class SglangScheduler implements BatchPolicy {
     if (rank.runningCount === 0) return 0;
     let retracted = false;
     let allDecode = true;
+    let kvTokens = 0;
     let i = 0;
     while (i < rank.runningCount) {
       const r = running[i];
@@ -210,9 +223,11 @@ export class SglangScheduler implements BatchPolicy {
         retracted = true;
         // The requests before the cursor may have moved: start over (those already grown keep their blocks).
         i = 0;
+        kvTokens = 0;
         continue;
       }
       scheduled[r] = 1;
+      kvTokens += known;
       i++;
     }
     if (retracted) {
@@ -229,8 +244,19 @@ export class SglangScheduler implements BatchPolicy {
       const next = this.ratio[k] - o.newTokenRatioDecay;
       this.ratio[k] = next > o.minNewTokenRatio ? next : o.minNewTokenRatio;
     }
-    if (allDecode) return rank.runningCount;
-    return scheduledFirst(rank, this.scratch);
+    if (!allDecode) return scheduledFirst(rank, this.scratch);
+    const n = rank.runningCount;
+    if (n === 0) return 0;
+    // Every running request decodes one token and emits it (finished requests have left).
+    rank.scheduledCount = n;
+    const view = rank.view;
+    view.prefillTokens = 0;
+    view.prefillPairs = 0;
+    view.decodeRequests = n;
+    view.decodeKvTokens = kvTokens;
+    view.emittedTokens = n;
+    view.kvBlocksUsed = store.usedBlocks;
+    return -n;
   }
 
   /**

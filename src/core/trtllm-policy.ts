@@ -44,6 +44,8 @@ export class TrtllmScheduler implements BatchPolicy {
     rank.rejectedCount = 0;
     let budget = maxBatchedTokens;
     let batch = 0;
+    let contexts = 0;
+    let kvTokens = 0;
     let skipped = false;
     let paused = false;
 
@@ -63,6 +65,7 @@ export class TrtllmScheduler implements BatchPolicy {
       }
       scheduled[r] = 0;
       if (!(generated[r] > 0 && known - computed[r] === 1)) {
+        contexts++;
         i++;
         continue;
       }
@@ -81,11 +84,13 @@ export class TrtllmScheduler implements BatchPolicy {
       scheduled[r] = 1;
       budget--;
       batch++;
+      kvTokens += known;
       i++;
     }
+    const decoders = batch;
 
     // 2. Started contexts (chunked prompts, recomputes) share the tokens left, in order.
-    if (!paused) {
+    if (!paused && contexts > 0) {
       for (let j = 0; j < rank.runningCount; j++) {
         const r = running[j];
         const needed = prompt[r] + generated[r] - computed[r];
@@ -139,9 +144,21 @@ export class TrtllmScheduler implements BatchPolicy {
       batch++;
     }
 
-    const count = skipped || paused ? scheduledFirst(rank, this.scratch) : batch;
-    summarizePass(rank, count);
-    return count > 0 || rank.rejectedCount > 0;
+    if (skipped || paused || contexts > 0 || batch > decoders) {
+      const count = skipped || paused ? scheduledFirst(rank, this.scratch) : batch;
+      summarizePass(rank, count);
+      return count > 0 || rank.rejectedCount > 0;
+    }
+    // Only generation requests, all of them: the totals of step 1.
+    rank.scheduledCount = batch;
+    const view = rank.view;
+    view.prefillTokens = 0;
+    view.prefillPairs = 0;
+    view.decodeRequests = batch;
+    view.decodeKvTokens = kvTokens;
+    view.emittedTokens = batch;
+    view.kvBlocksUsed = store.usedBlocks;
+    return batch > 0 || rank.rejectedCount > 0;
   }
 
   /**

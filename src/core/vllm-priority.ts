@@ -9,7 +9,6 @@
  */
 import type { BatchPolicy } from './batch-policy.js';
 import type { EngineRank } from './engine-rank.js';
-import { fnv1a32OfId } from './fnv.js';
 import { summarizePass } from './policy-steps.js';
 import type { PrioritySpec } from './run.js';
 
@@ -18,7 +17,11 @@ export class VllmV1Priority implements BatchPolicy {
   private readonly levels: number;
   private readonly seed: number;
 
-  constructor(spec: PrioritySpec | null) {
+  /** Per rank: how many entries at the front of `waiting` are in order since the last composition (-1: none known). */
+  private readonly sortedCount: Int32Array;
+
+  constructor(spec: PrioritySpec | null, ranks: number) {
+    this.sortedCount = new Int32Array(ranks);
     this.values = spec !== null && spec.kind === 'values' ? spec.values : null;
     this.levels = spec !== null && spec.kind === 'hash' ? spec.levels : 1;
     this.seed = spec !== null && spec.kind === 'hash' ? spec.seed : 0;
@@ -27,7 +30,13 @@ export class VllmV1Priority implements BatchPolicy {
   /** Request `id`'s priority: lower runs first. */
   priority(id: number): number {
     if (this.values !== null) return this.values[id];
-    return this.levels <= 1 ? 0 : fnv1a32OfId((id ^ this.seed) >>> 0) % this.levels;
+    if (this.levels <= 1) return 0;
+    // An integer hash of the id (murmur3's finalizer): priorities spread evenly over the levels.
+    let h = (id ^ this.seed) >>> 0;
+    h = Math.imul(h ^ (h >>> 16), 0x85ebca6b);
+    h = Math.imul(h ^ (h >>> 13), 0xc2b2ae35);
+    h ^= h >>> 16;
+    return (h >>> 0) % this.levels;
   }
 
   /** Whether request a comes before request b: (priority, arrival, id), lowest first. */
@@ -55,16 +64,22 @@ export class VllmV1Priority implements BatchPolicy {
     let preempted = false;
     rank.rejectedCount = 0;
 
-    // The waiting queue in (priority, arrival) order: arrivals join at the back and preempted
-    // requests at the front, so an insertion sort does little work.
-    for (let i = 1; i < waiting.size; i++) {
+    // The waiting queue in (priority, arrival) order. It was left in order by the last
+    // composition unless that one preempted; since then arrivals only joined at the back, so
+    // only they are inserted.
+    const sorted = this.sortedCount[rank.index];
+    for (let i = sorted > 1 ? sorted : 1; i < waiting.size; i++) {
       const v = waiting.at(i);
-      let j = i - 1;
-      while (j >= 0 && this.before(rank, v, waiting.at(j))) {
-        waiting.set(j + 1, waiting.at(j));
-        j--;
+      // Binary search in the ordered front [0, i) for the first entry v goes before.
+      let lo = 0;
+      let hi = i;
+      while (lo < hi) {
+        const mid = (lo + hi) >>> 1;
+        if (this.before(rank, v, waiting.at(mid))) hi = mid;
+        else lo = mid + 1;
       }
-      waiting.set(j + 1, v);
+      for (let j = i; j > lo; j--) waiting.set(j, waiting.at(j - 1));
+      waiting.set(lo, v);
     }
 
     let i = 0;
@@ -121,6 +136,8 @@ export class VllmV1Priority implements BatchPolicy {
         count++;
       }
     }
+    // Preempted requests went to the front out of order: sort everything next time.
+    this.sortedCount[rank.index] = preempted ? 0 : waiting.size;
     // Requests left unscheduled after the cursor (budget spent) stay behind the plan.
     summarizePass(rank, count);
     return count > 0 || rank.rejectedCount > 0;
