@@ -19,6 +19,7 @@ export class VllmV1Priority implements BatchPolicy {
 
   /** Per rank: how many entries at the front of `waiting` are in order since the last composition (-1: none known). */
   private readonly sortedCount: Int32Array;
+  private scratch = new Int32Array(16);
 
   constructor(spec: PrioritySpec | null, ranks: number) {
     this.sortedCount = new Int32Array(ranks);
@@ -68,18 +69,23 @@ export class VllmV1Priority implements BatchPolicy {
     // composition unless that one preempted; since then arrivals only joined at the back, so
     // only they are inserted.
     const sorted = this.sortedCount[rank.index];
-    for (let i = sorted > 1 ? sorted : 1; i < waiting.size; i++) {
-      const v = waiting.at(i);
-      // Binary search in the ordered front [0, i) for the first entry v goes before.
-      let lo = 0;
-      let hi = i;
-      while (lo < hi) {
-        const mid = (lo + hi) >>> 1;
-        if (this.before(rank, v, waiting.at(mid))) hi = mid;
-        else lo = mid + 1;
+    const fresh = waiting.size - (sorted > 1 ? sorted : waiting.size > 0 ? 1 : 0);
+    if (fresh > 0) {
+      if (this.scratch.length < fresh) this.scratch = new Int32Array(Math.max(fresh, this.scratch.length * 2));
+      const tail = this.scratch;
+      for (let k = fresh - 1; k >= 0; k--) tail[k] = waiting.popBack();
+      for (let k = 0; k < fresh; k++) {
+        const v = tail[k];
+        // Binary search in the ordered queue for the first entry v goes before.
+        let lo = 0;
+        let hi = waiting.size;
+        while (lo < hi) {
+          const mid = (lo + hi) >>> 1;
+          if (this.before(rank, v, waiting.at(mid))) hi = mid;
+          else lo = mid + 1;
+        }
+        waiting.insertAt(lo, v);
       }
-      for (let j = i; j > lo; j--) waiting.set(j, waiting.at(j - 1));
-      waiting.set(lo, v);
     }
 
     let i = 0;
