@@ -397,6 +397,18 @@ export class Simulation implements TrafficSink {
         }
         tokens += t.scheduled[r];
       }
+      // The pass totals the timing provider read are those of the plan: its tokens (prefill
+      // tokens plus one per decoding request; a recompute with one token left may count as
+      // either) and the tokens it emits.
+      let emits = 0;
+      for (let i = 0; i < rank.scheduledCount; i++) {
+        const r = rank.running[i];
+        if (t.scheduled[r] === t.prompt[r] + t.generated[r] - t.computed[r] && t.generated[r] < t.outputLen[r]) emits++;
+      }
+      const v = rank.view;
+      if (rank.scheduledCount > 0 && (v.prefillTokens + v.decodeRequests !== tokens || v.emittedTokens !== emits)) {
+        throw new Error(`INV-budget: rank ${rank.index} pass totals ${JSON.stringify(v)} differ from its plan at ${this.nowMs} ms`);
+      }
       if (tokens > maxBatchedTokens || rank.runningCount > maxSequences) {
         throw new Error(`INV-budget: rank ${rank.index} schedules ${tokens} tokens with ${rank.runningCount} running at ${this.nowMs} ms`);
       }

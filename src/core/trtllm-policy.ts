@@ -46,6 +46,9 @@ export class TrtllmScheduler implements BatchPolicy {
     let batch = 0;
     let contexts = 0;
     let kvTokens = 0;
+    let prefillTokens = 0;
+    let prefillPairs = 0;
+    let emitted = 0;
     let skipped = false;
     let paused = false;
 
@@ -113,6 +116,10 @@ export class TrtllmScheduler implements BatchPolicy {
         scheduled[r] = tokens;
         budget -= tokens;
         batch++;
+        const done = computed[r];
+        prefillTokens += tokens;
+        prefillPairs += tokens * (done + tokens / 2);
+        if (tokens === needed && generated[r] < outputLen[r]) emitted++;
       }
     }
 
@@ -142,21 +149,25 @@ export class TrtllmScheduler implements BatchPolicy {
       scheduled[r] = tokens;
       budget -= tokens;
       batch++;
+      prefillTokens += tokens;
+      prefillPairs += tokens * (cached + tokens / 2);
+      if (tokens === needed && generated[r] < outputLen[r]) emitted++;
     }
 
-    if (skipped || paused || contexts > 0 || batch > decoders) {
-      const count = skipped || paused ? scheduledFirst(rank, this.scratch) : batch;
+    if (skipped || paused) {
+      const count = scheduledFirst(rank, this.scratch);
       summarizePass(rank, count);
       return count > 0 || rank.rejectedCount > 0;
     }
-    // Only generation requests, all of them: the totals of step 1.
+    // Every running request is in the plan, in order, then the admitted ones: the totals kept
+    // along the way are the pass's (generation requests decode and emit one token each).
     rank.scheduledCount = batch;
     const view = rank.view;
-    view.prefillTokens = 0;
-    view.prefillPairs = 0;
-    view.decodeRequests = batch;
+    view.prefillTokens = prefillTokens;
+    view.prefillPairs = prefillPairs;
+    view.decodeRequests = decoders;
     view.decodeKvTokens = kvTokens;
-    view.emittedTokens = batch;
+    view.emittedTokens = decoders + emitted;
     view.kvBlocksUsed = store.usedBlocks;
     return batch > 0 || rank.rejectedCount > 0;
   }

@@ -61,8 +61,15 @@ export class VllmV1Priority implements BatchPolicy {
     const { maxBatchedTokens, maxSequences, chunkedPrefill, lengthLimit } = rank.limits;
     const running = rank.running;
     const waiting = rank.waiting;
+    const outputLen = t.outputLen;
     let budget = maxBatchedTokens;
     let preempted = false;
+    let refunded = false;
+    let prefillTokens = 0;
+    let prefillPairs = 0;
+    let decodeRequests = 0;
+    let decodeKvTokens = 0;
+    let emitted = 0;
     rank.rejectedCount = 0;
 
     // The waiting queue in (priority, arrival) order. It was left in order by the last
@@ -105,6 +112,7 @@ export class VllmV1Priority implements BatchPolicy {
           preempted = true;
           if (victim < i) {
             budget += scheduled[running[victim]];
+            refunded = true;
             i--;
           }
           const id = rank.evictAt(victim, true);
@@ -118,6 +126,14 @@ export class VllmV1Priority implements BatchPolicy {
       if (selfPreempted) break;
       scheduled[r] = tokens;
       budget -= tokens;
+      if (generated[r] > 0 && needed === 1) {
+        decodeRequests++;
+        decodeKvTokens += known;
+      } else {
+        prefillTokens += tokens;
+        prefillPairs += tokens * (done + tokens / 2);
+      }
+      if (tokens === needed && generated[r] < outputLen[r]) emitted++;
       i++;
     }
     let count = i;
@@ -139,13 +155,27 @@ export class VllmV1Priority implements BatchPolicy {
         rank.admitHead(nowMs, cached);
         scheduled[r] = tokens;
         budget -= tokens;
+        prefillTokens += tokens;
+        prefillPairs += tokens * (cached + tokens / 2);
+        if (tokens === needed && generated[r] < outputLen[r]) emitted++;
         count++;
       }
     }
     // Preempted requests went to the front out of order: sort everything next time.
     this.sortedCount[rank.index] = preempted ? 0 : waiting.size;
-    // Requests left unscheduled after the cursor (budget spent) stay behind the plan.
-    summarizePass(rank, count);
+    // Requests left unscheduled after the cursor (budget spent) stay behind the plan. A refund
+    // took a request out of the totals kept along the way: total the plan again.
+    if (refunded) summarizePass(rank, count);
+    else {
+      rank.scheduledCount = count;
+      const view = rank.view;
+      view.prefillTokens = prefillTokens;
+      view.prefillPairs = prefillPairs;
+      view.decodeRequests = decodeRequests;
+      view.decodeKvTokens = decodeKvTokens;
+      view.emittedTokens = emitted;
+      view.kvBlocksUsed = store.usedBlocks;
+    }
     return count > 0 || rank.rejectedCount > 0;
   }
 }
