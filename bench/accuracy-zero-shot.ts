@@ -1,5 +1,5 @@
 /**
- * `npm run bench:accuracy -- --zero-shot [--rounds N] [--max-osl N] [--json]`: predicts every
+ * `npm run bench:accuracy -- --zero-shot [--rounds N] [--max-osl N] [--requests-per-slot N] [--json] [--write-efficiency FILE]`: predicts every
  * aggregated deployment of the silicon sample from the catalog alone, the efficiency factors
  * fitted without any point of the model being predicted (leave one model out), and prints the
  * MAPE of TTFT avg and ITL avg by stratum (backend x dense/MoE), point-weighted, over every point
@@ -7,9 +7,17 @@
  */
 import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
-import { catalogPoints, TrajectoryPool, zeroShot, type ZeroShotPoint } from '../src/calibrate/catalog-calibration.js';
+import {
+  catalogPoints,
+  efficiencyFileText,
+  efficiencyTableOf,
+  TrajectoryPool,
+  zeroShot,
+  type ZeroShotPoint,
+} from '../src/calibrate/catalog-calibration.js';
 import { resolveSimLoad } from '../src/calibrate/sim-load.js';
 import { packageRoot } from '../src/catalog/load.js';
+import { writeOutputFile } from '../src/io/write-output.js';
 
 const argValue = (name: string, fallback: number) =>
   process.argv.includes(name) ? Number(process.argv[process.argv.indexOf(name) + 1]) : fallback;
@@ -35,7 +43,7 @@ export async function zeroShotBench(): Promise<void> {
     join(packageRoot(), 'data/silicon/aic-silicon-sample.csv'),
     Number.isFinite(maxOsl) ? { maxOsl } : {},
   );
-  const load = resolveSimLoad({});
+  const load = resolveSimLoad({ requestsPerSlot: argValue('--requests-per-slot', 10) });
   process.stdout.write(
     `zero-shot accuracy: ${points.length} points of ${new Set(points.map((p) => p.label)).size} aggregated deployments, ${new Set(points.map((p) => p.model)).size} models` +
       `${skipped.length > 0 ? ` (${skipped.length} deployments not buildable from the catalog)` : ''}; leave one model out; ${threads} threads\n`,
@@ -43,10 +51,21 @@ export async function zeroShotBench(): Promise<void> {
   const pool = new TrajectoryPool(threads);
   let predictions: ZeroShotPoint[];
   try {
-    ({ predictions } = await zeroShot(pool, points, load, {
+    const result = await zeroShot(pool, points, load, {
       rounds: argValue('--rounds', 3),
       log: (line) => process.stdout.write(`  ${line}\n`),
-    }));
+    });
+    predictions = result.predictions;
+    // The fit on every point is the one `npm run fit:catalog` makes: --write-efficiency keeps it.
+    const write = process.argv.includes('--write-efficiency') ? process.argv[process.argv.indexOf('--write-efficiency') + 1] : undefined;
+    if (write !== undefined) {
+      const table = efficiencyTableOf(result.all, result.recorded);
+      writeOutputFile(
+        write,
+        efficiencyFileText(table, { points, rounds: result.rounds, load, source: 'data/silicon/aic-silicon-sample.csv' }),
+      );
+      process.stdout.write(`wrote ${write}\n`);
+    }
   } finally {
     await pool.destroy();
   }

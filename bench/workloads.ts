@@ -3,7 +3,7 @@
  * concurrency with 4 requests per slot, the 1k loop under each scheduler and with the whole
  * client path on, a Poisson
  * overload with a KV pool small enough to preempt, a million requests (all with `linear` timing,
- * max_sequences 256 and max_batched_tokens 8192), and the bundled Mooncake conversation trace at
+ * max_sequences 256 and max_batched_tokens 8192), the 1k loop with roofline timing, and the bundled Mooncake conversation trace at
  * its timestamps as a user replays it: prefix caching from its hash ids and kv_aware routing over
  * four replicas. Paths are relative to the repository root (where `npm run bench` runs).
  */
@@ -47,6 +47,20 @@ export const WORKLOADS: Record<string, () => unknown> = {
     const cfg = closed(1024, 1024 * 4) as { engine: Record<string, unknown>; traffic: { load: Record<string, unknown> } };
     Object.assign(cfg.engine, CLIENT_PATH);
     cfg.traffic.load.response_overhead = { base_ms: 1.4, per_output_token_us: 3.65 };
+    return cfg;
+  },
+  // The 1k loop with roofline timing (Llama-3.1-8B on one H100, the catalog's factors); the KV
+  // pool stays unlimited and the frontend off, so that the loop schedules as closed-1k's does and
+  // only the pass-time function differs.
+  'closed-1k-roofline': () => {
+    const cfg = closed(1024, 1024 * 4) as { engine: Record<string, unknown> & { workers: { aggregated: Record<string, unknown> } } };
+    Object.assign(cfg.engine, {
+      model: 'meta-llama/Llama-3.1-8B',
+      hardware: 'h100_sxm',
+      frontend: { base_ms: 0, per_input_us: 0, per_inflight_us: 0 },
+    });
+    cfg.engine.workers.aggregated.timing = { type: 'roofline' };
+    cfg.engine.workers.aggregated.kv_cache = { capacity: { type: 'unlimited' } };
     return cfg;
   },
   'closed-4k': () => closed(4096, 4096 * 4),

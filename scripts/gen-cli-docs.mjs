@@ -25,6 +25,7 @@ export const COMMANDS = [
   ['quickstart'],
   ['catalog'],
   ['schema'],
+  ['plan'],
 ];
 
 export function helpText(args) {
@@ -42,10 +43,11 @@ the file and the dotted field (\`run.yaml: engine.detokenization.workers: must b
 integer, got 0\`), a bad data line names the file and the line (\`conv.jsonl:17: input_length:
 ...\`), a bad option names the option (\`--holdout 1.5: ...\`), a fit that cannot be trusted says
 why and how to go on (\`--force\`). 1: the run could not finish (a sweep with failed points, a
-score above \`--max-mape\`, an output that could not be written: \`cannot write out/summary.json:
-no space left on the device (ENOSPC); the previous version is left in place\`). 130: a sweep
-stopped with Ctrl-C (finished points are kept; the message says how to resume). Errors are one
-line, plus one on what to do where that helps; no stack trace.
+plan with failed replays, a score above \`--max-mape\`, an output that could not be written:
+\`cannot write out/summary.json: no space left on the device (ENOSPC); the previous version is
+left in place\`). 130: a sweep or a plan stopped with Ctrl-C (finished points and replays are
+kept; the message says how to resume). Errors are one line, plus one on what to do where that
+helps; no stack trace.
 
 **Outputs** are written whole or not at all: each file goes to a temporary file beside it
 (\`<file>.<number>\`) and is renamed over the old one once complete, so a full disk or a kill
@@ -59,6 +61,7 @@ file, and an error names the override.
 |---|---|---|
 | \`replay\` | one run config, an AIPerf-style table or the summary JSON | [replay-model.md](replay-model.md), [config.md](config.md) |
 | \`sweep\`, \`sweep merge\` | a grid of configs on a worker-thread pool; merge shards | [sweeps.md](sweeps.md) |
+| \`plan\` | the cheapest deployment that meets latency targets, searched over GPUs and parallelism | [planning.md](planning.md) |
 | \`score\` | MAPE of simulated points against measured ones | [scoring.md](scoring.md) |
 | \`calibrate <target>\` | fit constants from measurements | [calibration.md](calibration.md) |
 | \`calibrate catalog\` | fit the catalog's efficiency factors on measured deployments | [hardware-and-models.md](hardware-and-models.md) |

@@ -1,7 +1,7 @@
 /**
  * servesim's public API: what `import ... from 'servesim'` gives (docs/api.md). The same
  * functions the `servesim` command runs, one per job: load a run config and replay it, run a
- * sweep, fit constants, score simulated points against measured ones. Everything else in the
+ * sweep, plan capacity, fit constants, score simulated points against measured ones. Everything else in the
  * package is internal and may change between versions.
  */
 
@@ -32,6 +32,11 @@ export { findAiperfRunDirs, readAiperfRun, summarizeAiperfRecords, type AiperfRu
 // Sweeps.
 export { runSweep, type RunSweepOptions, type RunSweepResult, type FailedPoint } from './sweep/run-sweep.js';
 export { mergeSweeps, type MergeOptions, type MergeResult } from './sweep/merge.js';
+
+// Capacity plans.
+export { runPlan, type RunPlanOptions, type RunPlanResult } from './plan/run-plan.js';
+export type { PlanJson, PlanCounts } from './plan/plan-output.js';
+export type { BestDeployment, CandidateRow } from './plan/plan-result.js';
 
 // Calibration.
 export {

@@ -1,7 +1,7 @@
 /**
  * A corpus of bad inputs, written as a new user would trip over them: configs, traces, AIPerf
- * and CSV files, catalog files, calibration inputs, sweep files and state, and command-line flags,
- * in ten classes (251 cases). Every case must end with
+ * and CSV files, catalog files, calibration inputs, sweep files and state, plan files, and command-line flags,
+ * in eleven classes (274 cases). Every case must end with
  *   - exit status 2 (bad input),
  *   - a message naming the file and the dotted field or the line (or the flag at fault),
  *   - no stack trace (no `    at ` line, no raw `Error:` / `RangeError:` prefix), one line plus at
@@ -11,10 +11,10 @@
  *     byte for byte what it was before,
  *   - in under 2 s (scaled up by the load average when the machine is busier than its cores).
  *
- * How it runs: 251 Node starts would cost more CPU than the checks themselves on a shared 2-core
+ * How it runs: 274 Node starts would cost more CPU than the checks themselves on a shared 2-core
  * machine, so every case runs in this process through the command line's own entry
  * (`src/cli/cli.ts` `main`: argv in, exit status out, no process.exit inside), with the working
- * folder, exit code and output streams swapped per call (test/helpers/cli-in-process.ts). The 30
+ * folder, exit code and output streams swapped per call (test/helpers/cli-in-process.ts). The 33
  * cases marked `child` also run as a real `node dist/src/cli/main.js` process, which checks the
  * real exit status, what a user sees on stderr and the bound with Node's start included.
  * SERVESIM_BAD_INPUTS_PROCESSES=1 runs every case as a process (a hang is killed after 20 s), and
@@ -59,6 +59,7 @@ type Cls =
   | 'scoring'
   | 'sweep files and flags'
   | 'sweep state'
+  | 'plan files'
   | 'large YAML';
 
 type FileBody = string | Buffer;
@@ -2103,6 +2104,173 @@ add('sweep state', [
   },
 ]);
 
+/** A small capacity plan (Qwen3-8B on an L40S, short requests and replays), plus `extra` merged in. */
+const planFile = (extra: Record<string, unknown> = {}) =>
+  yaml(
+    merge(
+      {
+        model: 'Qwen/Qwen3-8B',
+        hardware: { l40s: { price_per_gpu_hour: 0.9 } },
+        traffic: { source: { input_tokens: 256, output_tokens: 32 } },
+        slo: { time_to_first_token: { p90: 300 } },
+        search: { max_sequences: [8] },
+        rates: { duration_s: 20, min_requests: 200 },
+      },
+      extra,
+    ),
+  );
+const plan = (...more: string[]) => ['plan', 'plan.yaml', '--out', 'out', ...more];
+/** An earlier plan's results in `out/`, which a refused run must leave as they are. */
+const earlierPlan = (points: string): Record<string, FileBody> => ({
+  'out/plan.json': '{"name": "plan"}\n',
+  'out/plan.csv': 'id\n',
+  'out/points.jsonl': points,
+});
+
+add('plan files', [
+  {
+    name: 'a negative SLO limit',
+    files: { 'plan.yaml': planFile({ slo: { time_to_first_token: { p90: -3 } } }) },
+    argv: plan(),
+    expect: ['plan.yaml', 'slo.time_to_first_token.p90', '-3'],
+    child: true,
+  },
+  {
+    name: 'only an inter-token latency bound',
+    files: { 'plan.yaml': yaml({ ...JSON.parse(planFile()), slo: { inter_token_latency: { p90: 30 } } }) },
+    argv: plan(),
+    expect: ['plan.yaml', 'slo', /time_to_first_token or request_latency/],
+  },
+  {
+    name: 'a model not in the catalog',
+    files: { 'plan.yaml': planFile({ model: 'Qwen/Qwen9-1T' }) },
+    argv: plan(),
+    expect: ['plan.yaml', 'model', 'Qwen/Qwen9-1T'],
+  },
+  {
+    name: 'a GPU not in the catalog',
+    files: { 'plan.yaml': planFile({ hardware: { l40z: { price_per_gpu_hour: 1 } } }) },
+    argv: plan(),
+    expect: ['plan.yaml', 'hardware.l40z'],
+  },
+  {
+    name: 'a price of zero',
+    files: { 'plan.yaml': planFile({ hardware: { l40s: { price_per_gpu_hour: 0 } } }) },
+    argv: plan(),
+    expect: ['plan.yaml', 'hardware.l40s.price_per_gpu_hour'],
+  },
+  {
+    name: 'a GPU budget of 10^6',
+    files: { 'plan.yaml': planFile({ search: { gpu_budget: 1_000_000 } }) },
+    argv: plan(),
+    expect: ['plan.yaml', 'search.gpu_budget'],
+  },
+  {
+    name: 'a search space of 60,000 candidates',
+    files: { 'plan.yaml': planFile({ search: { gpu_budget: 60_000 } }) },
+    argv: plan(),
+    expect: ['plan.yaml', 'search', /60,000 candidates/],
+    child: true,
+  },
+  {
+    name: 'a tensor size of 2^31',
+    files: { 'plan.yaml': planFile({ search: { tensor: [1, TWO] } }) },
+    argv: plan(),
+    expect: ['plan.yaml', 'search.tensor.1'],
+  },
+  {
+    name: 'a seed of 2^32',
+    files: { 'plan.yaml': planFile({ rates: { seed: 2 ** 32 } }) },
+    argv: plan(),
+    expect: ['plan.yaml', 'rates.seed'],
+  },
+  {
+    name: 'replays of 10^7 s of arrivals',
+    files: { 'plan.yaml': planFile({ rates: { duration_s: 1e7 } }) },
+    argv: plan(),
+    expect: ['plan.yaml', 'rates.duration_s'],
+  },
+  {
+    name: 'input_tokens of 2^31',
+    files: { 'plan.yaml': planFile({ traffic: { source: { input_tokens: TWO } } }) },
+    argv: plan(),
+    expect: ['plan.yaml', 'traffic.source.input_tokens'],
+  },
+  {
+    name: 'a context_length shorter than every prompt',
+    files: { 'plan.yaml': planFile({ engine: { context_length: 100 } }) },
+    argv: plan(),
+    expect: ['plan.yaml', 'engine.context_length'],
+  },
+  {
+    name: 'an engine key the plan sets',
+    files: { 'plan.yaml': planFile({ engine: { workers: { aggregated: { scheduler: { max_sequences: 64 } } } } }) },
+    argv: plan(),
+    expect: ['plan.yaml', 'engine.workers.aggregated.scheduler.max_sequences', 'search.max_sequences'],
+  },
+  {
+    name: 'an unknown engine key',
+    files: { 'plan.yaml': planFile({ engine: { bogus: 1 } }) },
+    argv: plan(),
+    expect: ['plan.yaml', 'engine.bogus'],
+  },
+  {
+    name: 'disaggregated candidates',
+    files: { 'plan.yaml': planFile({ search: { workers: [{ disaggregated: { prefill_decode: ['1:3'] } }] } }) },
+    argv: plan(),
+    expect: ['plan.yaml', 'search.workers.0', /not available yet/],
+  },
+  {
+    name: 'a trace that does not exist',
+    files: { 'plan.yaml': yaml({ ...JSON.parse(planFile()), traffic: { source: { type: 'trace', path: 'missing.jsonl' } } }) },
+    argv: plan(),
+    expect: ['plan.yaml', 'traffic.source.path', 'missing.jsonl'],
+  },
+  {
+    name: 'a plan file that is a list',
+    files: { 'plan.yaml': '- model: Qwen/Qwen3-8B\n' },
+    argv: plan(),
+    expect: ['plan.yaml', /mapping/],
+  },
+  {
+    name: 'a plan file that does not exist',
+    files: {},
+    argv: ['plan', 'nowhere.yaml', '--out', 'out'],
+    expect: ['nowhere.yaml'],
+  },
+  {
+    name: '--workers 0 on a plan',
+    files: { 'plan.yaml': planFile() },
+    argv: plan('--workers', '0'),
+    expect: ['--workers'],
+  },
+  {
+    name: 'a plan --out that is a file',
+    files: { 'plan.yaml': planFile(), out: 'not a folder\n' },
+    argv: plan(),
+    expect: ['--out', /is a file/],
+  },
+  {
+    name: "a damaged line in an earlier plan's log",
+    files: { 'plan.yaml': planFile(), ...earlierPlan('{"id": "x"\n{}\n') },
+    argv: plan(),
+    expect: [join('out', 'points.jsonl:1')],
+    child: true,
+  },
+  {
+    name: "a record of the wrong shape in an earlier plan's log",
+    files: { 'plan.yaml': planFile(), ...earlierPlan(lines([{ id: 'abc', overrides: {}, status: 'ok', summary: null, error: null }])) },
+    argv: plan(),
+    expect: [join('out', 'points.jsonl:1'), 'summary'],
+  },
+  {
+    name: 'a plan folder locked by a running plan',
+    files: { 'plan.yaml': planFile(), ...earlierPlan('') },
+    argv: plan(),
+    expect: [join('out', '.lock'), /in use|running/],
+  },
+]);
+
 add('large YAML', [
   {
     name: 'a config of 40,000 unknown keys (over the size limit)',
@@ -2223,6 +2391,9 @@ function checkOutcome(
 
 /** Per-case extra set-up that the files alone cannot express. */
 function prepare(c: Case, dir: string): () => void {
+  if (c.name === 'a plan folder locked by a running plan') {
+    writeFileSync(join(dir, 'out', '.lock'), lockOf(process.ppid, processStartTime(process.ppid)));
+  }
   if (c.name === 'a folder locked by a running sweep') {
     // A live process on this host (the test runner's parent) whose start time matches the lock: the lock holds.
     writeFileSync(join(dir, 'sweep-out', '.lock'), lockOf(process.ppid, processStartTime(process.ppid)));
@@ -2272,6 +2443,7 @@ describe.skipIf(ALL_PROCESSES)('bad inputs: every case exits 2 with the file and
         'silent wrong numbers',
         'sweep files and flags',
         'sweep state',
+        'plan files',
       ].sort(),
     );
     const names = new Set(cases.map((c) => `${c.cls}: ${c.name}`));

@@ -105,7 +105,7 @@ describe('servesim calibrate (CLI)', () => {
     expect(typeof fit.wall_ms).toBe('number');
     expect(readFileSync(join(out, 'fitted-config.yaml'), 'utf8')).toContain('type: linear');
     expect(readFileSync(join(out, 'score', 'report.html'), 'utf8')).toContain('<html');
-  }, 60_000);
+  }, 240_000);
 
   it('fits the physics form when the model and GPU are in the catalog: efficiency factors beside the catalog values', () => {
     const out = join(mkdtempSync(join(tmpdir(), 'servesim-cal-')), 'engine');

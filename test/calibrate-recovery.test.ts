@@ -132,6 +132,64 @@ describe('response-overhead recovery', () => {
   });
 });
 
+describe('response-overhead under load', () => {
+  it('recovers per_inflight_us from replays at several concurrencies (the replay and the extraction count in-flight alike)', () => {
+    const runs = [1, 2, 4, 8].map((concurrency) => {
+      const config = parseRunConfig(
+        {
+          engine: { workers: { aggregated: { timing: { type: 'fixed', prefill_ms: 20, decode_ms: 4 } } } },
+          traffic: {
+            source: { type: 'synthetic', input_tokens: 128, output_tokens: 400, random_range_ratio: 0.1, seed: concurrency },
+            load: {
+              type: 'concurrency',
+              concurrency,
+              response_overhead: { base_ms: 1.4, per_output_token_us: 3.65, per_inflight_us: 120 },
+            },
+            stop: { requests: 100 },
+          },
+        },
+        'gen.yaml',
+      );
+      const { summary, requests } = replay(config, { baseDir: '.', perRequest: true });
+      const dir = mkdtempSync(join(tmpdir(), 'servesim-ro-'));
+      writeAiperfArtifacts(dir, summary, requests, config);
+      return readAiperfGaps(dir).gaps;
+    });
+    // Closed loop: a response mostly ends with concurrency - 1 others in flight (fewer as the run drains).
+    [1, 2, 4, 8].forEach((concurrency, i) => {
+      const counts = new Map<number, number>();
+      for (const gap of runs[i]) counts.set(gap.inflight, (counts.get(gap.inflight) ?? 0) + 1);
+      expect([...counts.entries()].sort((a, b) => b[1] - a[1])[0][0]).toBe(concurrency - 1);
+    });
+    const gaps = runs.flat();
+    const noise = rng(4);
+    const fit = fitResponseOverhead(gaps.map((gap) => ({ ...gap, gapMs: gap.gapMs + (noise() - 0.5) * 0.02 })));
+    within(fit.coefficients.base_ms.value, 1.4);
+    within(fit.coefficients.per_output_token_us.value, 3.65);
+    within(fit.coefficients.per_inflight_us.value, 120);
+  });
+
+  it('fits the measured AIPerf runs at concurrency 1, 2, 4 and 8: each mean gap within 0.1 ms, where a base alone misses by 0.5', () => {
+    const runs = [1, 2, 4, 8].map((c) => readAiperfGaps(`calibration/aiperf-mlx-qwen3-0.6b-c${c}`).gaps);
+    const fit = fitResponseOverhead(runs.flat());
+    const base = fit.coefficients.base_ms.value;
+    const perInflightMs = fit.coefficients.per_inflight_us.value / 1000;
+    // The runs' own mean turnarounds (1.38, 1.60, 1.78, 2.27 ms) against the fit at their mean in-flight count.
+    for (const gaps of runs) {
+      const mean = (f: (g: (typeof gaps)[number]) => number) => gaps.reduce((a, g) => a + f(g), 0) / gaps.length;
+      expect(Math.abs(base + perInflightMs * mean((g) => g.inflight) - mean((g) => g.gapMs))).toBeLessThan(0.1);
+    }
+    // Without the term one base serves every concurrency: at 8 it misses the 2.27 ms mean by half a ms.
+    const baseAlone = fitResponseOverhead(runs.flat().map((g) => ({ ...g, inflight: 0 }))).coefficients.base_ms.value;
+    const c8 = runs[3].reduce((a, g) => a + g.gapMs, 0) / runs[3].length;
+    expect(c8 - baseAlone).toBeGreaterThan(0.5);
+    expect(perInflightMs).toBeGreaterThan(0.08);
+    // One concurrency alone leaves the in-flight term unidentifiable: every response ends with none.
+    const alone = fitResponseOverhead(runs[0]);
+    expect(alone.coefficients.per_inflight_us.status).toBe('not identifiable: fixed at 0');
+  });
+});
+
 describe('pass-time recovery', () => {
   it('recovers the five linear coefficients from passes priced by the core timing provider', () => {
     const truth = {

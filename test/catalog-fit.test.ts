@@ -4,7 +4,7 @@
  * from points the replay itself produced.
  */
 import { describe, expect, it } from 'vitest';
-import { fitFactors, ParameterLayout, predictPoint, type FitPoint } from '../src/calibrate/catalog-fit.js';
+import { fitByRounds, ParameterLayout, predictPoint, type FitPoint } from '../src/calibrate/catalog-fit.js';
 import { catalogBaseConfig } from '../src/calibrate/silicon-deployments.js';
 import { pointConfig, resolveSimLoad } from '../src/calibrate/sim-load.js';
 import { BIN, BIN_FIELDS, recordTrajectory } from '../src/calibrate/trajectory.js';
@@ -79,41 +79,44 @@ describe('trajectories', () => {
 });
 
 describe('the factor fit', () => {
-  it('recovers the factors that produced the points, through rounds of replays', () => {
+  it('recovers the factors that produced the points, through rounds of replays', async () => {
     const truth: EfficiencyFactors = { ...UNFITTED_EFFICIENCY, compute: 0.35, memory: 0.85, frontend_ms: 30, pass_overhead_ms: 1 };
-    const concurrencies = [1, 4, 16, 64];
-    const long = { ...deployment, isl: 4096, osl: 64 };
+    const concurrencies = [1, 2, 4, 8, 16, 32, 64];
+    const long = { ...deployment, isl: 4096, osl: 128 };
     const measured = [...concurrencies.map((c) => pointOf(truth, c)), ...concurrencies.map((c) => pointOf(truth, c, undefined, long))];
     const layout = new ParameterLayout([], [], []);
-    let factors = UNFITTED_EFFICIENCY;
-    let x = layout.start();
-    for (let round = 0; round < 4; round++) {
-      const current = factors;
-      const points = measured.map((m) => ({
-        ...pointOf(
-          current,
-          m.concurrency,
-          m.measured,
-          m.deployment.maxBatchedTokens && m.trajectory.meanPromptTokens > 1000 ? long : deployment,
-        ),
-      }));
-      // Weak priors: noise-free points identify these factors without help.
-      const fit = fitFactors(points, layout, {
-        start: x,
-        robustScale: Infinity,
-        prior: { centre: layout.start(), sd: layout.start().map(() => 10) },
-      });
-      x = fit.x;
-      factors = layout.factors(x, '', '');
-    }
-    // The factors each metric pins down come back close; the others stay near their priors.
-    expect(factors.memory).toBeCloseTo(truth.memory, 1);
-    expect(factors.compute).toBeCloseTo(truth.compute, 1);
-    expect(Math.abs(factors.frontend_ms / truth.frontend_ms - 1)).toBeLessThan(0.15);
+    const record = (x: readonly number[]) => {
+      const current = layout.factors(x, '', '');
+      return Promise.resolve(
+        measured.map((m) => pointOf(current, m.concurrency, m.measured, m.trajectory.meanPromptTokens > 1000 ? long : deployment)),
+      );
+    };
+    // Weak priors: noise-free points identify these factors without help.
+    const fitted = await fitByRounds(record, layout, {
+      start: layout.start(),
+      rounds: 6,
+      robustScale: Infinity,
+      prior: { centre: layout.start(), sd: layout.start().map(() => 10) },
+    });
+    const factors = layout.factors(fitted.x, '', '');
+    // What the points pin down comes back: the prefill compute (long prompts), the frontend (TTFT
+    // at concurrency 1) and the weights read; a decode step's smaller parts (per-layer floor, pass
+    // overhead, per-request cost) trade off against each other within one model.
+    expect(Math.abs(factors.compute / truth.compute - 1)).toBeLessThan(0.05);
+    expect(Math.abs(factors.frontend_ms / truth.frontend_ms - 1)).toBeLessThan(0.05);
+    expect(Math.abs(factors.memory / truth.memory - 1)).toBeLessThan(0.1);
+    // The replays at the fitted factors give back the measured metrics: on average within 3 %; a
+    // point whose prompts sit on a chunk boundary (32 prompts of ~460 tokens against 8192 batched
+    // tokens) moves in steps when the factors move a little, so single points are held to 15 %.
+    const errors = { ttft: [] as number[], itl: [] as number[] };
     for (const m of measured) {
       const replayed = pointOf(factors, m.concurrency, undefined, m.trajectory.meanPromptTokens > 1000 ? long : deployment).trajectory;
-      expect(Math.abs((replayed.ttftMs as number) / m.measured.ttftMs - 1)).toBeLessThan(0.03);
-      expect(Math.abs((replayed.itlMs as number) / m.measured.itlMs - 1)).toBeLessThan(0.03);
+      errors.ttft.push(Math.abs((replayed.ttftMs as number) / m.measured.ttftMs - 1));
+      errors.itl.push(Math.abs((replayed.itlMs as number) / m.measured.itlMs - 1));
+    }
+    for (const list of [errors.ttft, errors.itl]) {
+      expect(list.reduce((a, b) => a + b, 0) / list.length).toBeLessThan(0.03);
+      expect(Math.max(...list)).toBeLessThan(0.15);
     }
   });
 

@@ -251,6 +251,7 @@ const ideal: EfficiencyFactors = {
   moe: 1,
   frontend_ms: 0,
   frontend_us_per_token: 0,
+  frontend_us_per_inflight: 0,
 };
 const toy = (over: Partial<Deployment> = {}): Deployment => ({
   model: toyModel,

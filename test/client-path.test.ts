@@ -324,6 +324,30 @@ describe('invalid client-path configs', () => {
   });
 });
 
+describe('response overhead per request in flight', () => {
+  it("delays a client's next send by the other requests still in flight when its response ends", () => {
+    // 5 ms per other request in flight. Both first requests are prefilled together in 0-12 and
+    // decoded in 12-14; at 14 the first response ends with one other in flight (its slot sends at
+    // 19), the second with none (sends at 14). The third is prefilled 14-26 and decoded with the
+    // fourth's prefill (queued at 19) in 26-38; 38-40 decodes the fourth.
+    const { records } = run(
+      {},
+      {
+        source: synthetic(100, 2),
+        load: { type: 'concurrency', concurrency: 2, response_overhead: { base_ms: 0, per_output_token_us: 0, per_inflight_us: 5000 } },
+        stop: { requests: 4 },
+      },
+    );
+    expect(records.map((r) => r.sent_ms)).toEqual([0, 0, 14, 19]);
+    expect(records.map((r) => r.token_ms)).toEqual([
+      [12, 14],
+      [12, 14],
+      [26, 38],
+      [38, 40],
+    ]);
+  });
+});
+
 describe('frontend delay', () => {
   it('delays the arrival at the server by the frontend, a TTFT stage of its own', () => {
     // Frontend 4 + 0.001 x 1024 ms: at the server at 5.024; tokenization 1 + 0.001 x 1024 = 2.024 ms:
@@ -337,6 +361,22 @@ describe('frontend delay', () => {
     expect(summary.ttft_stages.mean_frontend_ms).toBeCloseTo(5.024, 9);
     expect(summary.ttft_stages.mean_tokenization_ms).toBeCloseTo(2.024, 9);
     expect(summary.metrics.time_to_first_token?.avg).toBeCloseTo(19.048, 9);
+  });
+
+  it('grows with the other requests in flight when a request is sent', () => {
+    // 3 ms per other request in flight. Both sent at 0: the first finds none (at the server at 0),
+    // the second one (at 3). Pass 0-12 prefills the first (token at 12); the second, queued at 3,
+    // is prefilled in 12-24 with the first's decode (tokens at 24); 24-26 decodes the second.
+    const { records, summary } = run(
+      { frontend: { base_ms: 0, per_input_us: 0, per_inflight_us: 3000 } },
+      { source: synthetic(100, 2), load: closedLoop(2), stop: { requests: 2 } },
+    );
+    expect(records.map((r) => r.token_ms)).toEqual([
+      [12, 24],
+      [24, 26],
+    ]);
+    expect(summary.ttft_stages.mean_frontend_ms).toBe(1.5);
+    expect(summary.metrics.time_to_first_token?.avg).toBe(18);
   });
 
   it('is 0 under auto without roofline timing', () => {

@@ -18,7 +18,7 @@ const DEFAULTS: RunConfig = {
     hardware: 'unknown',
     backend: 'vllm',
     context_length: 'max',
-    frontend: { base_ms: 'auto', per_input_us: 'auto' },
+    frontend: { base_ms: 'auto', per_input_us: 'auto', per_inflight_us: 'auto' },
     workers: {
       aggregated: {
         parallelism: { replicas: 1, tensor: 1, attention_data: 1, expert: 1 },
@@ -75,7 +75,7 @@ describe('parseRunConfig defaults', () => {
       type: 'concurrency',
       concurrency: 10,
       ramp_up_ms: 0,
-      response_overhead: { base_ms: 0, per_output_token_us: 0 },
+      response_overhead: { base_ms: 0, per_output_token_us: 0, per_inflight_us: 0 },
     });
   });
 
@@ -546,7 +546,7 @@ describe('loadRunConfig', () => {
       type: 'poisson',
       requests_per_second: 5,
       seed: 1,
-      response_overhead: { base_ms: 1, per_output_token_us: 10 },
+      response_overhead: { base_ms: 1, per_output_token_us: 10, per_inflight_us: 0 },
     });
     expect(config.traffic.stop).toEqual({ max_virtual_time_seconds: 600 });
     // (2 x 80 x 0.9 - 61) GiB = 83 GiB; 83 x 2^30 / (2^18 x 16) = 21248 blocks.

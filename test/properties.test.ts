@@ -226,7 +226,7 @@ describe('laws of the replay core', () => {
             ...plainRun,
             tokenization: { serversPerWorker: tokenizers, baseMs: 0, perTokenMs: 0, chunkOutputs: 0 },
             detokenization: { serversPerWorker: detokenizers, baseMs: 0, perTokenMs: 0, chunkOutputs: chunk },
-            responseOverhead: { baseMs: 0, perOutputTokenMs: 0 },
+            responseOverhead: { baseMs: 0, perOutputTokenMs: 0, perInflightMs: 0 },
           };
           const records = (run: ResolvedRun) => JSON.stringify(buildRequestRecords(new Simulation(run, { recordTokens: true }).run()));
           expect(records(zeroRun)).toBe(records(plainRun));

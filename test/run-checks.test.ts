@@ -3,11 +3,14 @@
  * checks shared with vLLM, the bound on the requests a time-capped run sends (a law over random
  * configs: the replay never sends more), and the memory estimate (against the memory measured).
  */
+import { spawnSync } from 'node:child_process';
+import { join } from 'node:path';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { ConfigError } from '../src/config/errors.js';
 import { loadRunConfigFromObject, parseRunConfig } from '../src/config/load.js';
 import {
+  PREFIX_BYTES_PER_REQUEST,
   RECORD_BYTES_PER_REQUEST,
   RECORD_BYTES_PER_TOKEN,
   TABLE_BYTES_PER_REQUEST,
@@ -22,6 +25,7 @@ import { Simulation } from '../src/core/simulation.js';
 import { thrownBy } from './helpers/errors.js';
 
 const ROLE = 'engine.workers.aggregated';
+const DIST = join(import.meta.dirname, '..', 'dist', 'src');
 const role = (extra: Record<string, unknown>) => ({ engine: { workers: { aggregated: extra } } });
 
 function issuesOf(raw: unknown): string[] {
@@ -252,6 +256,97 @@ describe('the memory estimate', () => {
     const used = process.memoryUsage().heapUsed - before;
     expect(records).toHaveLength(requests);
     expect(used).toBeLessThan(estimateRun(config, { perRequest: true }).recordBytes);
+  });
+
+  it('adds the prefix cache of a session source: groups, their slabs and the per-request books', () => {
+    const session = { type: 'synthetic-session', turns: 3, new_input_tokens_per_turn: 100, output_tokens_per_turn: 20 };
+    const raw = { traffic: { source: session, load: { concurrency: 4 }, stop: { requests: 1000 } } };
+    // At most 1,000 / 3 -> 334 whole sessions plus one per slot: 338 groups; a session's stream is
+    // 3 x 120 = 360 tokens, 23 blocks of 16, plus one: 24 keys. One rank, unlimited pool. All of
+    // it grows by doubling: 3 x (books, group index, slabs).
+    expect(PREFIX_BYTES_PER_REQUEST).toBe(20);
+    expect(estimateRun(parseRunConfig(raw, 'r')).prefixCacheBytes).toBe(3 * (1000 * 20 + 338 * 4 + 338 * 24 * 4));
+    // Two ranks with 100 blocks each: each indexes every group and holds at most 100 slabs.
+    const limited = { ...raw, ...role({ parallelism: { replicas: 2 }, kv_cache: { capacity: { type: 'fixed', blocks: 100 } } }) };
+    expect(estimateRun(parseRunConfig(limited, 'r')).prefixCacheBytes).toBe(3 * (1000 * 20 + 2 * 338 * 4 + 2 * 100 * 24 * 4));
+    // Nothing shared: no prefix cache.
+    const off = { ...raw, ...role({ kv_cache: { prefix_caching: false } }) };
+    expect(estimateRun(parseRunConfig(off, 'r')).prefixCacheBytes).toBe(0);
+    expect(estimateRun(parseRunConfig({}, 'r')).prefixCacheBytes).toBe(0);
+  });
+
+  it('adds the prefix cache of a trace: its hash ids, and kv_aware routing per rank', () => {
+    const raw = {
+      engine: {
+        router: { type: 'kv_aware' },
+        workers: { aggregated: { parallelism: { replicas: 4 }, kv_cache: { capacity: { type: 'fixed', blocks: 100 } } } },
+      },
+      traffic: { source: { type: 'trace', path: 't.jsonl' } },
+    };
+    // 3 rows with 2 hash ids each; blocks of 512 trace tokens hold 32 engine blocks of 16.
+    const trace = {
+      rows: 3,
+      inputLength: Int32Array.of(900, 900, 900),
+      outputLength: Int32Array.of(1, 1, 1),
+      hashIdOffsets: Int32Array.of(0, 2, 4, 6),
+    };
+    // Sized once: 4 ranks x 6 groups x 4 bytes (index) and x 4 (router). Grown: 3 x (3 requests x
+    // 20, 4 x 6 slabs of 32 keys).
+    expect(estimateRun(parseRunConfig(raw, 'r'), { trace }).prefixCacheBytes).toBe(4 * 6 * 4 * 2 + 3 * (3 * 20 + 4 * 6 * 32 * 4));
+    expect(estimateRun(parseRunConfig(raw, 'r'), { trace: { ...trace, hashIdOffsets: undefined } }).prefixCacheBytes).toBe(0);
+  });
+
+  it('does not underestimate the prefix cache (measured, in a process with a collector to call)', () => {
+    // Typed-array memory of a run with the cache, against the same run without it, each after a
+    // full collection: in a child process of the built package, started with --expose-gc.
+    const session = { type: 'synthetic-session', turns: 4, new_input_tokens_per_turn: 200, output_tokens_per_turn: 50 };
+    const cases = [
+      { traffic: { source: session, load: { concurrency: 64 }, stop: { requests: 20_000 } } },
+      { ...role({ parallelism: { replicas: 4 } }), traffic: { source: session, load: { concurrency: 256 }, stop: { requests: 40_000 } } },
+    ];
+    const script = `
+      const [{ parseRunConfig }, { resolveRun }, { Simulation }] = await Promise.all(
+        ['config/load.js', 'config/resolve.js', 'core/simulation.js'].map((m) => import('${DIST}/' + m)));
+      const arrays = (raw) => {
+        global.gc();
+        const before = process.memoryUsage().arrayBuffers;
+        const simulation = new Simulation(resolveRun(parseRunConfig(raw, 'r'), null));
+        simulation.run();
+        global.gc();
+        return process.memoryUsage().arrayBuffers - before + (simulation ? 0 : 1);
+      };
+      const out = [];
+      for (const raw of ${JSON.stringify(cases)}) {
+        const off = structuredClone(raw);
+        off.engine = { workers: { aggregated: { ...off.engine?.workers?.aggregated, kv_cache: { prefix_caching: false } } } };
+        out.push(arrays(raw) - arrays(off));
+      }
+      console.log(JSON.stringify(out));`;
+    const child = spawnSync(process.execPath, ['--expose-gc', '--input-type=module', '-e', script], { encoding: 'utf8' });
+    expect(child.stderr).toBe('');
+    const used = JSON.parse(child.stdout) as number[];
+    cases.forEach((raw, k) => {
+      expect(used[k]).toBeGreaterThan(0);
+      expect(used[k]).toBeLessThan(estimateRun(parseRunConfig(raw, 'r')).prefixCacheBytes);
+    });
+  });
+
+  it('refuses a prefix cache that would not fit, naming prefix_caching', () => {
+    const session = { type: 'synthetic-session', turns: 2, new_input_tokens_per_turn: 4000, output_tokens_per_turn: 100 };
+    const raw = { traffic: { source: session, load: { concurrency: 64 }, stop: { requests: 1_000_000 } } };
+    const config = parseRunConfig(raw, 'r');
+    const { tableBytes, prefixCacheBytes } = estimateRun(config);
+    // 500,064 sessions of 8,200 tokens: 514 keys each, 3 x about 1.06 GB, above the replay's own columns.
+    expect(prefixCacheBytes).toBe(3 * (1_000_000 * 20 + 500_064 * 4 + 500_064 * 514 * 4));
+    const budget = { offHeapBytes: tableBytes + prefixCacheBytes / 2, heapBytes: 4e9 };
+    const [violation] = checkRunResources(config, { budget });
+    expect(violation.path).toBe(`${ROLE}.kv_cache.prefix_caching`);
+    expect(violation.reason).toMatch(
+      /^the prefix cache of 1 rank over 1,000,000 requests of 100 output tokens needs about 3\.2 GB of memory/,
+    );
+    expect(violation.reason).toContain('turn it off (prefix_caching: false)');
+    const off = parseRunConfig({ ...raw, ...role({ kv_cache: { prefix_caching: false } }) }, 'r');
+    expect(checkRunResources(off, { budget })).toEqual([]);
   });
 
   it('refuses records that would not fit the heap, naming the flag and the knob', () => {

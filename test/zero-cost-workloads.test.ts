@@ -29,7 +29,7 @@ function withZeroCosts(config: RunConfig): RunConfig {
   const zero = withoutClientPath(config);
   zero.engine.tokenization = { workers: 3, base_ms: 0, per_input_us: 0 };
   zero.engine.detokenization = { workers: 4, base_ms: 0, per_output_us: 0 };
-  zero.traffic.load.response_overhead = { base_ms: 0, per_output_token_us: 0 };
+  zero.traffic.load.response_overhead = { base_ms: 0, per_output_token_us: 0, per_inflight_us: 0 };
   return zero;
 }
 

@@ -6,6 +6,7 @@
  * model and GPU are in the catalog.
  */
 import { availableParallelism } from 'node:os';
+import { stringify } from 'yaml';
 import { Piscina } from 'piscina';
 import { deploymentOf } from '../config/deployment.js';
 import type { RunConfig } from '../config/types.js';
@@ -13,7 +14,7 @@ import { loadCatalog } from '../catalog/load.js';
 import { EFFICIENCY_NAMES, type EfficiencyFactors, type EfficiencyTable } from '../catalog/efficiency.js';
 import { BACKENDS } from '../config/types.js';
 import { compileOnPoolThreads, compiledModule } from '../sweep/pool.js';
-import { fitFactors, ParameterLayout, predictPoint, type FactorFit, type FitPoint } from './catalog-fit.js';
+import { fitByRounds, fitFactors, logErrors, ParameterLayout, predictPoint, type FactorFit, type FitPoint } from './catalog-fit.js';
 import { catalogBaseConfig, readSiliconDeployments, type SiliconDeployment } from './silicon-deployments.js';
 import { pointConfig, type SimLoadOptions } from './sim-load.js';
 import type { Trajectory } from './trajectory.js';
@@ -125,9 +126,11 @@ export async function recordPoints(
 
 export interface CatalogFitRound {
   round: number;
-  /** MAPE (%) of the replays with the round's starting factors, and of the fit's prediction after it. */
+  /** MAPE (%) of the replays at the factors kept after the round. */
   replayed: { ttft: number; itl: number };
-  predicted: { ttft: number; itl: number };
+  /** Whether a step lowered the replayed loss, and which (1, 1/2, 1/4; 0 when none did). */
+  accepted: boolean;
+  step: number;
   iterations: number;
   wallMs: number;
 }
@@ -156,8 +159,9 @@ export function layoutFor(points: readonly { hardware: string; backend: string }
 }
 
 /**
- * The outer loop: record, fit, record again with the fitted factors... `rounds` times. Returns
- * the last fit and the recorded points of the last round (for leave-one-model-out fits).
+ * The outer loop (`fitByRounds`): replay every point at the current factors, fit on the
+ * trajectories, keep the fitted factors only where replaying them lowers the replayed loss.
+ * Returns the fit and the points replayed at its factors (for leave-one-model-out fits).
  */
 export async function fitCatalogFactors(
   pool: TrajectoryPool,
@@ -166,23 +170,32 @@ export async function fitCatalogFactors(
   options: { rounds?: number; log?: (line: string) => void } = {},
 ): Promise<{ fit: FactorFit; recorded: FitPoint[]; rounds: CatalogFitRound[] }> {
   const layout = layoutFor(points);
-  let fit: FactorFit = { layout, x: layout.start(), dataLoss: NaN, loss: NaN, iterations: 0 };
   const rounds: CatalogFitRound[] = [];
-  let recorded: FitPoint[] = [];
   const count = options.rounds ?? 3;
-  for (let round = 0; round < count; round++) {
-    const started = performance.now();
-    const current = fit;
-    recorded = await recordPoints(pool, points, (p) => factorsFor(current, p.hardware, p.backend), load);
-    const replayed = mape(recorded, replayedMetrics);
-    fit = fitFactors(recorded, layout, { start: fit.x });
-    const predicted = mape(recorded, (p) => predictPoint(p, factorsFor(fit, p.hardware, p.backend)));
-    rounds.push({ round, replayed, predicted, iterations: fit.iterations, wallMs: performance.now() - started });
-    options.log?.(
-      `round ${round + 1}/${count}: replayed TTFT ${replayed.ttft.toFixed(1)} % ITL ${replayed.itl.toFixed(1)} %; fitted (predicted) TTFT ${predicted.ttft.toFixed(1)} % ITL ${predicted.itl.toFixed(1)} %; ${fit.iterations} iterations, ${((performance.now() - started) / 1000).toFixed(0)} s`,
-    );
-  }
-  return { fit, recorded, rounds };
+  let started = performance.now();
+  const record = (x: readonly number[]) => recordPoints(pool, points, (p) => layout.factors(x, p.hardware, p.backend), load);
+  const result = await fitByRounds(record, layout, {
+    start: layout.start(),
+    rounds: count,
+    log: (r) => {
+      const replayed = mape(r.points, replayedMetrics);
+      rounds.push({
+        round: r.round,
+        replayed,
+        accepted: r.accepted,
+        step: r.step,
+        iterations: r.iterations,
+        wallMs: performance.now() - started,
+      });
+      options.log?.(
+        `round ${r.round + 1}/${count}: ${r.accepted ? `step ${r.step}` : 'no step lowered the loss'}; replayed TTFT ${replayed.ttft.toFixed(1)} % ITL ${replayed.itl.toFixed(1)} %; ${r.iterations} iterations, ${((performance.now() - started) / 1000).toFixed(0)} s`,
+      );
+      started = performance.now();
+    },
+  });
+  let dataLoss = 0;
+  for (const p of result.points) for (const v of logErrors(p, layout.factors(result.x, p.hardware, p.backend))) dataLoss += v * v;
+  return { fit: { layout, x: result.x, dataLoss, loss: result.loss, iterations: rounds.length }, recorded: result.points, rounds };
 }
 
 /**
@@ -245,8 +258,8 @@ export async function zeroShot(
   points: readonly MeasuredPoint[],
   load: SimLoadOptions,
   options: { rounds?: number; log?: (line: string) => void } = {},
-): Promise<{ predictions: ZeroShotPoint[]; all: FactorFit }> {
-  const { fit: all, recorded } = await fitCatalogFactors(pool, points, load, options);
+): Promise<{ predictions: ZeroShotPoint[]; all: FactorFit; recorded: FitPoint[]; rounds: CatalogFitRound[] }> {
+  const { fit: all, recorded, rounds } = await fitCatalogFactors(pool, points, load, options);
   const models = [...new Set(points.map((p) => p.model))].sort();
   const predictions: ZeroShotPoint[] = [];
   for (const model of models) {
@@ -271,5 +284,22 @@ export async function zeroShot(
     });
     options.log?.(`left out ${model}: ${mine.length} points predicted (${((performance.now() - started) / 1000).toFixed(0)} s)`);
   }
-  return { predictions, all };
+  return { predictions, all, recorded, rounds };
+}
+
+/** The text of an efficiency table file: a header saying what it was fitted on, then the table. */
+export function efficiencyFileText(
+  table: EfficiencyTable,
+  fit: { points: readonly MeasuredPoint[]; rounds: readonly CatalogFitRound[]; load: SimLoadOptions; source: string },
+): string {
+  const last = fit.rounds[fit.rounds.length - 1];
+  const header = [
+    'Efficiency factors of roofline timing, per GPU and backend (docs/hardware-and-models.md).',
+    'Written by `servesim calibrate catalog` (npm run fit:catalog); rerun it rather than editing by hand.',
+    `Fitted on ${fit.points.length} closed-loop points of ${new Set(fit.points.map((p) => p.label)).size} deployments of ${fit.source},`,
+    `${fit.rounds.length} rounds of replays (${fit.load.requestsPerSlot} requests per slot, length ratio ${fit.load.rangeRatio}); replayed`,
+    `at the factors below: TTFT avg MAPE ${last.replayed.ttft.toFixed(1)} %, ITL avg MAPE ${last.replayed.itl.toFixed(1)} % (in sample).`,
+    "Each entry's `fit` says what it was fitted on (0 points: its GPU and backend effects only).",
+  ];
+  return `${header.map((l) => `# ${l}`).join('\n')}\n${stringify(table, { lineWidth: 0 })}`;
 }

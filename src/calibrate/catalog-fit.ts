@@ -21,7 +21,7 @@ import { BIN, BIN_FIELDS, type Trajectory } from './trajectory.js';
 type FactorName = (typeof EFFICIENCY_NAMES)[number];
 const FACTORS = EFFICIENCY_NAMES;
 const K = FACTORS.length;
-const SHARES = new Set<FactorName>(['compute', 'memory', 'link', 'moe']);
+const SHARES = new Set<FactorName>(['compute', 'memory', 'link']);
 
 /** Prior standard deviations (transformed space) of the global level, GPU, backend and pair effects. */
 export const FIT_PRIORS = { global: 1.5, hardware: 0.5, backend: 0.5, pair: 0.3 } as const;
@@ -156,13 +156,14 @@ export function predictPoint(point: FitPoint, factors: EfficiencyFactors): { ttf
       ttft0 +
       (now.ttft - base.ttft) +
       (factors.frontend_ms - point.recordedWith.frontend_ms) +
-      ((factors.frontend_us_per_token - point.recordedWith.frontend_us_per_token) * point.trajectory.meanPromptTokens) / 1000,
+      ((factors.frontend_us_per_token - point.recordedWith.frontend_us_per_token) * point.trajectory.meanPromptTokens) / 1000 +
+      ((factors.frontend_us_per_inflight - point.recordedWith.frontend_us_per_inflight) * point.trajectory.meanInflightAtSend) / 1000,
     itlMs: itl0 + (now.itl - base.itl),
   };
 }
 
 /** Log errors of a point (TTFT, ITL); a prediction at or below 0 counts as 1 us. */
-function logErrors(point: FitPoint, factors: EfficiencyFactors): [number, number] {
+export function logErrors(point: FitPoint, factors: EfficiencyFactors): [number, number] {
   const p = predictPoint(point, factors);
   return [Math.log(Math.max(p.ttftMs, 1e-3) / point.measured.ttftMs), Math.log(Math.max(p.itlMs, 1e-3) / point.measured.itlMs)];
 }
@@ -292,3 +293,76 @@ export function toTransformed(factors: EfficiencyFactors): number[] {
 
 /** Whether a factor is a share in (0, 1] (else a cost). */
 export const isShare = (name: FactorName): boolean => SHARES.has(name);
+
+/** One round of `fitByRounds`: the replayed loss after it, the step taken (0: none) and the points replayed at the factors kept. */
+export interface FitRound {
+  round: number;
+  replayedLoss: number;
+  accepted: boolean;
+  step: number;
+  iterations: number;
+  points: readonly FitPoint[];
+}
+
+export interface FitRoundsOptions {
+  start: readonly number[];
+  rounds: number;
+  prior?: { centre: readonly number[]; sd: readonly number[] };
+  robustScale?: number;
+  /** Called after each round with its replayed loss and whether its step was taken. */
+  log?: (round: FitRound) => void;
+}
+
+/**
+ * Rounds of replays and fits: record every point's trajectory at the current factors, fit on the
+ * trajectories, and take the fitted factors only if replaying at them lowers the loss the replays
+ * themselves give (the fit's prediction holds near the schedule it was made on, not always at its
+ * optimum); otherwise try half the step, then a quarter. Returns the best factors replayed and
+ * their points.
+ */
+export async function fitByRounds(
+  record: (x: readonly number[]) => Promise<FitPoint[]>,
+  layout: ParameterLayout,
+  options: FitRoundsOptions,
+): Promise<{ x: number[]; points: FitPoint[]; loss: number; rounds: number }> {
+  const scale = options.robustScale ?? ROBUST_SCALE;
+  const prior = options.prior ?? { centre: layout.start(), sd: Array.from({ length: layout.size }, (_, i) => layout.priorSd(i)) };
+  const replayedLoss = (points: readonly FitPoint[], x: readonly number[]) => {
+    let loss = 0;
+    for (const p of points) {
+      for (const [sim, measured] of [
+        [p.trajectory.ttftMs ?? 0, p.measured.ttftMs],
+        [p.trajectory.itlMs ?? 0, p.measured.itlMs],
+      ]) {
+        const r = Math.log(Math.max(sim, 1e-3) / measured);
+        loss += Number.isFinite(scale) ? scale * scale * Math.log1p((r / scale) ** 2) : r * r;
+      }
+    }
+    x.forEach((v, i) => (loss += ((v - prior.centre[i]) / prior.sd[i]) ** 2));
+    return loss;
+  };
+  let x = [...options.start];
+  let points = await record(x);
+  let loss = replayedLoss(points, x);
+  let rounds = 0;
+  for (let round = 0; round < options.rounds; round++) {
+    rounds++;
+    const fit = fitFactors(points, layout, { start: x, prior, robustScale: scale });
+    let accepted = false;
+    let step = 1;
+    for (let attempt = 0; attempt < 3 && !accepted; attempt++, step /= 2) {
+      const trial = x.map((v, i) => v + step * (fit.x[i] - v));
+      const trialPoints = await record(trial);
+      const trialLoss = replayedLoss(trialPoints, trial);
+      if (trialLoss < loss) {
+        x = trial;
+        points = trialPoints;
+        loss = trialLoss;
+        accepted = true;
+      }
+    }
+    options.log?.({ round, replayedLoss: loss, accepted, step: accepted ? step * 2 : 0, iterations: fit.iterations, points });
+    if (!accepted) break;
+  }
+  return { x, points, loss, rounds };
+}

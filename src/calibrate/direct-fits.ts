@@ -14,7 +14,7 @@ import { LINEAR_TERMS } from './features.js';
 import { fitPassTime, passRoleColumns, readPasses, type PassLayout } from './pass-time.js';
 import { readTable, selectRows, type Table } from './read-table.js';
 import { formatSelection, type ColumnSelection } from '../io/selection.js';
-import { fitResponseOverhead, readAiperfGaps, readGapTable } from './response-overhead.js';
+import { fitResponseOverhead, readAiperfGaps, readGapTable, type ResponseGap } from './response-overhead.js';
 
 export interface DirectFitCommon {
   /** Output folder; nothing is written when undefined. */
@@ -104,6 +104,13 @@ export async function runDetokenizationFit(
   return { ...(await finish(report, featureNames, options.out)), companion: twoTerm };
 }
 
+/** How many gaps saw each number of other requests in flight: the in-flight term needs two or more values. */
+function inflightSpread(gaps: readonly ResponseGap[]): Record<string, number> {
+  const counts = new Map<number, number>();
+  for (const gap of gaps) counts.set(gap.inflight, (counts.get(gap.inflight) ?? 0) + 1);
+  return Object.fromEntries([...counts.entries()].sort(([a], [b]) => a - b).map(([k, v]) => [String(k), v]));
+}
+
 /**
  * Why the AIPerf runs at `path` are open-loop (a request rate, a fixed schedule or a trace), or
  * null: the gap from a response to the next request measures the client only in a closed loop,
@@ -132,31 +139,40 @@ function openLoopReason(path: string, files: readonly string[]): string | null {
   return null;
 }
 
-export async function runResponseOverheadFit(options: DirectFitCommon & { aiperf?: string; input?: string }): Promise<DirectFitOutcome> {
-  if ((options.aiperf === undefined) === (options.input === undefined)) {
+export async function runResponseOverheadFit(
+  options: DirectFitCommon & { aiperf?: string | readonly string[]; input?: string },
+): Promise<DirectFitOutcome> {
+  const runs = options.aiperf === undefined ? [] : typeof options.aiperf === 'string' ? [options.aiperf] : options.aiperf;
+  if ((runs.length === 0) === (options.input === undefined)) {
     throw new CalibrateUsageError(
-      options.aiperf === undefined
-        ? 'give the measured gaps: --aiperf RUN_DIR (an AIPerf run) or --input GAPS.csv (output_tokens,gap_ms)'
+      runs.length === 0
+        ? 'give the measured gaps: --aiperf RUN_DIR (one or more AIPerf runs) or --input GAPS.csv (output_tokens,gap_ms[,inflight])'
         : 'give one of --aiperf and --input, not both',
     );
   }
   checkCommon(options);
-  let gaps;
+  let gaps: ResponseGap[];
   let extra: Record<string, unknown>;
   let inputs: string[];
   let openLoop: string | null = null;
-  if (options.aiperf !== undefined) {
-    const read = readAiperfGaps(options.aiperf);
-    gaps = read.gaps;
-    inputs = read.files;
-    extra = { gaps: gaps.length, skipped: read.skipped, slots: new Set(gaps.map((gap) => gap.slot)).size };
-    openLoop = openLoopReason(options.aiperf, read.files);
+  if (runs.length > 0) {
+    gaps = [];
+    inputs = [];
+    const skipped: Record<string, number> = {};
+    for (const run of runs) {
+      const read = readAiperfGaps(run);
+      gaps.push(...read.gaps);
+      inputs.push(...read.files);
+      for (const [reason, count] of Object.entries(read.skipped)) skipped[reason] = (skipped[reason] ?? 0) + count;
+      openLoop ??= openLoopReason(run, read.files);
+    }
+    extra = { gaps: gaps.length, skipped, slots: new Set(gaps.map((gap) => gap.slot)).size, inflight: inflightSpread(gaps) };
   } else {
     gaps = readGapTable(requireRows(readTable(options.input as string), 'the response overhead'), options.mapping);
     inputs = [options.input as string];
     extra = { gaps: gaps.length };
   }
-  const source = options.aiperf !== undefined ? options.aiperf : (options.input as string);
+  const source = runs.length > 0 ? runs.join(', ') : (options.input as string);
   if (gaps.length === 0)
     throw new InputError(source, 0, `no response-to-next-request gap in ${inputs.join(', ')} (a slot needs two requests)`);
   const fit = fitResponseOverhead(gaps, { holdout: options.holdout });
@@ -169,15 +185,19 @@ export async function runResponseOverheadFit(options: DirectFitCommon & { aiperf
   refuseUntrusted(source, reasons, options.force, fit.notes);
   const report: FitReport = {
     target: 'response-overhead',
-    model: 'base + per output token',
+    model: 'base + per output token + per other request in flight',
     inputs,
     fit,
     snippet: {
-      'traffic.load.response_overhead': { base_ms: valueOf(fit, 'base_ms'), per_output_token_us: valueOf(fit, 'per_output_token_us') },
+      'traffic.load.response_overhead': {
+        base_ms: valueOf(fit, 'base_ms'),
+        per_output_token_us: valueOf(fit, 'per_output_token_us'),
+        per_inflight_us: valueOf(fit, 'per_inflight_us'),
+      },
     },
     extra,
   };
-  return finish(report, ['output_tokens'], options.out);
+  return finish(report, ['output_tokens', 'inflight'], options.out);
 }
 
 export async function runPassTimeFit(

@@ -25,7 +25,15 @@ import { calibrateEngine, type EngineCalibration } from './engine-calibration.js
 import { freeConstants } from './engine-fit.js';
 import { calibrateRoofline, DEPLOYMENT_PRIOR_SD, type RooflineCalibration } from './roofline-calibration.js';
 import { round6, snippetYaml } from './fit-output.js';
-import { childObject, resolveSimLoad, withConstants, type EngineConstants, type RawObject, type SimLoadOptions } from './sim-load.js';
+import {
+  childObject,
+  resolveSimLoad,
+  spreadOfRuns,
+  withConstants,
+  type EngineConstants,
+  type RawObject,
+  type SimLoadOptions,
+} from './sim-load.js';
 import { selectTraining } from './train-select.js';
 
 export const DEFAULT_ENGINE_METRICS = ['time_to_first_token.avg', 'inter_token_latency.avg'] as const;
@@ -175,6 +183,7 @@ export function engineFitJson(
         start: 'all slots at t = 0',
         requests_per_slot: load.requestsPerSlot,
         random_range_ratio: load.rangeRatio,
+        lengths: load.lengths ?? 'upper',
         warmup: load.warmup,
         seed: load.seed,
       },
@@ -348,6 +357,10 @@ export async function runEngineCalibration(options: EngineCommandOptions): Promi
   );
   if (trainIndices.length === 0)
     throw new CalibrateUsageError(`--train ${options.train}: selects none of the ${measured.length} measured points`);
+  // Runs that state their length spread (AIPerf's stddev) are simulated with it, unless --range-ratio says otherwise.
+  const spread = options.simLoad?.rangeRatio === undefined ? spreadOfRuns(measured) : undefined;
+  const load = resolveSimLoad(spread ? { ...options.simLoad, rangeRatio: spread.rangeRatio, lengths: 'mean' } : options.simLoad);
+  if (spread) measuredSide.notes.push(spread.note);
   const form = formOf(options.form ?? 'auto', loaded.config);
   const guardNotes: string[] = [];
   const wanted = /^(?:lowest|highest):(\d+)$/.exec(options.train.trim());
@@ -377,7 +390,6 @@ export async function runEngineCalibration(options: EngineCommandOptions): Promi
       guardNotes,
     );
   }
-  const load = resolveSimLoad(options.simLoad);
   if (form === 'roofline') {
     return runRooflineCalibration(options, loaded, measured, trainIndices, metrics, load, measuredSide.notes, guardNotes);
   }
@@ -483,6 +495,7 @@ async function runRooflineCalibration(
         start: 'all slots at t = 0',
         requests_per_slot: load.requestsPerSlot,
         random_range_ratio: load.rangeRatio,
+        lengths: load.lengths ?? 'upper',
         warmup: load.warmup,
         seed: load.seed,
       },

@@ -112,7 +112,8 @@ export function startConstants(
   const exponent = task.decodeExponent ?? 1;
   const parallelism = task.base.engine.workers.aggregated.parallelism;
   const ranks = parallelism.attention_data * parallelism.replicas;
-  const jitter = (1 + task.load.rangeRatio) / 2;
+  // The mean drawn length relative to the point's: the middle of [ratio x top, top], or the point's own.
+  const jitter = task.load.lengths === 'mean' ? 1 : (1 + task.load.rangeRatio) / 2;
   const source = task.base.traffic.source;
   const defaultIsl = source.type === 'synthetic' ? source.input_tokens : 1024;
   const defaultOsl = source.type === 'synthetic' ? source.output_tokens : 128;

@@ -1,7 +1,8 @@
 /**
  * Response-overhead fit (docs/calibration.md, docs/client-path.md): the load generator's turnaround from
  * a response's end to the next request on the same slot, against the response's output tokens:
- * `gap_ms = base_ms + per_output_token_us * output_tokens / 1000`.
+ * `gap_ms = base_ms + (per_output_token_us * output_tokens + per_inflight_us * others) / 1000`, with
+ * `others` the requests still in flight (started, not ended) when the response ends.
  *
  * From AIPerf's per-request JSONL the gap is `request_start_ns` of the next request minus
  * `request_end_ns` of the previous one on the same slot. `credit_issued_ns` is not used: AIPerf
@@ -24,6 +25,8 @@ export interface ResponseGap {
   gapMs: number;
   /** The slot (AIPerf worker) the gap was measured on; `-` for CSV input. */
   slot: string;
+  /** Other requests in flight (started, not ended) when the response ended (responses ending at the same instant share their mean). */
+  inflight: number;
 }
 
 export interface GapExtraction {
@@ -62,14 +65,31 @@ export function gapsOfRecords(
   }
   events.sort((a, b) => (a.ns < b.ns ? -1 : a.ns > b.ns ? 1 : a.kind - b.kind || a.record.line - b.record.line));
   const gaps: ResponseGap[] = [];
-  const waiting: AiperfRequestRecord[] = [];
-  for (const event of events) {
+  const waiting: Array<{ record: AiperfRequestRecord; others: number; meanTokens: number | undefined }> = [];
+  let inFlight = 0;
+  for (let i = 0; i < events.length; i++) {
+    const event = events[i];
     if (event.kind === 0) {
-      waiting.push(event.record);
+      // Responses that end at the same instant come in no knowable order (the next starts pair
+      // with them first-in first-out, and the one counted first sees one more other in flight), so
+      // each is fitted against the group's mean in-flight count and output length.
+      let k = 1;
+      while (i + k < events.length && events[i + k].kind === 0 && events[i + k].ns === event.ns) k++;
+      inFlight -= k;
+      const others = inFlight + (k - 1) / 2;
+      let tokens = 0;
+      for (let j = 0; j < k; j++) {
+        const t = events[i + j].record.metrics.output_sequence_length;
+        tokens += typeof t === 'number' ? t : NaN;
+      }
+      for (let j = 0; j < k; j++) waiting.push({ record: events[i + j].record, others, meanTokens: k === 1 ? undefined : tokens / k });
+      i += k - 1;
       continue;
     }
-    const previous = waiting.shift();
-    if (previous === undefined) continue; // a slot's first request
+    inFlight++;
+    const ended = waiting.shift();
+    if (ended === undefined) continue; // a slot's first request
+    const previous = ended.record;
     const tokens = previous.metrics.output_sequence_length;
     if (previous.error !== null) skip('previous request failed');
     else if (previous.wasCancelled === true) skip('previous request cancelled');
@@ -78,9 +98,10 @@ export function gapsOfRecords(
     else {
       gaps.push({
         source: `${file}:${previous.line}`,
-        outputTokens: tokens,
+        outputTokens: ended.meanTokens !== undefined && Number.isFinite(ended.meanTokens) ? ended.meanTokens : tokens,
         gapMs: nsToMs((event.record.requestStartNs as bigint) - (previous.requestEndNs as bigint)),
         slot: previous.workerId ?? '-',
+        inflight: ended.others,
       });
     }
   }
@@ -110,28 +131,34 @@ export function readAiperfGaps(path: string): GapExtraction {
   return { gaps, skipped, files };
 }
 
-/** Gaps from a plain CSV `output_tokens,gap_ms` (columns renamed by the mapping). */
+/** Gaps from a plain CSV `output_tokens,gap_ms[,inflight]` (columns renamed by the mapping; no `inflight`: 0). */
 export function readGapTable(table: Table, mapping: Record<string, string> = {}): ResponseGap[] {
   const tokens = requireColumn(table, mapping.output_tokens ?? 'output_tokens', 'output_tokens');
   const gap = requireColumn(table, mapping.gap_ms ?? 'gap_ms', 'gap_ms');
+  const inflightName = mapping.inflight ?? 'inflight';
+  const inflight = table.columns.includes(inflightName) ? requireColumn(table, inflightName, 'inflight') : null;
   return table.rows.map((row) => ({
     source: `${table.file}:${row.line}`,
     outputTokens: numberCell(table, row, tokens),
     gapMs: numberCell(table, row, gap, false),
     slot: '-',
+    inflight: inflight === null ? 0 : numberCell(table, row, inflight),
   }));
 }
 
 export const RESPONSE_OVERHEAD_SPEC: LinearModelSpec = {
   base: { name: 'base_ms', unit: 'ms' },
-  terms: [{ name: 'per_output_token_us', unit: 'us', toUnit: 1000, feature: 'output tokens' }],
+  terms: [
+    { name: 'per_output_token_us', unit: 'us', toUnit: 1000, feature: 'output tokens' },
+    { name: 'per_inflight_us', unit: 'us', toUnit: 1000, feature: 'other requests in flight' },
+  ],
   yName: 'gap_ms',
   yUnit: 'ms',
 };
 
 export function fitResponseOverhead(gaps: readonly ResponseGap[], options: FitOptions = {}): LinearFit {
   const rows: FitRow[] = gaps.map((gap) => ({
-    x: [gap.outputTokens],
+    x: [gap.outputTokens, gap.inflight],
     y: gap.gapMs,
     bucket: log2Bucket('output tokens', gap.outputTokens),
     source: gap.source,

@@ -17,7 +17,7 @@ import { metricValue, type PointKey, type ScorePoint } from '../score/points.js'
 import type { ScoreResult } from '../score/score-result.js';
 import { PointPool } from '../sweep/pool.js';
 import { TrajectoryPool } from './catalog-calibration.js';
-import { fitFactors, isShare, ParameterLayout, toTransformed, type FitPoint } from './catalog-fit.js';
+import { fitByRounds, isShare, ParameterLayout, toTransformed, type FitPoint } from './catalog-fit.js';
 import { scoreOf, simulatePoints } from './engine-calibration.js';
 import { pointConfig, type SimLoadOptions } from './sim-load.js';
 
@@ -61,7 +61,7 @@ export interface RooflineCalibration {
 export function withFactors(base: RunConfig, factors: EfficiencyFactors): RunConfig {
   const config = structuredClone(base);
   config.engine.workers.aggregated.timing = { type: 'roofline', efficiency: { ...factors } };
-  config.engine.frontend = { base_ms: 'auto', per_input_us: 'auto' };
+  config.engine.frontend = { base_ms: 'auto', per_input_us: 'auto', per_inflight_us: 'auto' };
   return config;
 }
 
@@ -87,13 +87,11 @@ export async function calibrateRoofline(input: RooflineCalibrationInput): Promis
     const layout = new ParameterLayout([], [], []);
     const centre = toTransformed(catalog.factors);
     const sd = EFFICIENCY_NAMES.map((name) => (isShare(name) ? DEPLOYMENT_PRIOR_SD.share : DEPLOYMENT_PRIOR_SD.cost));
-    let x = [...centre];
-    let factors = catalog.factors;
     const rounds: RooflineCalibration['rounds'] = [];
     let replays = 0;
-    for (let round = 0; round < (input.rounds ?? 3); round++) {
-      const current = factors;
-      const recorded: FitPoint[] = await Promise.all(
+    const record = (x: readonly number[]): Promise<FitPoint[]> => {
+      const current = layout.factors(x, '', '');
+      return Promise.all(
         train.map(async (p) => {
           const config = pointConfig(withFactors(input.base, current), keyOf(p), null, input.load);
           const trajectory = await trajectories.record(config);
@@ -114,20 +112,26 @@ export async function calibrateRoofline(input: RooflineCalibrationInput): Promis
           };
         }),
       );
-      let ttftErr = 0;
-      let itlErr = 0;
-      for (const p of recorded) {
-        ttftErr += Math.abs((p.trajectory.ttftMs ?? 0) / p.measured.ttftMs - 1);
-        itlErr += Math.abs((p.trajectory.itlMs ?? 0) / p.measured.itlMs - 1);
-      }
-      const fit = fitFactors(recorded, layout, { start: x, prior: { centre, sd }, robustScale: Infinity });
-      x = fit.x;
-      factors = layout.factors(x, '', '');
-      rounds.push({
-        trainMapeReplayed: { ttft: (100 * ttftErr) / recorded.length, itl: (100 * itlErr) / recorded.length },
-        iterations: fit.iterations,
-      });
-    }
+    };
+    const result = await fitByRounds(record, layout, {
+      start: centre,
+      rounds: input.rounds ?? 3,
+      prior: { centre, sd },
+      robustScale: Infinity,
+      log: (r) => {
+        let ttftErr = 0;
+        let itlErr = 0;
+        for (const p of r.points) {
+          ttftErr += Math.abs((p.trajectory.ttftMs ?? 0) / p.measured.ttftMs - 1);
+          itlErr += Math.abs((p.trajectory.itlMs ?? 0) / p.measured.itlMs - 1);
+        }
+        rounds.push({
+          trainMapeReplayed: { ttft: (100 * ttftErr) / r.points.length, itl: (100 * itlErr) / r.points.length },
+          iterations: r.iterations,
+        });
+      },
+    });
+    const factors = layout.factors(result.x, '', '');
     const fitted = withFactors(input.base, factors);
     const simulated = await simulatePoints(points, fitted, input.baseDir, input.measured.map(keyOf), null, input.load);
     replays += simulated.length;

@@ -21,6 +21,12 @@ export interface SimLoadOptions {
   rangeRatio: number;
   warmup: 'none' | 'first-wave';
   seed: number;
+  /**
+   * What a point's ISL and OSL are: `upper`, the top of the drawn range (sglang bench_serving's
+   * `--random-input-len` with its range ratio, how the silicon sweeps were run); `mean`, the mean
+   * of the drawn lengths (AIPerf's `--synthetic-input-tokens-mean`).
+   */
+  lengths?: 'upper' | 'mean';
 }
 
 /** Defaults: how the silicon sweeps were measured (docs/calibration.md, "How a simulated point starts", with the ablation). */
@@ -32,6 +38,34 @@ export function resolveSimLoad(partial: Partial<SimLoadOptions> | undefined): Si
   if (!(out.requestsPerSlot > 0)) throw new RangeError(`requests per slot must be > 0, got ${out.requestsPerSlot}`);
   if (!(out.rangeRatio > 0 && out.rangeRatio <= 1)) throw new RangeError(`range ratio must be in (0, 1], got ${out.rangeRatio}`);
   return out;
+}
+
+/**
+ * The simulated length spread of measured runs that state theirs (AIPerf's ISL and OSL stddev),
+ * or undefined when any point does not say. AIPerf draws a length from a normal distribution;
+ * the uniform range with the same mean and standard deviation is mean +- sqrt(3) x stddev, so
+ * the range ratio is (mean - sqrt(3) sd) / (mean + sqrt(3) sd), from the prompt lengths (the
+ * synthetic source has one ratio for both; the output lengths keep their mean). Stddev 0, the
+ * AIPerf default, gives fixed lengths.
+ */
+export function spreadOfRuns(
+  points: readonly { key: PointKey; spread?: { islStddev?: number; oslStddev?: number } }[],
+): { rangeRatio: number; note: string } | undefined {
+  const ratios: number[] = [];
+  for (const point of points) {
+    const sd = point.spread?.islStddev;
+    const isl = point.key.isl;
+    if (sd === undefined || typeof isl !== 'number') return undefined;
+    const half = Math.sqrt(3) * sd;
+    ratios.push(Math.min(1, Math.max(0.01, (isl - half) / (isl + half))));
+  }
+  if (ratios.length === 0) return undefined;
+  const rangeRatio = Number((ratios.reduce((a, b) => a + b, 0) / ratios.length).toFixed(4));
+  const sds = [...new Set(points.map((p) => p.spread?.islStddev))].join(', ');
+  return {
+    rangeRatio,
+    note: `lengths as the measured runs asked for them: means ISL and OSL, ISL stddev ${sds} -> random_range_ratio ${rangeRatio}`,
+  };
 }
 
 /** The engine constants the engine fit sets: `linear` timing and, optionally, a client-path delay. */
@@ -106,10 +140,12 @@ export function pointConfig(base: RunConfig, key: PointKey, constants: EngineCon
   const osl = typeof key.osl === 'number' ? key.osl : source.type === 'synthetic' ? source.output_tokens : undefined;
   if (isl === undefined || osl === undefined)
     throw new Error(`point ${JSON.stringify(key)}: no isl/osl, and the base config's source is not synthetic`);
+  // As means, a length is the middle of the drawn range [ratio x top, top].
+  const top = (mean: number) => (load.lengths === 'mean' ? Math.max(1, Math.round((2 * mean) / (1 + load.rangeRatio))) : mean);
   config.traffic.source = {
     type: 'synthetic',
-    input_tokens: isl,
-    output_tokens: osl,
+    input_tokens: top(isl),
+    output_tokens: osl === 0 ? 0 : top(osl),
     random_range_ratio: load.rangeRatio,
     seed: load.seed,
   };

@@ -15,7 +15,7 @@
  * other features averaged), which keeps a trajectory to a few hundred bins.
  */
 import { resolveRun } from '../config/resolve.js';
-import { Status } from '../core/request-table.js';
+import { Status, type RequestTable } from '../core/request-table.js';
 import { Simulation } from '../core/simulation.js';
 import { buildSummary } from '../core/report.js';
 import type { RunConfig } from '../config/types.js';
@@ -35,6 +35,8 @@ export interface Trajectory {
   passes: number;
   /** Mean prompt tokens of the requests counted in TTFT avg. */
   meanPromptTokens: number;
+  /** Mean number of other requests in flight when a request counted in TTFT avg was sent. */
+  meanInflightAtSend: number;
 }
 
 interface PassLog {
@@ -98,8 +100,10 @@ export function recordTrajectory(config: RunConfig): Trajectory {
   let ttftCount = 0;
   let itlCount = 0;
   let promptSum = 0;
+  const counted: number[] = [];
   for (let id = 0; id < result.requestCount; id++) {
     if (t.sentMs[id] !== t.sentMs[id] || t.isWarmup[id] === 1 || t.status[id] !== Status.Completed || t.received[id] === 0) continue;
+    counted.push(id);
     ttftCount++;
     promptSum += t.prompt[id];
     if (t.received[id] >= 2) itlCount++;
@@ -148,5 +152,35 @@ export function recordTrajectory(config: RunConfig): Trajectory {
     bins: flat,
     passes,
     meanPromptTokens: ttftCount > 0 ? promptSum / ttftCount : 0,
+    meanInflightAtSend: meanInflightAtSend(result.table, result.requestCount, counted),
   };
+}
+
+/**
+ * Mean, over the counted requests, of the requests in flight (sent, whole response not yet
+ * received) at each one's send, itself left out: a sweep over sends and response ends in time
+ * order (an end at the same instant as a send is counted first, as the replay frees the slot first).
+ */
+function meanInflightAtSend(t: RequestTable, n: number, counted: readonly number[]): number {
+  if (counted.length === 0) return 0;
+  const events: Array<[number, number, number]> = [];
+  for (let id = 0; id < n; id++) {
+    if (t.sentMs[id] !== t.sentMs[id]) continue;
+    events.push([t.sentMs[id], 1, id]);
+    const end = t.responseReceivedMs[id];
+    events.push([end === end ? end : Infinity, 0, id]);
+  }
+  events.sort((a, b) => a[0] - b[0] || a[1] - b[1] || a[2] - b[2]);
+  const isCounted = new Uint8Array(n);
+  for (const id of counted) isCounted[id] = 1;
+  let inFlight = 0;
+  let sum = 0;
+  for (const [, kind, id] of events) {
+    if (kind === 0) inFlight--;
+    else {
+      if (isCounted[id] === 1) sum += inFlight;
+      inFlight++;
+    }
+  }
+  return sum / counted.length;
 }

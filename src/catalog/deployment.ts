@@ -149,6 +149,9 @@ export function rooflineCoefficients(d: Deployment, f: EfficiencyFactors): Roofl
   const bf16FlopsPerMs = d.hardware.compute.bf16 * 1e9 * f.compute;
   const bytesPerMs = d.hardware.memory.bandwidth_gb_per_s * 1e6 * f.memory;
   const kvBytes = BYTES_PER_ELEMENT[d.kvPrecision];
+  // Expert kernels reach `moe` times the dense matmuls' efficiency, never more than the peaks.
+  const expertFlopsPerMs = matmulTflops(d.hardware, d.precision) * 1e9 * Math.min(1, f.compute * f.moe);
+  const expertBytesPerMs = d.hardware.memory.bandwidth_gb_per_s * 1e6 * Math.min(1, f.memory * f.moe);
 
   const dense = (p.attention + p.denseMlp + p.sharedMoe) / t;
   const outputProjection = (arch.vocab_size * arch.hidden_size) / t;
@@ -216,8 +219,8 @@ export function rooflineCoefficients(d: Deployment, f: EfficiencyFactors): Roofl
     gemmWeightMs: (dense * w.dense) / bytesPerMs,
     lmHeadMsPerToken: (2 * outputProjection) / bf16FlopsPerMs,
     lmHeadWeightMs: (outputProjection * BF16) / bytesPerMs,
-    expertMsPerWorkerToken: moe ? (2 * moe.experts_per_token * p.perExpert * moeLayers) / gpus / matmulFlopsPerMs / f.moe : 0,
-    expertWeightMs: moe ? ((p.routedExperts / gpus) * w.experts) / bytesPerMs / f.moe : 0,
+    expertMsPerWorkerToken: moe ? (2 * moe.experts_per_token * p.perExpert * moeLayers) / gpus / expertFlopsPerMs : 0,
+    expertWeightMs: moe ? ((p.routedExperts / gpus) * w.experts) / expertBytesPerMs : 0,
     expertMissLog: moe ? Math.log1p(-moe.experts_per_token / moe.experts) : 0,
     workerTokensPerRankToken: d.attentionData,
     prefillPairMs: (kinds.full * pairFlops) / bf16FlopsPerMs,

@@ -29,12 +29,18 @@ export interface EfficiencyFactors {
   per_request_us: number;
   /** Floor of one layer's kernels in a pass (launches and small kernels that never reach the peaks), us. */
   per_layer_us: number;
-  /** Share of the matmul efficiency that the routed-expert kernels of a MoE layer reach, (0, 1]. */
+  /**
+   * The routed-expert kernels' efficiency relative to the dense matmuls' (their compute and weight
+   * reads reach compute x moe and memory x moe of the peaks, at most the peaks): below 1, grouped
+   * kernels over few tokens per expert; above 1, fewer distinct experts than uniform routing reads.
+   */
   moe: number;
   /** Time from a client's send to the request reaching the engine's queue (HTTP, API server, tokenization), ms... */
   frontend_ms: number;
-  /** ... plus this per prompt token, us. */
+  /** ... plus this per prompt token, us... */
   frontend_us_per_token: number;
+  /** ... plus this per other request in flight when it is sent, us (an API server and a client busier with more streams). */
+  frontend_us_per_inflight: number;
 }
 
 export const EFFICIENCY_NAMES = [
@@ -48,6 +54,7 @@ export const EFFICIENCY_NAMES = [
   'moe',
   'frontend_ms',
   'frontend_us_per_token',
+  'frontend_us_per_inflight',
 ] as const;
 
 const say = (rule: string) => (issue: z.core.$ZodRawIssue) => `${rule}, got ${formatValue(issue.input)}`;
@@ -71,9 +78,10 @@ export const efficiencyShape = {
   pass_overhead_ms: cost(),
   per_request_us: cost(),
   per_layer_us: cost(),
-  moe: share(),
+  moe: z.number({ error: say('must be a positive finite number') }).gt(0, { error: say('must be a positive finite number') }),
   frontend_ms: cost(),
   frontend_us_per_token: cost(),
+  frontend_us_per_inflight: cost(),
 };
 
 const factorsSchema = z.strictObject(efficiencyShape);
@@ -105,6 +113,7 @@ export const UNFITTED_EFFICIENCY: EfficiencyFactors = {
   moe: 1,
   frontend_ms: 5,
   frontend_us_per_token: 2,
+  frontend_us_per_inflight: 20,
 };
 
 let cached: EfficiencyTable | undefined;

@@ -9,6 +9,7 @@ import yargs from 'yargs';
 import { ConfigError, INPUT_ERROR_EXIT_CODE, InputError } from '../config/errors.js';
 import { calibrateCommands } from './commands/calibrate.js';
 import { catalogCommand } from './commands/catalog.js';
+import { planCommand } from './commands/plan.js';
 import { replayCommand } from './commands/replay.js';
 import { schemaCommand } from './commands/schema.js';
 import { scoreCommand } from './commands/score.js';
@@ -69,6 +70,7 @@ export async function main(argv: string[]): Promise<number> {
       .command(calibrateCommands)
       .command(scoreCommand)
       .command(catalogCommand)
+      .command(planCommand)
       .demandCommand(1, 'name a command (servesim --help lists them)')
       .strict()
       .fail((msg, err) => {

@@ -117,11 +117,11 @@ export function deploymentSummary(engine: EngineConfig, role: WorkerRoleConfig, 
  * The frontend delay of a run: `engine.frontend`'s numbers; under `auto`, the catalog's fitted
  * `frontend_ms` and `frontend_us_per_token` with roofline timing (with the config's overrides), else 0.
  */
-export function frontendOf(config: { engine: EngineConfig }): { baseMs: number; perInputUs: number } {
+export function frontendOf(config: { engine: EngineConfig }): { baseMs: number; perInputUs: number; perInflightUs: number } {
   const { engine } = config;
-  const { base_ms, per_input_us } = engine.frontend;
+  const { base_ms, per_input_us, per_inflight_us } = engine.frontend;
   let fitted: EfficiencyFactors | null = null;
-  if (base_ms === 'auto' || per_input_us === 'auto') {
+  if (base_ms === 'auto' || per_input_us === 'auto' || per_inflight_us === 'auto') {
     const role = engine.workers.aggregated;
     const { deployment } = deploymentOf(engine, role);
     if (role.timing.type === 'roofline' && deployment !== null) fitted = effectiveEfficiency(engine, role, deployment.hardware.id).factors;
@@ -129,5 +129,6 @@ export function frontendOf(config: { engine: EngineConfig }): { baseMs: number; 
   return {
     baseMs: base_ms !== 'auto' ? base_ms : (fitted?.frontend_ms ?? 0),
     perInputUs: per_input_us !== 'auto' ? per_input_us : (fitted?.frontend_us_per_token ?? 0),
+    perInflightUs: per_inflight_us !== 'auto' ? per_inflight_us : (fitted?.frontend_us_per_inflight ?? 0),
   };
 }

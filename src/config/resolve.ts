@@ -210,8 +210,8 @@ export function resolveRun(config: RunConfig, trace: TraceInput | null, traceLab
       : null;
   const overhead = config.traffic.load.response_overhead;
   const responseOverhead =
-    overhead && (overhead.base_ms > 0 || overhead.per_output_token_us > 0)
-      ? { baseMs: overhead.base_ms, perOutputTokenMs: overhead.per_output_token_us / 1e3 }
+    overhead && (overhead.base_ms > 0 || overhead.per_output_token_us > 0 || overhead.per_inflight_us > 0)
+      ? { baseMs: overhead.base_ms, perOutputTokenMs: overhead.per_output_token_us / 1e3, perInflightMs: overhead.per_inflight_us / 1e3 }
       : null;
 
   const frontend = frontendOf(config);
@@ -288,6 +288,7 @@ export function resolveRun(config: RunConfig, trace: TraceInput | null, traceLab
     prefixCache: prefixKeys(config, trace),
     frontendBaseMs: frontend.baseMs,
     frontendPerTokenMs: frontend.perInputUs / 1e3,
+    frontendPerInflightMs: frontend.perInflightUs / 1e3,
     tokenization,
     detokenization,
     responseOverhead,

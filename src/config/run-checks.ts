@@ -144,6 +144,8 @@ export interface TraceLengths {
   rows: number;
   inputLength: Int32Array;
   outputLength: Int32Array;
+  /** Row r's hash ids are the offsets' [r, r + 1) range (the prefix cache's keys); absent: none. */
+  hashIdOffsets?: Int32Array;
 }
 
 /**
@@ -194,6 +196,53 @@ export interface RunEstimate {
   tableBytes: number;
   /** JS-heap memory of per-request records, 0 without them. */
   recordBytes: number;
+  /** Memory of the prefix cache and the kv_aware router's books (mostly typed arrays), 0 without a prefix cache. */
+  prefixCacheBytes: number;
+}
+
+/** Per request, in every run with a prefix cache: its keyed runs (4 bytes and an 8-byte reference), and the kv_aware router's count (8). */
+export const PREFIX_BYTES_PER_REQUEST = 20;
+
+/**
+ * The prefix cache's memory (core/prefix-cache.ts, core/router.ts), an upper bound: each rank
+ * indexes the key groups it has seen (4 bytes per group) and keeps a slab of one int per key
+ * for each group it caches (no more groups than its pool has blocks); kv_aware routing counts
+ * each group's active requests per rank. Groups are a trace's hash ids (the rows replayed), or
+ * a session's stream of blocks. 0 when nothing is shared (prefix caching off, synthetic lengths,
+ * a trace without hash ids).
+ */
+function prefixCacheBytes(config: RunConfig, trace: TraceLengths | null, requests: number): number {
+  const role = config.engine.workers.aggregated;
+  const kv = role.kv_cache;
+  const source = config.traffic.source;
+  if (kv.prefix_caching === false || !Number.isFinite(requests)) return 0;
+  const ranks = role.parallelism.replicas * role.parallelism.attention_data;
+  const blocks = kvBlocksPerRank(config.engine, role);
+  let groups: number;
+  let keysPerGroup: number;
+  /** Ranks one group's keys can be cached on, with an unlimited pool. */
+  let ranksPerGroup: number;
+  if (source.type === 'trace') {
+    if (trace === null || trace.hashIdOffsets === undefined) return 0;
+    groups = trace.hashIdOffsets[Math.min(trace.rows, requests)];
+    keysPerGroup = Math.ceil(source.block_size / kv.block_size);
+    ranksPerGroup = ranks;
+  } else if (source.type === 'synthetic-session') {
+    // A session is a group; a closed loop's slots run whole sessions one after the other.
+    const load = config.traffic.load;
+    groups = load.type === 'concurrency' ? Math.min(requests, Math.ceil(requests / source.turns) + load.concurrency) : requests;
+    keysPerGroup = Math.ceil((source.turns * (source.new_input_tokens_per_turn + source.output_tokens_per_turn)) / kv.block_size) + 1;
+    ranksPerGroup = Math.min(ranks, source.turns);
+  } else {
+    return 0;
+  }
+  const slabs = blocks === null ? ranksPerGroup * groups : ranks * Math.min(groups, blocks);
+  // Fixed: a trace's group index and the router's counts. Grown by doubling as requests come
+  // (the per-request books, the slabs, a session's group index): up to twice what is used, and
+  // the old and the new arrays live together once.
+  const fixed = source.type === 'trace' ? ranks * groups * 4 * (config.engine.router?.type === 'kv_aware' ? 2 : 1) : 0;
+  const grown = requests * PREFIX_BYTES_PER_REQUEST + slabs * keysPerGroup * 4 + (source.type === 'trace' ? 0 : ranks * groups * 4);
+  return fixed + 3 * grown;
 }
 
 /** A lower bound of one pass's duration and of the engine time of one request, ms. */
@@ -321,7 +370,14 @@ export function estimateRun(
       tokens * RECORD_BYTES_PER_TOKEN +
       (options.aiperf === true ? tokens * AIPERF_LINE_BYTES_PER_TOKEN + requests * 600 : 0)
     : 0;
-  return { requests, requestsFrom: from, outputTokensPerRequest: outputMean, tableBytes, recordBytes };
+  return {
+    requests,
+    requestsFrom: from,
+    outputTokensPerRequest: outputMean,
+    tableBytes,
+    recordBytes,
+    prefixCacheBytes: prefixCacheBytes(config, trace, requests),
+  };
 }
 
 /** Memory this process may use: outside the JS heap (the machine, or its container), and the JS heap's limit. */
@@ -385,6 +441,19 @@ export function checkRunResources(config: RunConfig, options: ResourceCheckOptio
         reason:
           `${shown()} need about ${formatBytes(estimate.tableBytes)} of memory, more than the ${formatBytes(budget.offHeapBytes)} this machine can give;` +
           ' lower it (a sweep over smaller runs gives the same curves)',
+      },
+    ];
+  }
+  if (estimate.tableBytes + estimate.prefixCacheBytes > budget.offHeapBytes) {
+    const role = config.engine.workers.aggregated;
+    const ranks = role.parallelism.replicas * role.parallelism.attention_data;
+    return [
+      {
+        path: `${ROLE}.kv_cache.prefix_caching`,
+        reason:
+          `the prefix cache of ${formatCount(ranks)} rank${ranks === 1 ? '' : 's'} over ${shown()} needs about ${formatBytes(estimate.prefixCacheBytes)} of memory` +
+          ` on top of the replay's ${formatBytes(estimate.tableBytes)}, more than the ${formatBytes(budget.offHeapBytes)} this machine can give;` +
+          ' turn it off (prefix_caching: false), or replay fewer requests or ranks',
       },
     ];
   }

@@ -288,8 +288,9 @@ const autoCost = (what: string) =>
 const frontendSchema = strict({
   base_ms: autoCost('Per request, ms.'),
   per_input_us: autoCost('Per prompt token, us.'),
+  per_inflight_us: autoCost('Per other request in flight (sent, its response not all received) when the request is sent, us.'),
 }).describe(
-  "Time from the client's send to the request reaching the server's tokenizer or queue (client, HTTP, API server): base_ms + per_input_us x prompt tokens; a TTFT stage of its own, holding no engine resource.",
+  "Time from the client's send to the request reaching the server's tokenizer or queue (client, HTTP, API server): base_ms + per_input_us x prompt tokens + per_inflight_us x other requests in flight; a TTFT stage of its own, holding no engine resource.",
 );
 
 const tokenizationSchema = strict({
@@ -386,6 +387,9 @@ const sourceSchema = byType(
 const responseOverheadSchema = strict({
   base_ms: cost().default(0).describe('Per response, ms.'),
   per_output_token_us: cost().default(0).describe('Per output token of the response, us.'),
+  per_inflight_us: cost()
+    .default(0)
+    .describe('Per other request in flight when the response ends, us: a client busier with more streams turns around later.'),
 })
   .optional()
   .describe('Optional: client-side cost before acting on a finished response (docs/client-path.md).');

@@ -99,6 +99,7 @@ export interface RooflineTimingConfig {
     moe?: number;
     frontend_ms?: number;
     frontend_us_per_token?: number;
+    frontend_us_per_inflight?: number;
   };
 }
 
@@ -137,7 +138,7 @@ export interface EngineConfig {
   /** Positive integer, or 'max' for no limit. */
   context_length: number | 'max';
   /** Client to server time before tokenization: base_ms + per_input_us x prompt; auto = the catalog's with roofline timing, else 0. */
-  frontend: { base_ms: number | 'auto'; per_input_us: number | 'auto' };
+  frontend: { base_ms: number | 'auto'; per_input_us: number | 'auto'; per_inflight_us: number | 'auto' };
   workers: { aggregated: WorkerRoleConfig };
   router?: RouterConfig;
   tokenization?: TokenizationConfig;
@@ -173,6 +174,8 @@ export type SourceConfig = SyntheticSourceConfig | SyntheticSessionSourceConfig 
 export interface ResponseOverheadConfig {
   base_ms: number;
   per_output_token_us: number;
+  /** Per other request in flight when the response ends, us. */
+  per_inflight_us: number;
 }
 
 export type LoadConfig =

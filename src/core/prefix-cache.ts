@@ -151,14 +151,17 @@ class KeySlabs {
     this.cached += count;
   }
 
-  /** Drops key entry `at` of `group`'s `slot` from the cache; frees the slot when it was the group's last. */
-  remove(group: number, slot: number, at: number): void {
-    this.state[at] = ABSENT;
-    this.cached--;
-    if (--this.live[slot] === 0) {
-      this.slotOf[group] = -1;
-      this.freeSlots.push(slot);
-    }
+  /**
+   * Counts `count` keys of `group`'s `slot` out of the cache (their entries already set to
+   * ABSENT); frees the slot when they were the group's last. Returns whether it did.
+   */
+  evict(group: number, slot: number, count: number): boolean {
+    this.cached -= count;
+    this.live[slot] -= count;
+    if (this.live[slot] > 0) return false;
+    this.slotOf[group] = -1;
+    this.freeSlots.push(slot);
+    return true;
   }
 
   private newSlot(): number {
@@ -197,32 +200,19 @@ function cachedBlocksOf(keys: BlockKeys, slabs: KeySlabs, id: number, maxBlocks:
 }
 
 /**
- * Per request: the token count at which its next block is full. A pass that leaves a request
- * below it has nothing to cache, which is most passes (decode steps inside a block).
+ * What the prefix-cache stores keep per request, one copy per run shared by the stores of all
+ * its ranks (a request lives on one rank): these grow with the request ids, so a copy per rank
+ * would take ranks x requests of memory.
  */
-class FullAt {
-  private tokens = new Float64Array(1024);
-
-  at(id: number): number {
-    return id < this.tokens.length ? this.tokens[id] : 0;
-  }
-
-  set(id: number, tokens: number): void {
-    if (id >= this.tokens.length) this.tokens = grownFloat(this.tokens, id + 1);
-    this.tokens[id] = tokens;
-  }
+export class PrefixRequestBooks {
+  /** Per request id: its keyed runs as [start, end) pairs, and how many pairs. */
+  keyed: (Int32Array | null)[] = [];
+  keyedPairs = new Int32Array(0);
+  readonly spare: Int32Array[] = [];
 }
 
 function grown(a: Int32Array): Int32Array<ArrayBuffer> {
   const b = new Int32Array(a.length * 2);
-  b.set(a);
-  return b;
-}
-
-function grownFloat(a: Float64Array, atLeast: number): Float64Array<ArrayBuffer> {
-  let n = a.length * 2;
-  while (n < atLeast) n *= 2;
-  const b = new Float64Array(n);
   b.set(a);
   return b;
 }
@@ -253,7 +243,6 @@ export class PrefixKvStore implements KvStore {
   evictions = 0;
   readonly cachesComputed = true;
   private readonly slabs: KeySlabs;
-  private readonly fullAt = new FullAt();
   private releases = 0;
   // The free queue: a ring of runs (group or NO_GROUP, lowest index, highest index or count, stamp).
   private qGroup = new Int32Array(1024);
@@ -262,10 +251,6 @@ export class PrefixKvStore implements KvStore {
   private qStamp = new Float64Array(1024);
   private qHead = 0;
   private qSize = 0;
-  /** Per request id: its keyed runs as [start, end) pairs, and how many pairs. */
-  private keyed: (Int32Array | null)[] = [];
-  private keyedPairs = new Int32Array(0);
-  private readonly spare: Int32Array[] = [];
   /** Group runs of a release: (group, first index, last index) triples. */
   private scratch = new Int32Array(96);
 
@@ -275,6 +260,7 @@ export class PrefixKvStore implements KvStore {
     private readonly table: RequestTable,
     private readonly keys: BlockKeys,
     groups: number,
+    private readonly books = new PrefixRequestBooks(),
   ) {
     this.freeBlocks = totalBlocks;
     this.slabs = new KeySlabs(keys.groupWidth, groups);
@@ -324,14 +310,13 @@ export class PrefixKvStore implements KvStore {
     this.freeBlocks -= touched;
     this.take(blocks - hits);
     this.table.blocksHeld[id] = blocks;
-    this.fullAt.set(id, cachedTokens + b);
     const runs = this.runsFor(id);
     if (hits > 0) {
       runs[0] = 0;
       runs[1] = hits;
-      this.keyedPairs[id] = 1;
+      this.books.keyedPairs[id] = 1;
     } else {
-      this.keyedPairs[id] = 0;
+      this.books.keyedPairs[id] = 0;
     }
     return true;
   }
@@ -354,15 +339,15 @@ export class PrefixKvStore implements KvStore {
 
   computed(id: number, fromTokens: number, toTokens: number): void {
     // Most passes fill no block (a decode step inside a block): one comparison for those, in a
-    // method small enough to be inlined at the pass end.
-    if (toTokens >= this.fullAt.at(id)) this.cacheFull(id, fromTokens, toTokens);
+    // method small enough to be inlined at the pass end. The next block fills at the first
+    // block boundary above `fromTokens`.
+    if (toTokens >= fromTokens - (fromTokens % this.blockSize) + this.blockSize) this.cacheFull(id, fromTokens, toTokens);
   }
 
   /** Caches the blocks that tokens [fromTokens, toTokens) of request `id` filled. */
   private cacheFull(id: number, fromTokens: number, toTokens: number): void {
     const b = this.blockSize;
     const end = Math.floor(toTokens / b);
-    this.fullAt.set(id, (end + 1) * b);
     let j = Math.floor(fromTokens / b);
     const keys = this.keys;
     const slabs = this.slabs;
@@ -395,10 +380,10 @@ export class PrefixKvStore implements KvStore {
     const count = held[id];
     if (count === 0) return;
     const stamp = ++this.releases;
-    const runs = this.keyed[id] as Int32Array;
+    const runs = this.books.keyed[id] as Int32Array;
     // In reverse block order: the blocks without a key above each keyed run, then the run.
     let top = count;
-    for (let r = this.keyedPairs[id] - 1; r >= 0; r--) {
+    for (let r = this.books.keyedPairs[id] - 1; r >= 0; r--) {
       const start = runs[2 * r];
       const end = runs[2 * r + 1];
       if (top > end) this.freeUnkeyed(top - end);
@@ -407,8 +392,8 @@ export class PrefixKvStore implements KvStore {
     }
     if (top > 0) this.freeUnkeyed(top);
     held[id] = 0;
-    this.keyed[id] = null;
-    this.spare.push(runs);
+    this.books.keyed[id] = null;
+    this.books.spare.push(runs);
   }
 
   check(running: Int32Array, runningCount: number): string | null {
@@ -422,8 +407,8 @@ export class PrefixKvStore implements KvStore {
     for (let i = 0; i < runningCount; i++) {
       const id = running[i];
       held += this.table.blocksHeld[id];
-      const runs = this.keyed[id] as Int32Array;
-      for (let r = 0; r < this.keyedPairs[id]; r++) {
+      const runs = this.books.keyed[id] as Int32Array;
+      for (let r = 0; r < this.books.keyedPairs[id]; r++) {
         for (let j = runs[2 * r]; j < runs[2 * r + 1]; j++) {
           keys.locate(id, j);
           const slot = slabs.slot(keys.group);
@@ -500,25 +485,22 @@ export class PrefixKvStore implements KvStore {
         this.pop(mask);
         continue;
       }
-      const stamp = this.qStamp[at];
       const low = this.qLow[at];
       const state = slabs.state;
-      const free = freeState(stamp);
+      const free = freeState(this.qStamp[at]);
+      const base = slot * width;
       let index = this.qHigh[at];
-      for (; index >= low && count > 0; index--) {
-        const k = slot * width + index;
-        if (state[k] === free) {
-          count--;
-          this.evictions++;
-          slabs.remove(group, slot, k);
-          // The group's last cached key went with it: the rest of this run is stale.
-          if (slabs.slot(group) < 0) {
-            index = low - 1;
-            break;
-          }
+      let evicted = 0;
+      for (; index >= low && evicted < count; index--) {
+        if (state[base + index] === free) {
+          state[base + index] = ABSENT;
+          evicted++;
         }
       }
-      if (index < low) this.pop(mask);
+      count -= evicted;
+      this.evictions += evicted;
+      // When the group's last cached key went with these, the rest of this run is stale.
+      if (slabs.evict(group, slot, evicted) || index < low) this.pop(mask);
       else this.qHigh[at] = index;
     }
   }
@@ -579,7 +561,7 @@ export class PrefixKvStore implements KvStore {
   /** Records blocks [start, end) as keyed blocks `id` references. */
   private addKeyed(id: number, start: number, end: number): void {
     let runs = this.runsFor(id);
-    const pairs = this.keyedPairs[id];
+    const pairs = this.books.keyedPairs[id];
     if (pairs > 0 && runs[2 * pairs - 1] === start) {
       runs[2 * pairs - 1] = end;
       return;
@@ -588,29 +570,29 @@ export class PrefixKvStore implements KvStore {
       const grown = new Int32Array(runs.length * 2);
       grown.set(runs);
       runs = grown;
-      this.keyed[id] = runs;
+      this.books.keyed[id] = runs;
     }
     runs[2 * pairs] = start;
     runs[2 * pairs + 1] = end;
-    this.keyedPairs[id] = pairs + 1;
+    this.books.keyedPairs[id] = pairs + 1;
   }
 
   /** Request `id`'s keyed runs, made (empty) when it has none. */
   private runsFor(id: number): Int32Array {
-    if (id >= this.keyedPairs.length) {
-      const n = Math.max(1024, id + 1, this.keyedPairs.length * 2);
+    if (id >= this.books.keyedPairs.length) {
+      const n = Math.max(1024, id + 1, this.books.keyedPairs.length * 2);
       const pairs = new Int32Array(n);
-      pairs.set(this.keyedPairs);
-      this.keyedPairs = pairs;
+      pairs.set(this.books.keyedPairs);
+      this.books.keyedPairs = pairs;
       const keyed: (Int32Array | null)[] = new Array<Int32Array | null>(n).fill(null);
-      for (let i = 0; i < this.keyed.length; i++) keyed[i] = this.keyed[i];
-      this.keyed = keyed;
+      for (let i = 0; i < this.books.keyed.length; i++) keyed[i] = this.books.keyed[i];
+      this.books.keyed = keyed;
     }
-    let runs = this.keyed[id];
+    let runs = this.books.keyed[id];
     if (runs === null) {
-      runs = this.spare.pop() ?? new Int32Array(8);
-      this.keyed[id] = runs;
-      this.keyedPairs[id] = 0;
+      runs = this.books.spare.pop() ?? new Int32Array(8);
+      this.books.keyed[id] = runs;
+      this.books.keyedPairs[id] = 0;
     }
     return runs;
   }
@@ -662,7 +644,6 @@ export class UnlimitedPrefixKvStore implements KvStore {
   readonly evictions = 0;
   readonly cachesComputed = true;
   private readonly slabs: KeySlabs;
-  private readonly fullAt = new FullAt();
 
   constructor(
     private readonly blockSize: number,
@@ -680,8 +661,7 @@ export class UnlimitedPrefixKvStore implements KvStore {
     return cachedBlocksOf(this.keys, this.slabs, id, Math.floor(maxTokens / this.blockSize)) * this.blockSize;
   }
 
-  admit(id: number, cachedTokens: number): boolean {
-    this.fullAt.set(id, cachedTokens + this.blockSize);
+  admit(): boolean {
     return true;
   }
 
@@ -690,13 +670,12 @@ export class UnlimitedPrefixKvStore implements KvStore {
   }
 
   computed(id: number, fromTokens: number, toTokens: number): void {
-    if (toTokens >= this.fullAt.at(id)) this.cacheFull(id, fromTokens, toTokens);
+    if (toTokens >= fromTokens - (fromTokens % this.blockSize) + this.blockSize) this.cacheFull(id, fromTokens, toTokens);
   }
 
   private cacheFull(id: number, fromTokens: number, toTokens: number): void {
     const b = this.blockSize;
     const end = Math.floor(toTokens / b);
-    this.fullAt.set(id, (end + 1) * b);
     const keys = this.keys;
     const slabs = this.slabs;
     for (let j = Math.floor(fromTokens / b); j < end;) {

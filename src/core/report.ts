@@ -57,6 +57,7 @@ class RequestMetrics {
   lastReceivedMs = -Infinity;
   inputTokens = 0;
   outputTokens = 0;
+  frontendSum = 0;
   tokenizationSum = 0;
   queueSum = 0;
   prefillSum = 0;
@@ -114,7 +115,8 @@ function collectRequestMetrics(t: SimulationResult['table'], n: number): Request
     m.outputTokens += count;
     if (sent < m.firstSentMs) m.firstSentMs = sent;
     if (t.lastReceivedMs[id] > m.lastReceivedMs) m.lastReceivedMs = t.lastReceivedMs[id];
-    m.tokenizationSum += t.tokenizedMs[id] - sent;
+    m.frontendSum += t.serverMs[id] - sent;
+    m.tokenizationSum += t.tokenizedMs[id] - t.serverMs[id];
     m.queueSum += t.firstScheduledMs[id] - t.tokenizedMs[id];
     m.prefillSum += t.firstEmittedMs[id] - t.firstScheduledMs[id];
     m.detokSum += t.firstReceivedMs[id] - t.firstEmittedMs[id];
@@ -141,14 +143,13 @@ export function buildSummary(run: ResolvedRun, result: SimulationResult): CoreSu
     lastReceivedMs,
     inputTokens,
     outputTokens,
+    frontendSum,
     tokenizationSum,
     queueSum,
     prefillSum,
     detokSum,
   } = m;
   const valid = ttft.length;
-  // Every request crosses the frontend in base + per token x its prompt.
-  const frontendMs = valid > 0 ? run.frontendBaseMs + (run.frontendPerTokenMs * inputTokens) / valid : 0;
   const metrics: CoreSummary['metrics'] = {};
   const add = (tag: MetricTag, values: Values) => {
     if (values.length > 0) metrics[tag] = withUnit(tag, summarizeValues(values.data.subarray(0, values.length)));
@@ -182,8 +183,8 @@ export function buildSummary(run: ResolvedRun, result: SimulationResult): CoreSu
       gpu_hours: (workerSeconds * run.gpusPerWorker) / 3600,
     },
     ttft_stages: {
-      mean_frontend_ms: frontendMs,
-      mean_tokenization_ms: valid > 0 ? tokenizationSum / valid - frontendMs : 0,
+      mean_frontend_ms: valid > 0 ? frontendSum / valid : 0,
+      mean_tokenization_ms: valid > 0 ? tokenizationSum / valid : 0,
       mean_queue_ms: valid > 0 ? queueSum / valid : 0,
       mean_prefill_ms: valid > 0 ? prefillSum / valid : 0,
       mean_detokenization_ms: valid > 0 ? detokSum / valid : 0,

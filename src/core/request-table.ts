@@ -22,6 +22,8 @@ export class RequestTable {
 
   // Stamps (ms).
   sentMs: Float64Array;
+  /** When the request reached the server (past the frontend); equals sentMs without a frontend delay. */
+  serverMs: Float64Array;
   tokenizedMs: Float64Array;
   firstScheduledMs: Float64Array;
   firstEmittedMs: Float64Array;
@@ -55,6 +57,7 @@ export class RequestTable {
     this.capacity = Math.max(16, capacity);
     const n = this.capacity;
     this.sentMs = nanArray(n);
+    this.serverMs = nanArray(n);
     this.tokenizedMs = nanArray(n);
     this.firstScheduledMs = nanArray(n);
     this.firstEmittedMs = nanArray(n);
@@ -86,6 +89,7 @@ export class RequestTable {
     let n = this.capacity;
     while (n < size) n *= 2;
     this.sentMs = growNan(this.sentMs, n);
+    this.serverMs = growNan(this.serverMs, n);
     this.tokenizedMs = growNan(this.tokenizedMs, n);
     this.firstScheduledMs = growNan(this.firstScheduledMs, n);
     this.firstEmittedMs = growNan(this.firstEmittedMs, n);

@@ -114,13 +114,17 @@ export interface ResolvedRun {
   router: RouterSpec;
   /** Block keys of the prefix cache; null = no prefix cache (the summary then has no `prefix_cache`). */
   prefixCache: PrefixKeySpec | null;
-  /** Time from a send to the request reaching the server (client, HTTP, API server): ms, and ms per prompt token; 0 = none. */
+  /**
+   * Time from a send to the request reaching the server (client, HTTP, API server): ms, ms per
+   * prompt token, and ms per other request in flight at the send; 0 = none.
+   */
   frontendBaseMs: number;
   frontendPerTokenMs: number;
+  frontendPerInflightMs: number;
   tokenization: FifoStage | null;
   detokenization: FifoStage | null;
-  /** Response overhead in ms: base and per output token; null = none. */
-  responseOverhead: { baseMs: number; perOutputTokenMs: number } | null;
+  /** Response overhead in ms: base, per output token, per other request in flight when the response ends; null = none. */
+  responseOverhead: { baseMs: number; perOutputTokenMs: number; perInflightMs: number } | null;
   load: ResolvedLoad;
   source: ResolvedSource;
   /** Requests to send at most (Infinity under a time cap alone). */

@@ -18,7 +18,7 @@ import { EngineRank, PassOutputs } from './engine-rank.js';
 import { EventKind, EventQueue } from './event-queue.js';
 import { fnv1a32OfId } from './fnv.js';
 import { PagedKvStore, UnlimitedKvStore, type KvStore } from './kv-store.js';
-import { PrefixKvStore, UnlimitedPrefixKvStore, createBlockKeys, type BlockKeys } from './prefix-cache.js';
+import { PrefixKvStore, PrefixRequestBooks, UnlimitedPrefixKvStore, createBlockKeys, type BlockKeys } from './prefix-cache.js';
 import { createLoadGenerator, type LoadGenerator, type TrafficEventKind, type TrafficSink } from './load-generator.js';
 import { RequestTable, Status } from './request-table.js';
 import { createRouter, type Router } from './router.js';
@@ -94,6 +94,8 @@ export class Simulation implements TrafficSink {
 
   nowMs = 0;
   private lastResponseMs = 0;
+  /** Requests sent whose whole response has not been received yet. */
+  private inFlight = 0;
   private passCount = 0;
   private readonly tokenReceivedMs: number[][] | null;
   private readonly tokenEmittedMs: number[][] | null;
@@ -117,10 +119,12 @@ export class Simulation implements TrafficSink {
     this.policy = createBatchPolicy(run);
     this.router = createRouter(run, this.ranks, this.table);
     const keys = run.prefixCache === null ? null : createBlockKeys(run.prefixCache, run.blockSize, this.table);
+    // One set of per-request books for every rank's store: a request lives on one rank.
+    const books = new PrefixRequestBooks();
     for (let w = 0; w < workers; w++) {
       for (let k = 0; k < run.ranksPerWorker; k++) {
         const index = w * run.ranksPerWorker + k;
-        this.ranks.push(new EngineRank(index, rankLimits, this.table, this.createKvStore(keys), this.router));
+        this.ranks.push(new EngineRank(index, rankLimits, this.table, this.createKvStore(keys, books), this.router));
       }
       this.outputs.push(new PassOutputs(run.maxSequences * run.ranksPerWorker, run.detokenization?.serversPerWorker ?? 0));
     }
@@ -152,13 +156,13 @@ export class Simulation implements TrafficSink {
   }
 
   /** One rank's KV store: the same class for every rank of the run. */
-  private createKvStore(keys: BlockKeys | null): KvStore {
+  private createKvStore(keys: BlockKeys | null, books: PrefixRequestBooks): KvStore {
     const run = this.cfg;
     const groups = run.prefixCache !== null && run.prefixCache.kind === 'trace' ? run.prefixCache.groupCount : 0;
     if (run.kvBlocksPerRank > 0) {
       return keys === null
         ? new PagedKvStore(run.kvBlocksPerRank, run.blockSize, this.table)
-        : new PrefixKvStore(run.kvBlocksPerRank, run.blockSize, this.table, keys, groups);
+        : new PrefixKvStore(run.kvBlocksPerRank, run.blockSize, this.table, keys, groups, books);
     }
     return keys === null ? new UnlimitedKvStore() : new UnlimitedPrefixKvStore(run.blockSize, keys, groups);
   }
@@ -266,7 +270,10 @@ export class Simulation implements TrafficSink {
       this.tokenReceivedMs[id] = [];
       (this.tokenEmittedMs as number[][])[id] = [];
     }
-    const frontendMs = this.cfg.frontendBaseMs + this.cfg.frontendPerTokenMs * t.prompt[id];
+    // Requests in flight: sent, their whole response not yet received.
+    const others = this.inFlight++;
+    const cfg = this.cfg;
+    const frontendMs = cfg.frontendBaseMs + cfg.frontendPerTokenMs * t.prompt[id] + cfg.frontendPerInflightMs * others;
     if (frontendMs > 0) this.events.push(now + frontendMs, EventKind.FrontendDone, id);
     else this.reachServer(id);
   }
@@ -275,6 +282,7 @@ export class Simulation implements TrafficSink {
   private reachServer(id: number): void {
     const t = this.table;
     const now = this.nowMs;
+    t.serverMs[id] = now;
     const tok = this.cfg.tokenization;
     if (tok === null) {
       this.enterScheduler(id);
@@ -601,10 +609,11 @@ export class Simulation implements TrafficSink {
     t.responseReceivedMs[id] = now;
     if (t.status[id] !== Status.Rejected) t.status[id] = Status.Completed;
     if (now > this.lastResponseMs) this.lastResponseMs = now;
+    const others = --this.inFlight;
     const overhead = this.cfg.responseOverhead;
     let actMs = now;
     if (overhead !== null) {
-      actMs += overhead.baseMs;
+      actMs += overhead.baseMs + overhead.perInflightMs * others;
       if (t.status[id] !== Status.Rejected) actMs += overhead.perOutputTokenMs * t.received[id];
     }
     this.events.push(actMs, EventKind.ClientAct, id);

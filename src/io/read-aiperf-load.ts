@@ -9,7 +9,9 @@ import { basename } from 'node:path';
 import type { AiperfLoad, AiperfSummary, LoadParameterSource } from './read-aiperf-types.js';
 
 type LoadField = keyof AiperfLoad['sources'];
-type LoadValues = Partial<Pick<AiperfLoad, 'concurrency' | 'requestRate' | 'isl' | 'osl' | 'requestCount' | 'model'>>;
+type LoadValues = Partial<
+  Pick<AiperfLoad, 'concurrency' | 'requestRate' | 'isl' | 'osl' | 'requestCount' | 'model' | 'islStddev' | 'oslStddev'>
+>;
 
 function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
@@ -24,6 +26,16 @@ function positiveNumber(value: unknown): number | undefined {
 function meanOf(value: unknown): number | undefined {
   if (isObject(value)) return positiveNumber(value.mean);
   return positiveNumber(value);
+}
+
+function nonNegativeNumber(value: unknown): number | undefined {
+  if (typeof value === 'number' && Number.isFinite(value) && value >= 0) return value;
+  if (typeof value === 'string' && /^\d+(\.\d+)?$/.test(value.trim())) return Number(value);
+  return undefined;
+}
+
+function stddevOf(value: unknown): number | undefined {
+  return isObject(value) ? nonNegativeNumber(value.stddev) : undefined;
 }
 
 /** Load parameters in an `input_config` of any layout (docs/aiperf-files.md). */
@@ -46,6 +58,8 @@ export function loadFromInputConfig(config: unknown): LoadValues {
     if (isObject(dataset) && isObject(dataset.prompts)) {
       found.isl = meanOf(dataset.prompts.isl);
       found.osl = meanOf(dataset.prompts.osl);
+      found.islStddev = stddevOf(dataset.prompts.isl);
+      found.oslStddev = stddevOf(dataset.prompts.osl);
     }
   }
   if (isObject(config.models) && Array.isArray(config.models.items) && isObject(config.models.items[0])) {
@@ -62,6 +76,8 @@ export function loadFromInputConfig(config: unknown): LoadValues {
     const prompt = config.input.prompt;
     found.isl ??= meanOf(prompt.input_tokens);
     found.osl ??= meanOf(prompt.output_tokens);
+    found.islStddev ??= stddevOf(prompt.input_tokens);
+    found.oslStddev ??= stddevOf(prompt.output_tokens);
   }
   if (isObject(config.endpoint) && Array.isArray(config.endpoint.model_names) && typeof config.endpoint.model_names[0] === 'string') {
     found.model ??= config.endpoint.model_names[0];
@@ -71,6 +87,8 @@ export function loadFromInputConfig(config: unknown): LoadValues {
   found.requestRate ??= positiveNumber(config.request_rate);
   found.isl ??= positiveNumber(config.synthetic_input_tokens_mean);
   found.osl ??= positiveNumber(config.output_tokens_mean);
+  found.islStddev ??= nonNegativeNumber(config.synthetic_input_tokens_stddev);
+  found.oslStddev ??= nonNegativeNumber(config.output_tokens_stddev);
   found.requestCount ??= positiveNumber(config.num_prompts ?? config.request_count);
   if (typeof config.model === 'string') found.model ??= config.model;
   else if (Array.isArray(config.model) && typeof config.model[0] === 'string') found.model ??= config.model[0];
@@ -95,6 +113,9 @@ const CLI_FLAGS: Record<string, keyof LoadValues> = {
   '--input-tokens-mean': 'isl',
   '--output-tokens-mean': 'osl',
   '--osl': 'osl',
+  '--synthetic-input-tokens-stddev': 'islStddev',
+  '--input-tokens-stddev': 'islStddev',
+  '--output-tokens-stddev': 'oslStddev',
   '--request-count': 'requestCount',
   '--num-requests': 'requestCount',
   '--num-prompts': 'requestCount',
@@ -119,6 +140,7 @@ export function loadFromCliCommand(command: string): LoadValues {
     const field = CLI_FLAGS[flag];
     if (!field || value === undefined) continue;
     if (field === 'model') found.model ??= value;
+    else if (field === 'islStddev' || field === 'oslStddev') found[field] ??= nonNegativeNumber(value);
     else found[field] ??= positiveNumber(value);
   }
   return found;
@@ -135,7 +157,7 @@ export function loadFromFolderName(folder: string): LoadValues {
   return found;
 }
 
-const FIELDS: LoadField[] = ['concurrency', 'requestRate', 'isl', 'osl', 'requestCount', 'model'];
+const FIELDS: LoadField[] = ['concurrency', 'requestRate', 'isl', 'osl', 'requestCount', 'model', 'islStddev', 'oslStddev'];
 
 /**
  * The load of a measured run, each value from the first source that has it:

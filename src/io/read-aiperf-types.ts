@@ -110,5 +110,10 @@ export interface AiperfLoad {
   osl?: number;
   requestCount?: number;
   model?: string;
-  sources: Partial<Record<'concurrency' | 'requestRate' | 'isl' | 'osl' | 'requestCount' | 'model', LoadParameterSource>>;
+  /** Standard deviations of the prompt and output lengths the run asked for (0: fixed lengths). */
+  islStddev?: number;
+  oslStddev?: number;
+  sources: Partial<
+    Record<'concurrency' | 'requestRate' | 'isl' | 'osl' | 'requestCount' | 'model' | 'islStddev' | 'oslStddev', LoadParameterSource>
+  >;
 }

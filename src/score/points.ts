@@ -17,6 +17,8 @@ export interface ScorePoint {
   source: string;
   key: PointKey;
   metrics: PointMetrics;
+  /** The length spread a measured run asked for (AIPerf's stddev of ISL and OSL), when it says. */
+  spread?: { islStddev?: number; oslStddev?: number };
 }
 
 /** The load keys, in the order tables show them. */

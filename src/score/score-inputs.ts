@@ -193,7 +193,17 @@ export function readSimPoints(path: string, options: ReadSimOptions = {}): SimSi
 }
 
 function pointOfAiperfRun(run: AiperfRun): ScorePoint {
-  return { source: displayPath(run.dir), key: keysOfAiperfLoad(run.load), metrics: metricsOfAiperf(run.summary.metrics) };
+  const point: ScorePoint = {
+    source: displayPath(run.dir),
+    key: keysOfAiperfLoad(run.load),
+    metrics: metricsOfAiperf(run.summary.metrics),
+  };
+  if (run.load.islStddev !== undefined || run.load.oslStddev !== undefined)
+    point.spread = {
+      ...(run.load.islStddev !== undefined ? { islStddev: run.load.islStddev } : {}),
+      ...(run.load.oslStddev !== undefined ? { oslStddev: run.load.oslStddev } : {}),
+    };
+  return point;
 }
 
 export interface MeasuredSide {

@@ -342,11 +342,11 @@ export function formatMarkdownReport(result: ScoreResult, limits: readonly Limit
   return out.join('\n');
 }
 
-function escapeHtml(text: string): string {
+export function escapeHtml(text: string): string {
   return text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
 }
 
-function htmlTable(header: string[], rows: string[][], right: boolean[]): string {
+export function htmlTable(header: string[], rows: string[][], right: boolean[]): string {
   const cell = (tag: string, text: string, column: number): string =>
     `<${tag}${right[column] ? ' class="num"' : ''}>${escapeHtml(text)}</${tag}>`;
   return [
@@ -364,7 +364,7 @@ function markdownInline(text: string): string {
     .replace(/`([^`]+)`/g, '<code>$1</code>');
 }
 
-const STYLE = `
+export const STYLE = `
 body { font-family: system-ui, -apple-system, "Segoe UI", sans-serif; margin: 2rem auto; max-width: 1320px; padding: 0 1rem; color: #222; }
 h1 { font-size: 1.5rem; } h2 { font-size: 1.2rem; margin-top: 2rem; border-bottom: 1px solid #ddd; padding-bottom: .2rem; }
 table { border-collapse: collapse; margin: .5rem 0 1rem; font-size: .9rem; }

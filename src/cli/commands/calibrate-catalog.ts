@@ -6,11 +6,16 @@
  */
 import { existsSync, statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { stringify } from 'yaml';
 import type { Argv, CommandModule } from 'yargs';
 import { packageRoot } from '../../catalog/load.js';
 import { CalibrateUsageError } from '../../calibrate/arguments.js';
-import { catalogPoints, efficiencyTableOf, fitCatalogFactors, TrajectoryPool } from '../../calibrate/catalog-calibration.js';
+import {
+  catalogPoints,
+  efficiencyFileText,
+  efficiencyTableOf,
+  fitCatalogFactors,
+  TrajectoryPool,
+} from '../../calibrate/catalog-calibration.js';
 import { resolveSimLoad } from '../../calibrate/sim-load.js';
 import { InputError } from '../../config/errors.js';
 import { checkOutputDir, makeOutputDir, writeOutputFile } from '../../io/write-output.js';
@@ -72,16 +77,7 @@ export async function runCatalogFit(args: CatalogFitArgs, log: (line: string) =>
   try {
     const { fit, recorded, rounds } = await fitCatalogFactors(pool, points, load, { rounds: args.rounds, log });
     const table = efficiencyTableOf(fit, recorded);
-    const last = rounds[rounds.length - 1];
-    const header = [
-      'Efficiency factors of roofline timing, per GPU and backend (docs/hardware-and-models.md).',
-      'Written by `servesim calibrate catalog` (npm run fit:catalog); rerun it rather than editing by hand.',
-      `Fitted on ${points.length} closed-loop points of ${new Set(points.map((p) => p.label)).size} deployments of ${args.measured ?? CATALOG_SAMPLE},`,
-      `${args.rounds} rounds of replays (${load.requestsPerSlot} requests per slot, length ratio ${load.rangeRatio}); last round replayed`,
-      `TTFT avg MAPE ${last.replayed.ttft.toFixed(1)} %, ITL avg MAPE ${last.replayed.itl.toFixed(1)} % (before its fit), fit's prediction ${last.predicted.ttft.toFixed(1)} % / ${last.predicted.itl.toFixed(1)} %.`,
-      "Each entry's `fit` says what it was fitted on (0 points: its GPU and backend effects only).",
-    ];
-    const text = `${header.map((l) => `# ${l}`).join('\n')}\n${stringify(table, { lineWidth: 0 })}`;
+    const text = efficiencyFileText(table, { points, rounds, load, source: args.measured ?? CATALOG_SAMPLE });
     if (args.write !== undefined) {
       // Written next to the target and renamed over it: a failed write leaves the old table.
       makeOutputDir(dirname(args.write), '--write');

@@ -27,7 +27,7 @@ const JSON_OPTION = { type: 'boolean', default: false, describe: 'print the fit.
 export const CALIBRATE_TARGETS_TEXT = [
   'servesim calibrate needs a target:',
   '  detokenization      engine.detokenization costs, from one row per detokenizer job',
-  "  response-overhead   the load generator's turnaround, from an AIPerf run (profile_export.jsonl)",
+  "  response-overhead   the load generator's turnaround, from AIPerf runs (profile_export.jsonl; runs at several concurrencies fit its growth with load)",
   '  pass-time           the linear pass-time coefficients, from per-pass measurements',
   '  engine              the pass-time model and a client delay, from measured load points, by replaying them',
   "  catalog             the catalog's efficiency factors (roofline timing), from measured points of many deployments",
@@ -94,14 +94,18 @@ const detokenizationCommand: CommandModule<object, CommonArgs & { input: string;
   },
 };
 
-const responseOverheadCommand: CommandModule<object, CommonArgs & { aiperf?: string; input?: string }> = {
+const responseOverheadCommand: CommandModule<object, CommonArgs & { aiperf?: string[]; input?: string }> = {
   command: 'response-overhead',
   describe:
     "Fit traffic.load.response_overhead from AIPerf's per-request JSONL (response end to the next request on the slot) or a CSV output_tokens,gap_ms",
   builder: (y) =>
     commonOptions(y)
-      .option('aiperf', { type: 'string', describe: 'an AIPerf run folder, a folder of runs, or a profile_export.jsonl' })
-      .option('input', { type: 'string', describe: 'CSV with output_tokens,gap_ms' }),
+      .option('aiperf', {
+        type: 'string',
+        array: true,
+        describe: 'AIPerf run folders, folders of runs, or profile_export.jsonl files (runs at several concurrencies fit per_inflight_us)',
+      })
+      .option('input', { type: 'string', describe: 'CSV with output_tokens,gap_ms and optionally inflight' }),
   handler: async (argv) => {
     print(
       await runResponseOverheadFit({
