@@ -1,5 +1,5 @@
 /**
- * `npm run bench:accuracy [-- --per-stratum K] [--check-set] [--ablation] [--refine N] [--json] [--points]
+ * `npm run bench:accuracy [-- --per-stratum K] [--backends B,B] [--policy own|vllm] [--check-set] [--ablation] [--refine N] [--json] [--points]
  * [--prior-ratio R] [--prior-weight W] [--prefill-overlap H] [--point-weights uniform|W,W,W] [--exponents MOE,DENSE] [--oracle]
  * [--train-points N] [--score-above K]`: held-out accuracy of the
  * engine fit on real silicon (docs/calibration.md; docs/calibration.md).
@@ -82,10 +82,20 @@ interface Case {
   points: ScorePoint[];
 }
 
+/**
+ * `--policy own` (the default) replays each deployment with its own backend's scheduler;
+ * `--policy vllm` with vLLM's whatever the backend (how the benchmark ran before the SGLang and
+ * TensorRT-LLM schedulers). `--backends sglang,trtllm` keeps those backends' strata only.
+ */
+const POLICY = process.argv.includes('--policy') ? process.argv[process.argv.indexOf('--policy') + 1] : 'own';
+const BACKENDS = process.argv.includes('--backends')
+  ? String(process.argv[process.argv.indexOf('--backends') + 1]).split(',')
+  : ['vllm', 'sglang', 'trtllm'];
+
 export function selectCases(perStratum: number): Case[] {
   const all = readSiliconDeployments(SAMPLE, 5).filter((d) => d.osl <= 1024);
   const cases: Case[] = [];
-  for (const backend of ['vllm', 'sglang', 'trtllm']) {
+  for (const backend of BACKENDS) {
     for (const moe of [false, true]) {
       const stratum = all.filter((d) => d.backend === backend && d.moe === moe);
       const k = Math.min(perStratum, stratum.length);
@@ -280,7 +290,7 @@ async function runVariant(
             trajectoryPool: trajectoryPool,
           })
         : calibrateEngine({
-            base: deploymentBaseConfig(c.deployment),
+            base: deploymentBaseConfig(c.deployment, { backend: POLICY === 'own' ? c.deployment.backend : 'vllm' }),
             baseDir: ROOT,
             measured: c.points,
             trainIndices: ORACLE ? c.points.map((_, k) => k) : Array.from({ length: TRAIN_POINTS }, (_, k) => k),
@@ -396,7 +406,7 @@ async function main(): Promise<void> {
     );
     for (const variant of variants(ablation)) {
       const started = performance.now();
-      const { rows, b200 } = await runVariant(variant, cases, fitPool, pointPool, !checkSet);
+      const { rows, b200 } = await runVariant(variant, cases, fitPool, pointPool, !checkSet && BACKENDS.includes('vllm'));
       const wall = performance.now() - started;
       const ttftAll = rows.flatMap((r) => r.apes.ttft);
       const itlAll = rows.flatMap((r) => r.apes.itl);

@@ -1,6 +1,7 @@
 /**
  * The replay benchmark's workloads: closed loops of ISL 512 / OSL 128 at 1k, 4k and 16k
- * concurrency with 4 requests per slot, the 1k loop with the whole client path on, a Poisson
+ * concurrency with 4 requests per slot, the 1k loop under each scheduler and with the whole
+ * client path on, a Poisson
  * overload with a KV pool small enough to preempt, a million requests (all with `linear` timing,
  * max_sequences 256 and max_batched_tokens 8192), the 1k loop with roofline timing, and the bundled Mooncake conversation trace at
  * its timestamps as a user replays it: prefix caching from its hash ids and kv_aware routing over
@@ -18,9 +19,9 @@ const LINEAR = {
 
 const SCHEDULER = { max_batched_tokens: 8192, max_sequences: 256, chunked_prefill: true };
 
-function closed(concurrency: number, requests: number) {
+function closed(concurrency: number, requests: number, scheduler: Record<string, unknown> = {}) {
   return {
-    engine: { workers: { aggregated: { scheduler: SCHEDULER, timing: LINEAR } } },
+    engine: { workers: { aggregated: { scheduler: { ...SCHEDULER, ...scheduler }, timing: LINEAR } } },
     traffic: {
       source: { type: 'synthetic', input_tokens: 512, output_tokens: 128 },
       load: { type: 'concurrency', concurrency },
@@ -36,6 +37,12 @@ const CLIENT_PATH = {
 
 export const WORKLOADS: Record<string, () => unknown> = {
   'closed-1k': () => closed(1024, 1024 * 4),
+  // The same loop under each other scheduler (docs/replay-model.md, "Schedulers").
+  'closed-1k-vllm-priority': () => closed(1024, 1024 * 4, { schedule_policy: 'priority', priority_levels: 4 }),
+  'closed-1k-sglang': () => closed(1024, 1024 * 4, { policy: 'sglang' }),
+  'closed-1k-sglang-lpm': () => closed(1024, 1024 * 4, { policy: 'sglang', schedule_policy: 'lpm' }),
+  'closed-1k-trtllm': () => closed(1024, 1024 * 4, { policy: 'trtllm' }),
+  'closed-1k-trtllm-max-utilization': () => closed(1024, 1024 * 4, { policy: 'trtllm', capacity_policy: 'max_utilization' }),
   'closed-1k-client-path': () => {
     const cfg = closed(1024, 1024 * 4) as { engine: Record<string, unknown>; traffic: { load: Record<string, unknown> } };
     Object.assign(cfg.engine, CLIENT_PATH);

@@ -1,3 +1,4 @@
+import { defaultMemoryFraction } from '../src/config/deployment.js';
 import { resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ConfigError, InputError } from '../src/config/errors.js';
@@ -462,7 +463,7 @@ describe('parseRunConfig unknown keys', () => {
     ['at the top', { engines: {} }, 'engines'],
     ['in engine', { engine: { gpus: 8 } }, 'engine.gpus'],
     ['in engine.workers', { engine: { workers: { prefill: {} } } }, 'engine.workers.prefill'],
-    ['in the scheduler', role({ scheduler: { policy: 'fcfs' } }), 'engine.workers.aggregated.scheduler.policy'],
+    ['in the scheduler', role({ scheduler: { preemption_mode: 'swap' } }), 'engine.workers.aggregated.scheduler.preemption_mode'],
     [
       'in a capacity type',
       role({ kv_cache: { capacity: { type: 'fixed', blocks: 1, gib: 2 } } }),
@@ -629,5 +630,84 @@ describe('largestSyntheticPromptTokens', () => {
       }),
     ).toBe(40);
     expect(largestSyntheticPromptTokens({ type: 'trace', path: 'a', format: 'mooncake', block_size: 512 })).toBeNull();
+  });
+});
+
+describe('parseRunConfig scheduler policies', () => {
+  it('refuses a queue order or capacity policy the chosen scheduler does not have, naming why', () => {
+    const err = errorOf(() => parseRunConfig(role({ scheduler: { schedule_policy: 'lpm' } }), 'run.yaml'));
+    expect(err.message).toBe(
+      "run.yaml: engine.workers.aggregated.scheduler.schedule_policy: lpm is SGLang's (--schedule-policy lpm), but engine.backend is vllm",
+    );
+    const trt = errorOf(() =>
+      parseRunConfig(
+        { engine: { backend: 'sglang', workers: { aggregated: { scheduler: { capacity_policy: 'max_utilization' } } } } },
+        'run.yaml',
+      ),
+    );
+    expect(trt.message).toBe(
+      'run.yaml: engine.workers.aggregated.scheduler.capacity_policy: is read by the trtllm scheduler only, but engine.backend is sglang',
+    );
+    const order = errorOf(() => parseRunConfig(role({ scheduler: { policy: 'trtllm', schedule_policy: 'priority' } }), 'run.yaml'));
+    expect(order.message).toBe(
+      "run.yaml: engine.workers.aggregated.scheduler.schedule_policy: priority is vLLM's (--scheduling-policy priority), but scheduler.policy is trtllm",
+    );
+  });
+
+  it('accepts each backend with its own options', () => {
+    expect(() =>
+      parseRunConfig(
+        {
+          engine: { backend: 'sglang', workers: { aggregated: { scheduler: { schedule_policy: 'lpm', schedule_conservativeness: 1.3 } } } },
+        },
+        'run.yaml',
+      ),
+    ).not.toThrow();
+    expect(() => parseRunConfig(role({ scheduler: { policy: 'trtllm', capacity_policy: 'max_utilization' } }), 'run.yaml')).not.toThrow();
+    expect(() => parseRunConfig(role({ scheduler: { schedule_policy: 'priority', priority_levels: 4 } }), 'run.yaml')).not.toThrow();
+  });
+});
+
+describe('scheduler defaults follow the chosen scheduler', () => {
+  const scheduler = (raw: Raw) => parseRunConfig(raw, 'run.yaml').engine.workers.aggregated.scheduler;
+  it('trtllm: max_batch_size 2048 and chunked context off, unless written', () => {
+    expect(scheduler({ engine: { backend: 'trtllm' } })).toMatchObject({
+      max_sequences: 2048,
+      chunked_prefill: false,
+      max_batched_tokens: 8192,
+    });
+    expect(
+      scheduler({ engine: { backend: 'trtllm', workers: { aggregated: { scheduler: { max_sequences: 64, chunked_prefill: true } } } } }),
+    ).toMatchObject({
+      max_sequences: 64,
+      chunked_prefill: true,
+    });
+  });
+  it('sglang: max_running_requests = min(pool tokens / 2, min(max(pool / context x 512, 2048), 4096))', () => {
+    const sglang = (blocks: number, context: number) => ({
+      engine: {
+        backend: 'sglang',
+        context_length: context,
+        workers: { aggregated: { kv_cache: { block_size: 16, capacity: { type: 'fixed', blocks } } } },
+      },
+    });
+    // 100 x 16 = 1600 tokens: 1600 / 2 = 800 < 2048.
+    expect(scheduler(sglang(100, 4096)).max_sequences).toBe(800);
+    // 1000 x 16 = 16000 tokens, context 4096: 16000 / 4096 x 512 = 2000 -> 2048; 8000 > 2048.
+    expect(scheduler(sglang(1000, 4096)).max_sequences).toBe(2048);
+    // 100000 x 16 = 1.6M tokens, context 32768: 25000 -> capped at 4096.
+    expect(scheduler(sglang(100000, 32768)).max_sequences).toBe(4096);
+  });
+  it('vllm keeps 256 and chunked prefill on', () => {
+    expect(scheduler({})).toMatchObject({ max_sequences: 256, chunked_prefill: true });
+  });
+  it("sglang's mem_fraction_static by tensor-parallel size", () => {
+    const cfg = (tensor: number) =>
+      parseRunConfig({ engine: { backend: 'sglang', workers: { aggregated: { parallelism: { tensor } } } } }, 'run.yaml');
+    expect([1, 2, 4, 8, 16].map((tp) => defaultMemoryFraction(cfg(tp).engine, cfg(tp).engine.workers.aggregated))).toEqual([
+      0.88, 0.87, 0.85, 0.81, 0.79,
+    ]);
+    const v = parseRunConfig({}, 'run.yaml');
+    expect(defaultMemoryFraction(v.engine, v.engine.workers.aggregated)).toBe(0.9);
   });
 });

@@ -196,3 +196,22 @@ describe('readMooncakeTrace speed', () => {
     }
   });
 });
+
+describe('the priority column', () => {
+  it('is read when a row has one (0 where absent), and null when none has', () => {
+    const text = [
+      JSON.stringify({ timestamp: 0, input_length: 10, output_length: 1, hash_ids: [1], priority: 3 }),
+      JSON.stringify({ timestamp: 1, input_length: 10, output_length: 1, hash_ids: [2] }),
+      JSON.stringify({ timestamp: 2, input_length: 10, output_length: 1, hash_ids: [3], priority: -2 }),
+    ].join('\n');
+    expect(Array.from(parseMooncakeTrace(text).priority!)).toEqual([3, 0, -2]);
+    expect(parseMooncakeTrace(JSON.stringify({ timestamp: 0, input_length: 10, output_length: 1, hash_ids: [1] })).priority).toBeNull();
+  });
+
+  it('refuses a priority that is not an integer, naming the line', () => {
+    const text = JSON.stringify({ timestamp: 0, input_length: 10, output_length: 1, hash_ids: [1], priority: 'high' });
+    expect(inputErrorOf(() => parseMooncakeTrace(text, { label: 't.jsonl' })).message).toBe(
+      't.jsonl:1: priority: must be an integer (lower runs first), got "high"',
+    );
+  });
+});

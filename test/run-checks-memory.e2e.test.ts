@@ -22,27 +22,30 @@ describe('the memory estimate', () => {
       { traffic: { source: session, load: { concurrency: 64 }, stop: { requests: 20_000 } } },
       { ...role({ parallelism: { replicas: 4 } }), traffic: { source: session, load: { concurrency: 256 }, stop: { requests: 40_000 } } },
     ];
+    // One fresh process per run: buffers of an earlier run in the same process can be released
+    // late and land in the next reading.
     const script = `
       const [{ parseRunConfig }, { resolveRun }, { Simulation }] = await Promise.all(
         ['config/load.js', 'config/resolve.js', 'core/simulation.js'].map((m) => import('${DIST}/' + m)));
-      const arrays = (raw) => {
-        global.gc();
-        const before = process.memoryUsage().arrayBuffers;
-        const simulation = new Simulation(resolveRun(parseRunConfig(raw, 'r'), null));
-        simulation.run();
-        global.gc();
-        return process.memoryUsage().arrayBuffers - before + (simulation ? 0 : 1);
-      };
-      const out = [];
-      for (const raw of ${JSON.stringify(cases)}) {
-        const off = structuredClone(raw);
-        off.engine = { workers: { aggregated: { ...off.engine?.workers?.aggregated, kv_cache: { prefix_caching: false } } } };
-        out.push(arrays(raw) - arrays(off));
-      }
-      console.log(JSON.stringify(out));`;
-    const child = spawnSync(process.execPath, ['--expose-gc', '--input-type=module', '-e', script], { encoding: 'utf8' });
-    expect(child.stderr).toBe('');
-    const used = JSON.parse(child.stdout) as number[];
+      const raw = JSON.parse(process.argv[1]);
+      global.gc();
+      const before = process.memoryUsage().arrayBuffers;
+      const simulation = new Simulation(resolveRun(parseRunConfig(raw, 'r'), null));
+      simulation.run();
+      global.gc();
+      console.log(process.memoryUsage().arrayBuffers - before + (simulation ? 0 : 1));`;
+    const arrays = (raw: unknown): number => {
+      const child = spawnSync(process.execPath, ['--expose-gc', '--input-type=module', '-e', script, JSON.stringify(raw)], {
+        encoding: 'utf8',
+      });
+      expect(child.stderr).toBe('');
+      return Number(child.stdout.trim());
+    };
+    const used = cases.map((raw) => {
+      const off = structuredClone(raw) as { engine?: { workers?: { aggregated?: Record<string, unknown> } } };
+      off.engine = { workers: { aggregated: { ...off.engine?.workers?.aggregated, kv_cache: { prefix_caching: false } } } };
+      return arrays(raw) - arrays(off);
+    });
     cases.forEach((raw, k) => {
       expect(used[k]).toBeGreaterThan(0);
       expect(used[k]).toBeLessThan(estimateRun(parseRunConfig(raw, 'r')).prefixCacheBytes);

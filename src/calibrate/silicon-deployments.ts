@@ -159,16 +159,20 @@ export function readSiliconDeployments(file: string, minPoints = 5): SiliconDepl
   return out.sort((a, b) => (a.label < b.label ? -1 : a.label > b.label ? 1 : 0));
 }
 
-/** A base run config for a deployment: its parallelism, vLLM-like scheduler defaults, unlimited KV. */
+/**
+ * A base run config for a deployment: its parallelism, vLLM-like scheduler limits, unlimited KV;
+ * with `backend`, the scheduler of that engine (docs/replay-model.md, "Schedulers").
+ */
 export function deploymentBaseConfig(
   d: Pick<SiliconDeployment, 'model' | 'system' | 'tp' | 'attentionDp' | 'isl' | 'osl'>,
-  scheduler: { maxBatchedTokens?: number } = {},
+  scheduler: { maxBatchedTokens?: number; backend?: string } = {},
 ): RunConfig {
   return parseRunConfig(
     {
       engine: {
         model: d.model,
         hardware: d.system,
+        ...(scheduler.backend !== undefined ? { backend: scheduler.backend } : {}),
         workers: {
           aggregated: {
             parallelism: { tensor: d.tp, attention_data: d.attentionDp },

@@ -12,6 +12,18 @@ import type { EngineConfig, Precision, WorkerRoleConfig } from './types.js';
 /** vLLM's default --gpu-memory-utilization (vllm/engine/arg_utils.py, `gpu_memory_utilization: float = 0.9`). */
 export const DEFAULT_GPU_MEMORY_UTILIZATION = 0.9;
 
+/**
+ * The share of GPU memory the engine takes when the config does not say: vLLM's 0.9; under the
+ * SGLang scheduler its `mem_fraction_static` default by tensor-parallel size, 0.88 (1), 0.87
+ * (2+), 0.85 (4+), 0.81 (8+), 0.79 (16+) (sgl-project/sglang `python/sglang/srt/server_args.py`,
+ * v0.4 releases); TensorRT-LLM's (0.9 of the memory left after weights) is taken as vLLM's.
+ */
+export function defaultMemoryFraction(engine: EngineConfig, role: WorkerRoleConfig): number {
+  if ((role.scheduler.policy ?? engine.backend) !== 'sglang') return DEFAULT_GPU_MEMORY_UTILIZATION;
+  const tp = role.parallelism.tensor * role.parallelism.attention_data;
+  return tp >= 16 ? 0.79 : tp >= 8 ? 0.81 : tp >= 4 ? 0.85 : tp >= 2 ? 0.87 : 0.88;
+}
+
 /** The deployment of a config's engine and worker role, or why there is none (a name not in the catalog). */
 export function deploymentOf(
   engine: EngineConfig,
@@ -49,8 +61,8 @@ export function autoKvCapacity(engine: EngineConfig, role: WorkerRoleConfig): Kv
   const capacity = role.kv_cache.capacity;
   const { deployment } = deploymentOf(engine, role);
   if (deployment === null) return null;
-  const utilization =
-    capacity.type === 'auto' ? (capacity.gpu_memory_utilization ?? DEFAULT_GPU_MEMORY_UTILIZATION) : DEFAULT_GPU_MEMORY_UTILIZATION;
+  const fallback = defaultMemoryFraction(engine, role);
+  const utilization = capacity.type === 'auto' ? (capacity.gpu_memory_utilization ?? fallback) : fallback;
   const reserve = capacity.type === 'auto' ? capacity.reserve_gib : undefined;
   return kvCapacity(deployment, utilization, reserve);
 }

@@ -13,7 +13,7 @@ export function runConfigJsonSchema(): Record<string, unknown> {
     $schema,
     title: 'servesim run config',
     description:
-      'One replay run: the engine (vLLM-style scheduler, KV cache, pass timing, tokenization, detokenization), ' +
+      'One replay run: the engine (the scheduler of vLLM, SGLang or TensorRT-LLM, KV cache, pass timing, tokenization, detokenization), ' +
       'the traffic (request source, load, stop condition) and the report. Unknown keys are errors.',
     ...rest,
   };

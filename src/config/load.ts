@@ -14,6 +14,7 @@ import { runConfigSchema } from './schema.js';
 import { applySet, parseSetAssignment, type SetAssignment } from './set-override.js';
 import type { RunConfig } from './types.js';
 import { deploymentOf } from './deployment.js';
+import { kvBlocksPerRank } from './kv-capacity.js';
 import { readYamlFile } from './yaml.js';
 
 export { parseYamlText, readYamlFile } from './yaml.js';
@@ -60,7 +61,7 @@ function validate(raw: unknown, file: string, sets: readonly SetAssignment[], ru
   const found: { path: PathKey[]; reason: string }[] = [];
   let config: RunConfig | undefined;
   if (parsed.success) {
-    config = defaultCapacity(parsed.data, raw);
+    config = defaultScheduler(defaultCapacity(parsed.data, raw), raw);
     for (const violation of checkRunConfigRules(config)) {
       found.push({ path: violation.path.split('.'), reason: violation.reason });
     }
@@ -140,10 +141,42 @@ function defaultCapacity(config: RunConfig, raw: unknown): RunConfig {
 }
 
 function writtenCapacityType(raw: unknown): unknown {
+  return written(raw, ['engine', 'workers', 'aggregated', 'kv_cache', 'capacity', 'type']);
+}
+
+function written(raw: unknown, path: readonly string[]): unknown {
   let node: unknown = raw;
-  for (const key of ['engine', 'workers', 'aggregated', 'kv_cache', 'capacity', 'type']) {
+  for (const key of path) {
     if (typeof node !== 'object' || node === null) return undefined;
     node = (node as Record<string, unknown>)[key];
   }
   return node;
+}
+
+/**
+ * `max_sequences` and `chunked_prefill` left out take the chosen scheduler's own defaults
+ * (docs/config.md, "Schedulers"): vLLM's 256 and on (the schema's); TensorRT-LLM's
+ * `max_batch_size` 2048 and chunked context off (trtllm-serve); SGLang's `max_running_requests`,
+ * min(pool tokens / 2, request-pool size) with the request pool
+ * min(max(pool tokens / context_length x 512, 2048), 4096) (2048 without a context length or
+ * with an unlimited pool, 4096 at most).
+ */
+function defaultScheduler(config: RunConfig, raw: unknown): RunConfig {
+  const role = config.engine.workers.aggregated;
+  const policy = role.scheduler.policy ?? config.engine.backend;
+  if (policy === 'vllm') return config;
+  const base = ['engine', 'workers', 'aggregated', 'scheduler'];
+  const scheduler = { ...role.scheduler };
+  if (written(raw, [...base, 'max_sequences']) === undefined) {
+    if (policy === 'trtllm') scheduler.max_sequences = 2048;
+    else {
+      const blocks = kvBlocksPerRank(config.engine, role);
+      const context = config.engine.context_length;
+      const tokens = blocks === null || blocks === 0 ? 0 : blocks * role.kv_cache.block_size;
+      const pool = tokens === 0 || context === 'max' ? 2048 : Math.min(Math.max(Math.floor((tokens / context) * 512), 2048), 4096);
+      scheduler.max_sequences = tokens === 0 ? pool : Math.max(1, Math.min(Math.floor(tokens / 2), pool));
+    }
+  }
+  if (policy === 'trtllm' && written(raw, [...base, 'chunked_prefill']) === undefined) scheduler.chunked_prefill = false;
+  return { ...config, engine: { ...config.engine, workers: { ...config.engine.workers, aggregated: { ...role, scheduler } } } };
 }

@@ -5,7 +5,17 @@
  * limits made integers, the timing provider's coefficients in the loop's units. The core never
  * sees YAML or files: a trace arrives already read, as columns.
  */
-import type { FifoStage, PrefixKeySpec, ResolvedLoad, ResolvedRun, ResolvedSource, RouterSpec, TraceRows } from '../core/run.js';
+import type {
+  FifoStage,
+  PolicySpec,
+  PrefixKeySpec,
+  PrioritySpec,
+  ResolvedLoad,
+  ResolvedRun,
+  ResolvedSource,
+  RouterSpec,
+  TraceRows,
+} from '../core/run.js';
 import type { TimingSpec } from '../core/timing.js';
 import { frontendOf, rooflineOf } from './deployment.js';
 import { kvBlocksPerRank } from './kv-capacity.js';
@@ -18,6 +28,8 @@ export interface TraceInput extends TraceRows {
   /** Row r's hash ids are hashIds[hashIdOffsets[r] .. hashIdOffsets[r + 1]). */
   hashIdOffsets?: Int32Array;
   hashIds?: Int32Array;
+  /** Row r's priority (vLLM's priority scheduling), or null when the trace has none. */
+  priority?: Int32Array | null;
 }
 
 /**
@@ -35,6 +47,51 @@ export function timingSpec(config: TimingConfig, context?: { engine: EngineConfi
       return { type: 'polynomial' };
     case 'linear':
       return linearTimingSpec(config);
+  }
+}
+
+/**
+ * SGLang's new_token_ratio constants (sgl-project/sglang `python/sglang/srt/environ.py`:
+ * SGLANG_INIT_NEW_TOKEN_RATIO 0.7, SGLANG_MIN_NEW_TOKEN_RATIO_FACTOR 0.14,
+ * SGLANG_NEW_TOKEN_RATIO_DECAY_STEPS 600, SGLANG_RETRACT_DECODE_STEPS 20;
+ * `schedule_policy.py`: CLIP_MAX_NEW_TOKENS 4096).
+ */
+export const SGLANG_CONSTANTS = {
+  initNewTokenRatio: 0.7,
+  minNewTokenRatioFactor: 0.14,
+  newTokenRatioDecaySteps: 600,
+  retractDecodeSteps: 20,
+  clipMaxNewTokens: 4096,
+} as const;
+
+/** The batch policy of a config: `scheduler.policy`, else `engine.backend`, with its options. */
+export function policySpec(config: RunConfig, trace: TraceInput | null): PolicySpec {
+  const scheduler = config.engine.workers.aggregated.scheduler;
+  const kind = scheduler.policy ?? config.engine.backend;
+  switch (kind) {
+    case 'vllm': {
+      if (scheduler.schedule_policy !== 'priority') return { kind: 'vllm', order: 'fcfs', priorities: null };
+      const column = trace !== null && config.traffic.source.type === 'trace' ? (trace.priority ?? null) : null;
+      const priorities: PrioritySpec =
+        column !== null ? { kind: 'values', values: column } : { kind: 'hash', levels: scheduler.priority_levels ?? 1, seed: 0 };
+      return { kind: 'vllm', order: 'priority', priorities };
+    }
+    case 'sglang': {
+      const c = SGLANG_CONSTANTS;
+      const init = Math.min(c.initNewTokenRatio * (scheduler.schedule_conservativeness ?? 1), 1);
+      const min = Math.min(init * c.minNewTokenRatioFactor, 1);
+      return {
+        kind: 'sglang',
+        order: scheduler.schedule_policy === 'lpm' ? 'lpm' : 'fcfs',
+        initNewTokenRatio: init,
+        minNewTokenRatio: min,
+        newTokenRatioDecay: (init - min) / c.newTokenRatioDecaySteps,
+        retractDecodeSteps: c.retractDecodeSteps,
+        clipMaxNewTokens: c.clipMaxNewTokens,
+      };
+    }
+    case 'trtllm':
+      return { kind: 'trtllm', capacity: scheduler.capacity_policy ?? 'guaranteed_no_evict' };
   }
 }
 
@@ -217,6 +274,7 @@ export function resolveRun(config: RunConfig, trace: TraceInput | null): Resolve
     kvBlocksPerRank: blocks,
     lengthLimit: Math.min(contextLimit, kvLimit),
     timing: timingSpec(role.timing, { engine: config.engine, role }),
+    policy: policySpec(config, trace),
     router: routerSpec(config.engine.router),
     prefixCache: prefixKeys(config, trace),
     frontendBaseMs: frontend.baseMs,

@@ -37,6 +37,8 @@ export function checkRunConfigRules(config: RunConfig): RuleViolation[] {
     });
   }
 
+  violations.push(...schedulerRules(config));
+
   const parallelism = role.parallelism;
   const gpus = parallelism.tensor * parallelism.attention_data;
   if (gpus % parallelism.expert !== 0) {
@@ -162,4 +164,29 @@ export function checkRunConfigRules(config: RunConfig): RuleViolation[] {
   }
 
   return violations;
+}
+
+/** Keys of `scheduler` that only one backend's scheduler reads (docs/config.md, "Schedulers"). */
+function schedulerRules(config: RunConfig): RuleViolation[] {
+  const scheduler = config.engine.workers.aggregated.scheduler;
+  const policy = scheduler.policy ?? config.engine.backend;
+  const why = scheduler.policy === undefined ? `engine.backend is ${policy}` : `scheduler.policy is ${policy}`;
+  const out: RuleViolation[] = [];
+  const order = scheduler.schedule_policy;
+  if (order === 'priority' && policy !== 'vllm') {
+    out.push({ path: `${ROLE}.scheduler.schedule_policy`, reason: `priority is vLLM's (--scheduling-policy priority), but ${why}` });
+  }
+  if (order === 'lpm' && policy !== 'sglang') {
+    out.push({ path: `${ROLE}.scheduler.schedule_policy`, reason: `lpm is SGLang's (--schedule-policy lpm), but ${why}` });
+  }
+  if (scheduler.capacity_policy !== undefined && policy !== 'trtllm') {
+    out.push({ path: `${ROLE}.scheduler.capacity_policy`, reason: `is read by the trtllm scheduler only, but ${why}` });
+  }
+  if (scheduler.schedule_conservativeness !== undefined && policy !== 'sglang') {
+    out.push({ path: `${ROLE}.scheduler.schedule_conservativeness`, reason: `is read by the sglang scheduler only, but ${why}` });
+  }
+  if (scheduler.priority_levels !== undefined && order !== 'priority') {
+    out.push({ path: `${ROLE}.scheduler.priority_levels`, reason: 'is read with schedule_policy: priority only' });
+  }
+  return out;
 }

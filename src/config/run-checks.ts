@@ -86,8 +86,10 @@ export function checkEngineStartup(config: RunConfig): RuleViolation[] {
   const role = config.engine.workers.aggregated;
   const { max_batched_tokens: budget, max_sequences: sequences, chunked_prefill: chunked } = role.scheduler;
   const context = config.engine.context_length;
+  // The two start-up refusals below are vLLM's.
+  const vllm = (role.scheduler.policy ?? config.engine.backend) === 'vllm';
 
-  if (budget < sequences) {
+  if (vllm && budget < sequences) {
     violations.push({
       path: `${ROLE}.scheduler.max_batched_tokens`,
       reason:
@@ -95,7 +97,7 @@ export function checkEngineStartup(config: RunConfig): RuleViolation[] {
         ` Raise it to at least ${sequences} or lower max_sequences`,
     });
   }
-  if (!chunked && context !== 'max' && budget < context) {
+  if (vllm && !chunked && context !== 'max' && budget < context) {
     violations.push({
       path: `${ROLE}.scheduler.max_batched_tokens`,
       reason:

@@ -10,7 +10,7 @@ import { formatValue } from './errors.js';
 import { efficiencyShape } from '../catalog/efficiency.js';
 import { PRECISIONS } from '../catalog/schema.js';
 import * as L from './limits.js';
-import { BACKENDS, type RunConfig, type StopConfig } from './types.js';
+import { BACKENDS, CAPACITY_POLICIES, SCHEDULE_POLICIES, type RunConfig, type StopConfig } from './types.js';
 
 export { kvBlocksPerRank, largestSyntheticPromptTokens, sessionTurnPromptTokens } from './kv-capacity.js';
 
@@ -137,6 +137,31 @@ const schedulerSchema = strict({
   chunked_prefill: flag()
     .default(true)
     .describe('Split long prompts over passes. When false, a prompt larger than max_batched_tokens is a config error.'),
+  policy: z
+    .enum(BACKENDS, { error: says(`must be one of ${BACKENDS.join(', ')}`) })
+    .optional()
+    .describe("Whose scheduler the ranks run (docs/replay-model.md, 'Schedulers'); engine.backend's when absent."),
+  schedule_policy: z
+    .enum(SCHEDULE_POLICIES, { error: says(`must be one of ${SCHEDULE_POLICIES.join(', ')}`) })
+    .optional()
+    .describe(
+      'Order of the waiting queue: fcfs (when absent), priority (vllm: --scheduling-policy priority), lpm (sglang: longest cached prefix first).',
+    ),
+  capacity_policy: z
+    .enum(CAPACITY_POLICIES, { error: says(`must be one of ${CAPACITY_POLICIES.join(', ')}`) })
+    .optional()
+    .describe("TensorRT-LLM's capacity scheduler: guaranteed_no_evict (when absent) or max_utilization."),
+  schedule_conservativeness: z
+    .number({ error: says(POSITIVE) })
+    .gt(0, { error: says(POSITIVE) })
+    .max(100, { error: says('must be at most 100') })
+    .optional()
+    .describe("SGLang's --schedule-conservativeness: scales the initial new_token_ratio (0.7, capped at 1); 1 when absent."),
+  priority_levels: positiveInt(1_000_000, 'priority levels')
+    .optional()
+    .describe(
+      'schedule_policy priority without a trace priority column: priorities 0 .. levels - 1 spread over the requests by a hash of their id (1 when absent: all equal).',
+    ),
 });
 
 const capacitySchema = byType(
@@ -318,7 +343,9 @@ const engineSchema = strict({
   backend: z
     .enum(BACKENDS, { error: says(`must be one of ${BACKENDS.join(', ')}`) })
     .default('vllm')
-    .describe('Serving engine: picks the efficiency factors of roofline timing.'),
+    .describe(
+      'Serving engine: picks the scheduler (unless scheduler.policy says otherwise) and the efficiency factors of roofline timing.',
+    ),
   precision: z
     .enum(PRECISIONS, { error: says(`must be one of ${PRECISIONS.join(', ')}`) })
     .optional()

@@ -19,10 +19,23 @@ export type Backend = (typeof BACKENDS)[number];
 
 export type Precision = 'bf16' | 'fp8' | 'fp4' | 'int4';
 
+export const SCHEDULE_POLICIES = ['fcfs', 'priority', 'lpm'] as const;
+export const CAPACITY_POLICIES = ['guaranteed_no_evict', 'max_utilization'] as const;
+
 export interface SchedulerConfig {
   max_batched_tokens: number;
   max_sequences: number;
   chunked_prefill: boolean;
+  /** Whose scheduler the ranks run; absent: engine.backend's. */
+  policy?: Backend;
+  /** Queue order: fcfs (all), priority (vllm), lpm (sglang); absent: fcfs. */
+  schedule_policy?: (typeof SCHEDULE_POLICIES)[number];
+  /** TensorRT-LLM's capacity scheduler; absent: guaranteed_no_evict. */
+  capacity_policy?: (typeof CAPACITY_POLICIES)[number];
+  /** SGLang's --schedule-conservativeness (scales the initial new_token_ratio); absent: 1. */
+  schedule_conservativeness?: number;
+  /** vLLM priority without a trace priority column: priorities 0 .. levels - 1 spread over the requests; absent: 1 (all equal). */
+  priority_levels?: number;
 }
 
 export type KvCapacityConfig =

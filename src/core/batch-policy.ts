@@ -11,6 +11,10 @@
  * One policy per run (the `Simulation` builds it), so the call in the loop stays monomorphic.
  */
 import type { EngineRank } from './engine-rank.js';
+import type { ResolvedRun } from './run.js';
+import { SglangScheduler } from './sglang-policy.js';
+import { TrtllmScheduler } from './trtllm-policy.js';
+import { VllmV1Priority } from './vllm-priority.js';
 
 export interface BatchPolicy {
   /** Composes `rank`'s pass starting at `nowMs`; true when it has anything to do (compute or rejections). */
@@ -118,5 +122,21 @@ export class VllmV1Fcfs implements BatchPolicy {
     view.emittedTokens = emitted;
     view.kvBlocksUsed = store.usedBlocks;
     return count > 0 || rank.rejectedCount > 0;
+  }
+}
+
+/**
+ * The batch policy of a run (one instance for all its ranks): vLLM v1 FCFS or priority, SGLang,
+ * TensorRT-LLM (docs/replay-model.md, "Schedulers").
+ */
+export function createBatchPolicy(run: ResolvedRun): BatchPolicy {
+  const spec = run.policy;
+  switch (spec.kind) {
+    case 'vllm':
+      return spec.order === 'priority' ? new VllmV1Priority(spec.priorities, run.replicas * run.ranksPerWorker) : new VllmV1Fcfs();
+    case 'sglang':
+      return new SglangScheduler(spec, run.replicas * run.ranksPerWorker);
+    case 'trtllm':
+      return new TrtllmScheduler(spec.capacity === 'guaranteed_no_evict');
   }
 }

@@ -155,6 +155,27 @@ export class EngineRank {
     return id;
   }
 
+  /**
+   * Removes running request `running[index]` (not yet given tokens in the pass being composed,
+   * or refunded by the policy): its blocks go back to the store, its computed tokens reset to 0
+   * (the generated count is kept), and it returns to `waiting`, at the front (`toFront`: vLLM's
+   * preemption, TensorRT-LLM's pause) or at the back (SGLang's retraction). Later running
+   * requests keep their order. Returns its id.
+   */
+  evictAt(index: number, toFront: boolean): number {
+    const running = this.running;
+    const id = running[index];
+    const last = --this.runningCount;
+    for (let i = index; i < last; i++) running[i] = running[i + 1];
+    this.store.release(id);
+    this.table.computed[id] = 0;
+    this.table.status[id] = Status.Waiting;
+    if (toFront) this.waiting.pushFront(id);
+    else this.waiting.pushBack(id);
+    this.preemptionCount++;
+    return id;
+  }
+
   /** Rejects the head of `waiting`; it reaches the client at the end of the pass being composed. */
   rejectHead(): void {
     const id = this.waiting.popFront();

@@ -48,6 +48,34 @@ export class IntDeque {
     return this.buf[(this.head + i) & this.mask];
   }
 
+  popBack(): number {
+    this.count--;
+    return this.buf[(this.head + this.count) & this.mask];
+  }
+
+  /** Inserts `value` at position `pos` (0 = front, size = back); later elements move back by one. */
+  insertAt(pos: number, value: number): void {
+    if (this.count === this.buf.length) this.grow();
+    const buf = this.buf;
+    const start = (this.head + pos) & this.mask;
+    const end = (this.head + this.count) & this.mask;
+    if (start <= end) {
+      buf.copyWithin(start + 1, start, end);
+    } else {
+      // The tail wraps around the end of the buffer: shift both pieces.
+      buf.copyWithin(1, 0, end);
+      buf[0] = buf[this.mask];
+      buf.copyWithin(start + 1, start, this.mask);
+    }
+    buf[start] = value;
+    this.count++;
+  }
+
+  /** Overwrites the element at position i from the front (a policy reordering `waiting` in place). */
+  set(i: number, value: number): void {
+    this.buf[(this.head + i) & this.mask] = value;
+  }
+
   private grow(): void {
     const next = new Int32Array(this.buf.length * 2);
     for (let i = 0; i < this.count; i++) next[i] = this.buf[(this.head + i) & this.mask];

@@ -66,6 +66,33 @@ export type PrefixKeySpec =
     }
   | { kind: 'session'; blocksPerSession: number };
 
+/**
+ * The scheduler a rank runs (batch-policy.ts), chosen by `engine.backend` or
+ * `scheduler.policy`. Numbers only; the policy is built once per run.
+ */
+export type PolicySpec =
+  | { kind: 'vllm'; order: 'fcfs' | 'priority'; priorities: PrioritySpec | null }
+  | {
+      kind: 'sglang';
+      order: 'fcfs' | 'lpm';
+      /** new_token_ratio: its start (and value after an idle rank), its floor, and the step it decays by per decode pass. */
+      initNewTokenRatio: number;
+      minNewTokenRatio: number;
+      newTokenRatioDecay: number;
+      /** Tokens per remaining request a retraction frees room for (SGLang's retract_decode_steps). */
+      retractDecodeSteps: number;
+      /** Expected outputs are clipped to this many tokens in the reservation (CLIP_MAX_NEW_TOKENS). */
+      clipMaxNewTokens: number;
+    }
+  | { kind: 'trtllm'; capacity: 'guaranteed_no_evict' | 'max_utilization' };
+
+/**
+ * Request priorities of vLLM's priority policy (lower value first): a trace's `priority`
+ * column (row index = request id), or `levels` values spread over the requests by a hash of
+ * the id and `seed` (the same for a given id whatever the send order).
+ */
+export type PrioritySpec = { kind: 'values'; values: Int32Array } | { kind: 'hash'; levels: number; seed: number };
+
 export interface ResolvedRun {
   replicas: number;
   ranksPerWorker: number;
@@ -82,6 +109,8 @@ export interface ResolvedRun {
    */
   lengthLimit: number;
   timing: TimingSpec;
+  /** The batch policy of every rank. */
+  policy: PolicySpec;
   router: RouterSpec;
   /** Block keys of the prefix cache; null = no prefix cache (the summary then has no `prefix_cache`). */
   prefixCache: PrefixKeySpec | null;

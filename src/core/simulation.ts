@@ -13,7 +13,7 @@
  * the batch policy (what a rank runs in a pass), the KV store (blocks and the prefix cache)
  * and the timing provider (how long a pass takes).
  */
-import { VllmV1Fcfs, type BatchPolicy } from './batch-policy.js';
+import { createBatchPolicy, type BatchPolicy } from './batch-policy.js';
 import { EngineRank, PassOutputs } from './engine-rank.js';
 import { EventKind, EventQueue } from './event-queue.js';
 import { fnv1a32OfId } from './fnv.js';
@@ -116,7 +116,7 @@ export class Simulation implements TrafficSink {
       lengthLimit: run.lengthLimit,
     };
     this.passTime = createPassTime(run.timing);
-    this.policy = new VllmV1Fcfs();
+    this.policy = createBatchPolicy(run);
     this.router = createRouter(run, this.ranks, this.table);
     const keys = run.prefixCache === null ? null : createBlockKeys(run.prefixCache, run.blockSize, this.table);
     // One set of per-request books for every rank's store: a request lives on one rank.
@@ -390,6 +390,36 @@ export class Simulation implements TrafficSink {
       const rank = this.ranks[worker * ranksPerWorker + k];
       const problem = rank.store.check(rank.running, rank.runningCount);
       if (problem !== null) throw new Error(`INV-kv: rank ${rank.index} ${problem} at ${this.nowMs} ms`);
+      // INV-budget: the plan is running requests, within the token budget and max_sequences,
+      // each given tokens it still needs.
+      const { maxBatchedTokens, maxSequences } = rank.limits;
+      const t = this.table;
+      let tokens = 0;
+      for (let i = 0; i < rank.scheduledCount; i++) {
+        const r = rank.running[i];
+        const left = t.prompt[r] + t.generated[r] - t.computed[r];
+        if (t.status[r] !== Status.Running || t.scheduled[r] < 1 || t.scheduled[r] > left) {
+          throw new Error(
+            `INV-budget: rank ${rank.index} schedules request ${r} for ${t.scheduled[r]} of ${left} tokens at ${this.nowMs} ms`,
+          );
+        }
+        tokens += t.scheduled[r];
+      }
+      // The pass totals the timing provider read are those of the plan: its tokens (prefill
+      // tokens plus one per decoding request; a recompute with one token left may count as
+      // either) and the tokens it emits.
+      let emits = 0;
+      for (let i = 0; i < rank.scheduledCount; i++) {
+        const r = rank.running[i];
+        if (t.scheduled[r] === t.prompt[r] + t.generated[r] - t.computed[r] && t.generated[r] < t.outputLen[r]) emits++;
+      }
+      const v = rank.view;
+      if (rank.scheduledCount > 0 && (v.prefillTokens + v.decodeRequests !== tokens || v.emittedTokens !== emits)) {
+        throw new Error(`INV-budget: rank ${rank.index} pass totals ${JSON.stringify(v)} differ from its plan at ${this.nowMs} ms`);
+      }
+      if (tokens > maxBatchedTokens || rank.runningCount > maxSequences) {
+        throw new Error(`INV-budget: rank ${rank.index} schedules ${tokens} tokens with ${rank.runningCount} running at ${this.nowMs} ms`);
+      }
     }
   }
 

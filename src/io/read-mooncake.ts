@@ -1,7 +1,8 @@
 /**
  * Reader of Mooncake trace JSONL (docs/replay-model.md, "Traffic"): one JSON object per line with
  * `timestamp` (ms), `input_length`, `output_length`, `hash_ids` (one id per block_size
- * prompt tokens), optional `session_id` and `delay` (ms). Rows come back as columns.
+ * prompt tokens), optional `session_id`, `delay` (ms) and `priority` (an integer, lower first,
+ * for vLLM's priority scheduling). Rows come back as columns.
  * Every line is checked; a bad line is an `InputError` naming the file and line, unless
  * `skipInvalid` is set, in which case it is counted in `skipped`.
  *
@@ -26,6 +27,8 @@ export interface MooncakeTrace extends TraceRows {
   /** Row r's hash ids are `hashIds[hashIdOffsets[r] .. hashIdOffsets[r + 1])`; length rows + 1. */
   hashIdOffsets: Int32Array;
   hashIds: Int32Array;
+  /** Each row's `priority` (0 where absent), or null when no row has one. */
+  priority: Int32Array | null;
   /** Lines skipped as invalid (only with `skipInvalid`). */
   skipped: number;
 }
@@ -60,6 +63,7 @@ class Columns {
   inputLength = new Int32Array(this.capacity);
   outputLength = new Int32Array(this.capacity);
   delayMs = new Float64Array(this.capacity);
+  priority = new Int32Array(this.capacity);
   hashIdOffsets = new Int32Array(this.capacity + 1);
   hashIds = new Int32Array(16 * 1024);
   hashIdCount = 0;
@@ -71,6 +75,7 @@ class Columns {
     this.inputLength = grow(this.inputLength, this.capacity);
     this.outputLength = grow(this.outputLength, this.capacity);
     this.delayMs = grow(this.delayMs, this.capacity);
+    this.priority = grow(this.priority, this.capacity);
     this.hashIdOffsets = grow(this.hashIdOffsets, this.capacity + 1);
   }
 
@@ -104,6 +109,7 @@ export function parseMooncakeTrace(input: Buffer | string, opts: ReadMooncakeOpt
   const cols = new Columns();
   const sessionIds: string[] = [];
   let hasSession = false;
+  let hasPriority = false;
   let rows = 0;
   let skipped = 0;
   let lineNo = 0;
@@ -131,6 +137,8 @@ export function parseMooncakeTrace(input: Buffer | string, opts: ReadMooncakeOpt
     cols.inputLength[rows] = row.inputLength;
     cols.outputLength[rows] = row.outputLength;
     cols.delayMs[rows] = row.delayMs;
+    cols.priority[rows] = row.priority;
+    if (row.hasPriority) hasPriority = true;
     const ids = row.hashIds;
     cols.ensureHashIds(ids.length);
     for (let k = 0; k < ids.length; k++) cols.hashIds[cols.hashIdCount + k] = ids[k];
@@ -156,6 +164,7 @@ export function parseMooncakeTrace(input: Buffer | string, opts: ReadMooncakeOpt
     delayMs: cols.delayMs.slice(0, rows),
     hashIdOffsets: cols.hashIdOffsets.slice(0, rows + 1),
     hashIds: cols.hashIds.slice(0, cols.hashIdCount),
+    priority: hasPriority ? cols.priority.slice(0, rows) : null,
     skipped,
   };
 }
@@ -167,6 +176,8 @@ class RowParser {
   outputLength = 0;
   delayMs = 0;
   sessionId = '';
+  priority = 0;
+  hasPriority = false;
   hashIds: number[] = [];
 
   constructor(private readonly blockSize: number) {}
@@ -221,8 +232,19 @@ class RowParser {
       return field('delay', delay, `must be at most ${MAX_TRACE_MS} ms (the limit on trace times)`);
     else if (delay !== undefined && delay !== null) return field('delay', delay, 'must be a finite non-negative number');
 
+    const priority = obj.priority;
+    if (
+      priority !== undefined &&
+      priority !== null &&
+      !(typeof priority === 'number' && Number.isInteger(priority) && Math.abs(priority) <= INT32_MAX)
+    ) {
+      return field('priority', priority, 'must be an integer (lower runs first)');
+    }
+
     this.timestampMs = timestamp;
     this.inputLength = input;
+    this.priority = typeof priority === 'number' ? priority : 0;
+    this.hasPriority = typeof priority === 'number';
     this.outputLength = output;
     this.hashIds = hashIds as number[];
     this.sessionId = sessionId;
