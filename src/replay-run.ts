@@ -22,6 +22,8 @@ export interface PreparedRun {
   deployment: ReplaySummary['deployment'];
   /** With a trace source: what the summary reports of the trace. */
   input?: { trace: string; trace_rows: number; skipped_trace_rows: number };
+  /** With roofline timing: the accuracy its stratum's measurements give (summary.json's `accuracy`). */
+  accuracy?: ReplaySummary['accuracy'];
 }
 
 /** Replays a prepared run; `config` is echoed in the summary. */
@@ -50,6 +52,7 @@ export function replayPrepared(config: RunConfig, prepared: PreparedRun, options
       virtual_end_ms: core.engine.virtual_end_ms,
     },
     deployment: prepared.deployment,
+    ...(prepared.accuracy !== undefined ? { accuracy: prepared.accuracy } : {}),
     config,
   };
   if (prepared.input !== undefined) summary.input = prepared.input;

@@ -11,7 +11,9 @@ import { resolve as resolvePath } from 'node:path';
 import { ConfigError, InputError } from './config/errors.js';
 import { checkRunResources, everyTraceRowRejected } from './config/run-checks.js';
 import type { RunConfig } from './config/types.js';
-import { deploymentSummary } from './config/deployment.js';
+import { deploymentOf, deploymentSummary } from './config/deployment.js';
+import { accuracyFor } from './catalog/accuracy.js';
+import type { ReplaySummary } from './core/report-types.js';
 import { resolveRun } from './config/resolve.js';
 import type { TraceRows } from './core/run.js';
 import { replayPrepared, type PreparedRun, type ReplayResult } from './replay-run.js';
@@ -97,8 +99,30 @@ export function prepareRun(config: RunConfig, options: ReplayOptions): PreparedR
   const run = resolveRun(config, trace);
   const role = config.engine.workers.aggregated;
   const deployment = deploymentSummary(config.engine, role, run.kvBlocksPerRank > 0 ? run.kvBlocksPerRank : null);
-  if (trace === null) return { run, deployment };
-  return { run, deployment, input: { trace: traceLabel, trace_rows: trace.rows, skipped_trace_rows: trace.skipped } };
+  const accuracy = predictionAccuracy(config);
+  return {
+    run,
+    deployment,
+    ...(trace === null ? {} : { input: { trace: traceLabel, trace_rows: trace.rows, skipped_trace_rows: trace.skipped } }),
+    ...(accuracy !== undefined ? { accuracy } : {}),
+  };
+}
+
+/**
+ * How far a prediction from the catalog may be off (summary.json's `accuracy`): with roofline
+ * timing, its stratum's row of data/accuracy.yaml (the leave-one-model-out benchmark). A config
+ * that overrides efficiency factors is outside what the benchmark measured, and says so.
+ */
+export function predictionAccuracy(config: RunConfig): ReplaySummary['accuracy'] {
+  const role = config.engine.workers.aggregated;
+  if (role.timing.type !== 'roofline') return undefined;
+  const { deployment } = deploymentOf(config.engine, role);
+  if (deployment === null) return undefined;
+  const block = accuracyFor(config.engine.backend, deployment.model.architecture.moe !== undefined, deployment.hardware.id);
+  const overridden = Object.values(role.timing.efficiency ?? {}).some((v) => v !== undefined);
+  return overridden
+    ? { ...block, basis: `${block.basis}; the config overrides efficiency factors, which that figure does not cover` }
+    : block;
 }
 
 export function replay(config: RunConfig, options: ReplayOptions): ReplayResult {

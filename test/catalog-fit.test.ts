@@ -35,6 +35,7 @@ function pointOf(factors: EfficiencyFactors, concurrency: number, measured?: { t
     model: d.modelPath,
     hardware: d.system,
     backend: d.backend,
+    family: '',
     concurrency,
     deployment: found,
     measured: measured ?? { ttftMs: trajectory.ttftMs ?? 0, itlMs: trajectory.itlMs ?? 0 },

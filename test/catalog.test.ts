@@ -243,6 +243,9 @@ const toyGpu: HardwareEntry = hardwareEntrySchema.parse({
 const ideal: EfficiencyFactors = {
   compute: 1,
   memory: 1,
+  attention: 1,
+  fp8_compute: 1,
+  fp4_compute: 1,
   link: 1,
   collective_us: 0,
   pass_overhead_ms: 0,
@@ -288,9 +291,10 @@ describe('roofline pass time', () => {
     const ms = passTime(view({ prefillTokens: 1000, prefillPairs: 500_000, emittedTokens: 1 }));
     const matmuls = Math.max((2 * 33_554_432 * 1000) / 1e11, (33_554_432 * 2) / 1e9); // compute 0.671 > read 0.067
     const head = Math.max((2 * 1_024_000 * 1) / 1e11, (1_024_000 * 2) / 1e9); // read 0.002
+    const sampler = (3 * 4 * 1000) / 1e9; // FP32 logits of the 1000-token vocabulary, written and read twice
     const attention = (2 * 4 * 8 * 128 * 500_000) / 1e11; // 2 layers x 4 x heads x head_dim per pair
-    expect(ms).toBeCloseTo(matmuls + head + attention, 12);
-    expect(ms).toBeCloseTo(0.71409664, 12);
+    expect(ms).toBeCloseTo(matmuls + head + sampler + attention, 12);
+    expect(ms).toBeCloseTo(0.71410864, 12);
   });
 
   it('a memory-bound decode pass', () => {
@@ -299,10 +303,11 @@ describe('roofline pass time', () => {
     const ms = passTime(view({ decodeRequests: 8, decodeKvTokens: 16_000, emittedTokens: 8 }));
     const matmuls = Math.max((2 * 33_554_432 * 8) / 1e11, (33_554_432 * 2) / 1e9); // the read wins
     const head = Math.max((2 * 1_024_000 * 8) / 1e11, (1_024_000 * 2) / 1e9);
+    const sampler = (8 * 3 * 4 * 1000) / 1e9;
     // KV read: 2 layers x K and V x 8 heads x 128 x 2 bytes per context token.
     const attention = Math.max((2 * 4 * 8 * 128 * 16_000) / 1e11, (2 * 2 * 8 * 128 * 2 * 16_000) / 1e9);
-    expect(ms).toBeCloseTo(matmuls + head + attention, 12);
-    expect(ms).toBeCloseTo(0.200228864, 12);
+    expect(ms).toBeCloseTo(matmuls + head + sampler + attention, 12);
+    expect(ms).toBeCloseTo(0.200324864, 12);
   });
 
   it('a MoE decode pass reads only the experts its tokens touch', () => {
@@ -320,7 +325,7 @@ describe('roofline pass time', () => {
     const ms = passTime(view({ decodeRequests: 4, decodeKvTokens: 4000, emittedTokens: 4 }));
     const dense = 2 * 4_194_304 + 2 * 1024 * 64;
     const matmuls = Math.max((2 * dense * 4) / 1e11, (dense * 2) / 1e9);
-    const head = (1_024_000 * 2) / 1e9;
+    const head = (1_024_000 * 2) / 1e9 + (4 * 3 * 4 * 1000) / 1e9;
     // Each expert is 3 x 1024 x 512 weights; 4 tokens pick 2 of 64 each: 1 - (62/64)^4 of the experts are touched.
     const perExpert = 3 * 1024 * 512;
     const touched = 1 - (62 / 64) ** 4;
@@ -338,10 +343,44 @@ describe('roofline pass time', () => {
     const pass = view({ prefillTokens: 1000, prefillPairs: 500_000, emittedTokens: 1 });
     // TP 2 halves matmuls, the head and attention; 2 layers x 2 all-reduces of 10 us, and per token
     // 4 all-reduces x 2 x (2 - 1) / 2 x 1024 x 2 bytes over 100 GB/s per direction (1e8 B/ms).
-    const halved = 0.71409664 / 2;
+    // The sampler reads the whole vocabulary's logits on every GPU: 1.2e-5 ms, not halved.
+    const sampler = (3 * 4 * 1000) / 1e9;
+    const halved = (0.71409664 - 0) / 2;
     const comm = 4 * 0.01 + (1000 * 4 * 2048) / 1e8;
-    expect(two(pass)).toBeCloseTo(halved + comm, 12);
-    expect(one(pass)).toBeCloseTo(0.71409664, 12);
+    expect(two(pass)).toBeCloseTo(halved + sampler + comm, 12);
+    expect(one(pass)).toBeCloseTo(0.71409664 + sampler, 12);
+  });
+
+  it('times attention at its own share of the BF16 peak, FP8 matmuls at their factor of the FP8 peak', () => {
+    const base = createRooflinePassTime(rooflineCoefficients(toy(), ideal));
+    const slowAttention = createRooflinePassTime(rooflineCoefficients(toy(), { ...ideal, attention: 0.25 }));
+    const pass = view({ prefillTokens: 1000, prefillPairs: 500_000, emittedTokens: 1 });
+    // Attention 2 layers x 4 x 8 heads x 128 x 500,000 pairs = 4.096e9 FLOP: 0.04096 ms at the peak;
+    // at a quarter of it, 4 x that.
+    expect(slowAttention(pass) - base(pass)).toBeCloseTo(3 * 0.04096, 12);
+    // FP8 weights: matmuls at 200 TFLOPS x compute 1 x fp8_compute 0.5 = 1e11 FLOP/ms, the same
+    // as BF16 at its peak; their weights read at one byte: 33,554,432 / 1e9 ms.
+    const fp8 = createRooflinePassTime(rooflineCoefficients(toy({ precision: 'fp8' }), { ...ideal, fp8_compute: 0.5 }));
+    const fp8Full = createRooflinePassTime(rooflineCoefficients(toy({ precision: 'fp8' }), ideal));
+    expect(fp8(pass) - fp8Full(pass)).toBeCloseTo((2 * 33_554_432 * 1000) / 1e11 - (2 * 33_554_432 * 1000) / 2e11, 12);
+  });
+
+  it('a pass without a CUDA graph pays every layer launch; a captured one pads its batch', () => {
+    // Graphs for 1, 2, 4 and 8 requests (padded up), none above 8.
+    const captureSize = Int32Array.from([0, 1, 2, 4, 4, 8, 8, 8, 8]);
+    const factors = { ...ideal, per_layer_us: 50, per_request_us: 0 };
+    const graphs = createRooflinePassTime(rooflineCoefficients(toy({ captureSize }), factors));
+    const eager = createRooflinePassTime(rooflineCoefficients(toy(), factors));
+    // 3 decoding requests replay the graph of 4: no launches; matmuls still read-bound (4 rows).
+    const decode = view({ decodeRequests: 3, decodeKvTokens: 300, emittedTokens: 3 });
+    const sampler = (3 * 4 * 1000) / 1e9;
+    expect(eager(decode) - graphs(decode)).toBeCloseTo(2 * 0.05 - sampler, 12); // 2 layers x 50 us, one padded row less sampled
+    // 9 requests: no graph of that size, eager like the other.
+    const nine = view({ decodeRequests: 9, decodeKvTokens: 900, emittedTokens: 9 });
+    expect(graphs(nine)).toBeCloseTo(eager(nine), 12);
+    // A pass with prefill work always runs eagerly.
+    const mixed = view({ prefillTokens: 10, prefillPairs: 50, decodeRequests: 2, decodeKvTokens: 200, emittedTokens: 3 });
+    expect(graphs(mixed)).toBeCloseTo(eager(mixed), 12);
   });
 
   it('adds the host costs: per pass and per decoding request', () => {

@@ -36,7 +36,12 @@ describe('runConfigJsonSchema', () => {
     expect(text).toContain('vLLM --max-num-seqs');
     const schema = runConfigJsonSchema() as unknown as JsonSchemaNode;
     const scheduler = schema.properties.engine.properties.workers.properties.aggregated.properties.scheduler;
-    expect(scheduler.properties.max_batched_tokens).toMatchObject({ type: 'integer', minimum: 1, default: 8192 });
+    // The engine's defaults fill the scheduler's limits after parsing: the schema gives none, and says so.
+    expect(scheduler.properties.max_batched_tokens).toMatchObject({ type: 'integer', minimum: 1 });
+    expect(scheduler.properties.max_batched_tokens).not.toHaveProperty('default');
+    expect(text).toContain('data/engine-defaults.yaml');
+    const source = schema.properties.traffic.properties.source as unknown as { anyOf?: unknown[]; oneOf?: unknown[] };
+    expect(JSON.stringify(source)).toContain('"default":1024');
   });
 
   it('lists every load type as one option of traffic.load', () => {

@@ -508,7 +508,7 @@ describe('parseRunConfig issues', () => {
     expect(err.reason).toBe('must be a positive integer, got 0');
     expect(err.issues.map((issue) => issue.message)).toEqual([
       `${file}: engine.detokenization.workers: must be a positive integer, got 0`,
-      `${file}: engine.extra_key: unknown key (allowed: model, hardware, backend, precision, context_length, frontend, workers,` +
+      `${file}: engine.extra_key: unknown key (allowed: model, hardware, backend, backend_version, precision, context_length, frontend, workers,` +
         ' router, tokenization, detokenization)',
       `${file}: traffic.load.requests_per_second: must be a positive finite number, got "abc"`,
     ]);
@@ -701,13 +701,33 @@ describe('scheduler defaults follow the chosen scheduler', () => {
   it('vllm keeps 256 and chunked prefill on', () => {
     expect(scheduler({})).toMatchObject({ max_sequences: 256, chunked_prefill: true });
   });
-  it("sglang's mem_fraction_static by tensor-parallel size", () => {
-    const cfg = (tensor: number) =>
-      parseRunConfig({ engine: { backend: 'sglang', workers: { aggregated: { parallelism: { tensor } } } } }, 'run.yaml');
-    expect([1, 2, 4, 8, 16].map((tp) => defaultMemoryFraction(cfg(tp).engine, cfg(tp).engine.workers.aggregated))).toEqual([
-      0.88, 0.87, 0.85, 0.81, 0.79,
-    ]);
-    const v = parseRunConfig({}, 'run.yaml');
+  it("sglang's mem_fraction_static from the GPU's memory and the tensor-parallel size (SGLang >= 0.5.3)", () => {
+    const cfg = (tensor: number, hardware = 'h100_sxm', version?: string) =>
+      parseRunConfig(
+        {
+          engine: {
+            backend: 'sglang',
+            hardware,
+            ...(version ? { backend_version: version } : {}),
+            workers: { aggregated: { parallelism: { tensor } } },
+          },
+        },
+        'run.yaml',
+      );
+    const fraction = (c: ReturnType<typeof cfg>) => defaultMemoryFraction(c.engine, c.engine.workers.aggregated);
+    // H100 reports 81559 MiB. TP < 4: chunk 8192, CUDA graphs to 256; reserved = 512 + 1.5 x 8192
+    // + 2 x 256 + 128 x tp MiB (at least 10240 above 60 GiB).
+    // tp 1: 512 + 12288 + 512 + 128 = 13440 -> (81559 - 13440) / 81559 = 0.8352 -> 0.835
+    // tp 2: 13568 -> 0.8336 -> 0.834; tp 4 (graphs to 512): 512 + 12288 + 1024 + 512 = 14336 -> 0.824
+    // tp 8: 14848 -> 0.818
+    expect([1, 2, 4, 8].map((tp) => fraction(cfg(tp)))).toEqual([0.835, 0.834, 0.824, 0.818]);
+    // Before 0.5.3, below 90 GiB: reserved (9.5 + tp / 2) GiB: tp 1 -> 10240 MiB -> 71319 / 81559 = 0.8744 -> 0.874;
+    // tp 8 -> 13824 MiB -> 67735 / 81559 = 0.83050 -> 0.831.
+    expect([1, 8].map((tp) => fraction(cfg(tp, 'h100_sxm', '0.5.1')))).toEqual([0.874, 0.831]);
+    // vLLM keeps its --gpu-memory-utilization; a GPU outside the catalog gets 0.9.
+    const v = parseRunConfig({ engine: { hardware: 'h100_sxm' } }, 'run.yaml');
     expect(defaultMemoryFraction(v.engine, v.engine.workers.aggregated)).toBe(0.9);
+    const unknown = parseRunConfig({ engine: { backend: 'sglang' } }, 'run.yaml');
+    expect(defaultMemoryFraction(unknown.engine, unknown.engine.workers.aggregated)).toBe(0.9);
   });
 });

@@ -126,5 +126,6 @@ describe('search against an exhaustive sweep', () => {
     expect(searched.best?.id).toBe(order[0].c.id);
     // Not a close call the tolerance could turn: a runner-up at the same cost is slower by more than it.
     if (order[1].c.costPerHour === order[0].c.costPerHour) expect(order[0].rate / order[1].rate).toBeGreaterThan(1 + tolerance);
-  });
+    // A plan and a sweep of every candidate at every rate: about 40 s on two busy cores.
+  }, 180_000);
 });

@@ -11,11 +11,11 @@ import { Piscina } from 'piscina';
 import { deploymentOf } from '../config/deployment.js';
 import type { RunConfig } from '../config/types.js';
 import { loadCatalog } from '../catalog/load.js';
-import { EFFICIENCY_NAMES, type EfficiencyFactors, type EfficiencyTable } from '../catalog/efficiency.js';
+import { EFFICIENCY_NAMES, versionFamily, type EfficiencyFactors, type EfficiencyTable } from '../catalog/efficiency.js';
 import { BACKENDS } from '../config/types.js';
 import { compileOnPoolThreads, compiledModule } from '../sweep/pool.js';
 import { fitByRounds, fitFactors, logErrors, ParameterLayout, predictPoint, type FactorFit, type FitPoint } from './catalog-fit.js';
-import { catalogBaseConfig, readSiliconDeployments, type SiliconDeployment } from './silicon-deployments.js';
+import { catalogBaseConfig, engineVersionOf, measuredCaps, readSiliconDeployments, type SiliconDeployment } from './silicon-deployments.js';
 import { pointConfig, type SimLoadOptions } from './sim-load.js';
 import type { Trajectory } from './trajectory.js';
 
@@ -26,7 +26,13 @@ export interface MeasuredPoint {
   hardware: string;
   backend: string;
   deployment: SiliconDeployment;
+  /** The backend's version family (major.minor) as the row gives it, '' when unknown. */
+  family: string;
+  /** Clients of the closed loop (the sample's `silicon_concurrency`). */
   concurrency: number;
+  /** `measured=` date of the row ('' when the source does not say) and whether a drained warm-up preceded it. */
+  measuredOn: string;
+  warmedUp: boolean | null;
   measured: { ttftMs: number; itlMs: number };
 }
 
@@ -40,31 +46,42 @@ export function catalogPoints(
   for (const d of readSiliconDeployments(csv, 1)) {
     if (options.maxOsl !== undefined && d.osl > options.maxOsl) continue;
     try {
-      const base = catalogBaseConfig(d);
+      const base = catalogBaseConfig(d, undefined, measuredCaps(d, d.info[0].batchSize));
       if (deploymentOf(base.engine, base.engine.workers.aggregated).deployment === null) throw new Error('not in the catalog');
     } catch (err) {
       skipped.push({ label: d.label, reason: err instanceof Error ? err.message.split('\n')[0] : String(err) });
       continue;
     }
-    for (const p of d.points) {
+    d.points.forEach((p, i) => {
       points.push({
         label: d.label,
         model: d.modelPath,
         hardware: d.system,
         backend: d.backend,
+        family: versionFamily(engineVersionOf(d)),
         deployment: d,
         concurrency: Number(p.key.concurrency),
+        measuredOn: d.info[i].measured,
+        warmedUp: d.info[i].warmedUp,
         measured: { ttftMs: p.metrics.time_to_first_token.avg as number, itlMs: p.metrics.inter_token_latency.avg as number },
       });
-    }
+    });
   }
   return { points, skipped };
 }
 
-/** The run config replaying one measured point with given factors. */
+/**
+ * The run config replaying one measured point with given factors, as the point was measured: its
+ * clients, its load generator's lengths and request count (`SiliconProtocol`), unless `load`
+ * says otherwise (`protocol: false`: `load`'s lengths and requests for every point).
+ */
 export function measuredPointConfig(point: MeasuredPoint, factors: EfficiencyFactors, load: SimLoadOptions): RunConfig {
-  const base = catalogBaseConfig(point.deployment, factors);
-  return pointConfig(base, { concurrency: point.concurrency, isl: point.deployment.isl, osl: point.deployment.osl }, null, load);
+  const d = point.deployment;
+  const batch = d.info[d.points.findIndex((p) => p.key.concurrency === point.concurrency)]?.batchSize ?? point.concurrency;
+  const base = catalogBaseConfig(d, factors, load.protocol === false ? {} : measuredCaps(d, batch));
+  const asMeasured: SimLoadOptions =
+    load.protocol === false ? load : { ...load, rangeRatio: d.protocol.rangeRatio, requestsPerSlot: d.protocol.requestsPerClient };
+  return pointConfig(base, { concurrency: point.concurrency, isl: d.isl, osl: d.osl }, null, asMeasured);
 }
 
 /** A pool of trajectory recordings. */
@@ -90,9 +107,9 @@ export class TrajectoryPool {
   }
 }
 
-/** Factors per (GPU, backend) pair of a fitted parameter vector. */
-export function factorsFor(fit: Pick<FactorFit, 'layout' | 'x'>, hardware: string, backend: string): EfficiencyFactors {
-  return fit.layout.factors(fit.x, hardware, backend);
+/** Factors per (GPU, backend, family) of a fitted parameter vector. */
+export function factorsFor(fit: Pick<FactorFit, 'layout' | 'x'>, hardware: string, backend: string, family = ''): EfficiencyFactors {
+  return fit.layout.factors(fit.x, hardware, backend, family);
 }
 
 /** Records every point's trajectory with the factors of its pair. */
@@ -114,6 +131,7 @@ export async function recordPoints(
         model: p.model,
         hardware: p.hardware,
         backend: p.backend,
+        family: p.family,
         concurrency: p.concurrency,
         deployment: found.deployment,
         measured: p.measured,
@@ -173,7 +191,7 @@ export async function fitCatalogFactors(
   const rounds: CatalogFitRound[] = [];
   const count = options.rounds ?? 3;
   let started = performance.now();
-  const record = (x: readonly number[]) => recordPoints(pool, points, (p) => layout.factors(x, p.hardware, p.backend), load);
+  const record = (x: readonly number[]) => recordPoints(pool, points, (p) => layout.factors(x, p.hardware, p.backend, p.family), load);
   const result = await fitByRounds(record, layout, {
     start: layout.start(),
     rounds: count,
@@ -194,7 +212,7 @@ export async function fitCatalogFactors(
     },
   });
   let dataLoss = 0;
-  for (const p of result.points) for (const v of logErrors(p, layout.factors(result.x, p.hardware, p.backend))) dataLoss += v * v;
+  for (const p of result.points) for (const v of logErrors(p, layout.factors(result.x, p.hardware, p.backend, p.family))) dataLoss += v * v;
   return { fit: { layout, x: result.x, dataLoss, loss: result.loss, iterations: rounds.length }, recorded: result.points, rounds };
 }
 
@@ -230,6 +248,24 @@ export function efficiencyTableOf(fit: FactorFit, points: readonly FitPoint[]): 
                 itl_mape: Number(errors.itl.toFixed(1)),
               },
       });
+      // Each version family measured on this pair, with its family effect.
+      for (const family of [...new Set(mine.map((p) => p.family).filter((f) => f !== ''))].sort()) {
+        const own = mine.filter((p) => p.family === family);
+        const ownErrors = mape(own, (p) => predictPoint(p, factorsFor(fit, h, b, family)));
+        entries.push({
+          hardware: h,
+          backend: b,
+          version: family,
+          ...asEntry(factorsFor(fit, h, b, family)),
+          fit: {
+            points: own.length,
+            deployments: new Set(own.map((p) => p.label)).size,
+            models: [...new Set(own.map((p) => p.model))].sort(),
+            ttft_mape: Number(ownErrors.ttft.toFixed(1)),
+            itl_mape: Number(ownErrors.itl.toFixed(1)),
+          },
+        });
+      }
     }
   }
   return { default: asEntry(fit.layout.factors(fit.x, '', '')), entries };
@@ -267,7 +303,7 @@ export async function zeroShot(
     const others = recorded.filter((p) => p.model !== model);
     const fit = fitFactors(others, all.layout, { start: all.x });
     const mine = points.filter((p) => p.model === model);
-    const replayed = await recordPoints(pool, mine, (p) => factorsFor(fit, p.hardware, p.backend), load);
+    const replayed = await recordPoints(pool, mine, (p) => factorsFor(fit, p.hardware, p.backend, p.family), load);
     replayed.forEach((r, i) => {
       const p = mine[i];
       predictions.push({

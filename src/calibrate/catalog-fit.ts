@@ -21,10 +21,18 @@ import { BIN, BIN_FIELDS, type Trajectory } from './trajectory.js';
 type FactorName = (typeof EFFICIENCY_NAMES)[number];
 const FACTORS = EFFICIENCY_NAMES;
 const K = FACTORS.length;
-const SHARES = new Set<FactorName>(['compute', 'memory', 'link']);
+const SHARES = new Set<FactorName>(['compute', 'memory', 'link', 'attention']);
+
+/**
+ * Factors held within what real measurements show (value = bound x logistic(z)): a tokenizer
+ * turns text into tokens at no more than 2 us a token (Hugging Face's fast tokenizers), and a
+ * real AIPerf client measured 0.113 ms per other request in flight (docs/client-path.md); the
+ * fit cannot grow them into stand-ins for queueing the engine model does not produce.
+ */
+export const FACTOR_BOUNDS: Partial<Record<FactorName, number>> = { frontend_us_per_token: 2, frontend_us_per_inflight: 113 };
 
 /** Prior standard deviations (transformed space) of the global level, GPU, backend and pair effects. */
-export const FIT_PRIORS = { global: 1.5, hardware: 0.5, backend: 0.5, pair: 0.3 } as const;
+export const FIT_PRIORS = { global: 1.5, hardware: 0.5, backend: 0.5, pair: 0.3, family: 0.3 } as const;
 
 /**
  * Scale of the Cauchy loss on log errors of the catalog fit: a point off by a factor e (172 %)
@@ -33,9 +41,17 @@ export const FIT_PRIORS = { global: 1.5, hardware: 0.5, backend: 0.5, pair: 0.3 
  */
 export const ROBUST_SCALE = 1;
 
-const toZ = (name: FactorName, value: number): number =>
-  SHARES.has(name) ? Math.log(value / (1 - Math.min(value, 0.999999))) : Math.log(Math.max(value, 1e-9));
-const fromZ = (name: FactorName, z: number): number => (SHARES.has(name) ? 1 / (1 + Math.exp(-z)) : Math.exp(z));
+const logit = (v: number) => Math.log(v / (1 - v));
+const toZ = (name: FactorName, value: number): number => {
+  const bound = FACTOR_BOUNDS[name];
+  if (bound !== undefined) return logit(Math.min(Math.max(value / bound, 1e-6), 1 - 1e-6));
+  return SHARES.has(name) ? logit(Math.min(Math.max(value, 1e-9), 0.999999)) : Math.log(Math.max(value, 1e-9));
+};
+const fromZ = (name: FactorName, z: number): number => {
+  const bound = FACTOR_BOUNDS[name];
+  if (bound !== undefined) return bound / (1 + Math.exp(-z));
+  return SHARES.has(name) ? 1 / (1 + Math.exp(-z)) : Math.exp(z);
+};
 
 export interface FitPoint {
   /** Deployment label and the model it belongs to (for leave-one-model-out). */
@@ -43,6 +59,8 @@ export interface FitPoint {
   model: string;
   hardware: string;
   backend: string;
+  /** The backend's version family (major.minor, `0.19`); '' when unknown. */
+  family: string;
   concurrency: number;
   deployment: Deployment;
   measured: { ttftMs: number; itlMs: number };
@@ -51,36 +69,49 @@ export interface FitPoint {
   recordedWith: EfficiencyFactors;
 }
 
-/** Where each effect sits in the parameter vector. */
+/**
+ * Where each effect sits in the parameter vector: the global level, one block per GPU, per
+ * backend, per (GPU, backend) pair measured and per (backend, version family) measured.
+ */
 export class ParameterLayout {
   readonly hardware: string[];
   readonly backends: string[];
   readonly pairs: string[];
+  /** `backend|family` of the families measured. */
+  readonly families: string[];
   readonly size: number;
 
-  constructor(hardware: readonly string[], backends: readonly string[], pairs: readonly string[]) {
+  constructor(hardware: readonly string[], backends: readonly string[], pairs: readonly string[], families: readonly string[] = []) {
     this.hardware = [...hardware].sort();
     this.backends = [...backends].sort();
     this.pairs = [...pairs].sort();
-    this.size = K * (1 + this.hardware.length + this.backends.length + this.pairs.length);
+    this.families = [...families].sort();
+    this.size = K * (1 + this.hardware.length + this.backends.length + this.pairs.length + this.families.length);
   }
 
   static of(
-    points: readonly { hardware: string; backend: string }[],
+    points: readonly { hardware: string; backend: string; family?: string }[],
     hardware: readonly string[],
     backends: readonly string[],
   ): ParameterLayout {
-    return new ParameterLayout(hardware, backends, [...new Set(points.map((p) => `${p.hardware}|${p.backend}`))]);
+    return new ParameterLayout(
+      hardware,
+      backends,
+      [...new Set(points.map((p) => `${p.hardware}|${p.backend}`))],
+      [...new Set(points.filter((p) => (p.family ?? '') !== '').map((p) => `${p.backend}|${p.family}`))],
+    );
   }
 
-  /** Offsets of the four blocks a (GPU, backend) pair adds up (-1 where absent). */
-  blocks(hardware: string, backend: string): [number, number, number, number] {
+  /** Offsets of the five blocks a (GPU, backend, family) adds up (-1 where absent). */
+  blocks(hardware: string, backend: string, family = ''): [number, number, number, number, number] {
     const h = this.hardware.indexOf(hardware);
     const b = this.backends.indexOf(backend);
     const p = this.pairs.indexOf(`${hardware}|${backend}`);
+    const f = family === '' ? -1 : this.families.indexOf(`${backend}|${family}`);
     const base = K * (1 + this.hardware.length);
     const pairBase = base + K * this.backends.length;
-    return [0, h < 0 ? -1 : K * (1 + h), b < 0 ? -1 : base + K * b, p < 0 ? -1 : pairBase + K * p];
+    const familyBase = pairBase + K * this.pairs.length;
+    return [0, h < 0 ? -1 : K * (1 + h), b < 0 ? -1 : base + K * b, p < 0 ? -1 : pairBase + K * p, f < 0 ? -1 : familyBase + K * f];
   }
 
   /** Prior standard deviation of parameter i. */
@@ -89,7 +120,8 @@ export class ParameterLayout {
     if (block === 0) return FIT_PRIORS.global;
     if (block <= this.hardware.length) return FIT_PRIORS.hardware;
     if (block <= this.hardware.length + this.backends.length) return FIT_PRIORS.backend;
-    return FIT_PRIORS.pair;
+    if (block <= this.hardware.length + this.backends.length + this.pairs.length) return FIT_PRIORS.pair;
+    return FIT_PRIORS.family;
   }
 
   /** The parameter vector of the unfitted defaults (every effect 0). */
@@ -99,8 +131,8 @@ export class ParameterLayout {
     return x;
   }
 
-  factors(x: readonly number[], hardware: string, backend: string): EfficiencyFactors {
-    const blocks = this.blocks(hardware, backend);
+  factors(x: readonly number[], hardware: string, backend: string, family = ''): EfficiencyFactors {
+    const blocks = this.blocks(hardware, backend, family);
     const out = {} as EfficiencyFactors;
     FACTORS.forEach((name, k) => {
       let z = 0;
@@ -203,12 +235,12 @@ export function fitFactors(
   let x = [...(options.start ?? prior)];
   const maxIterations = options.maxIterations ?? 40;
   const tolerance = options.tolerance ?? 1e-6;
-  const blocksOf = points.map((p) => layout.blocks(p.hardware, p.backend));
+  const blocksOf = points.map((p) => layout.blocks(p.hardware, p.backend, p.family));
 
   const residualsAt = (params: readonly number[]): Float64Array => {
     const r = new Float64Array(points.length * 2);
     points.forEach((p, i) => {
-      const [t, l] = logErrors(p, layout.factors(params, p.hardware, p.backend));
+      const [t, l] = logErrors(p, layout.factors(params, p.hardware, p.backend, p.family));
       r[2 * i] = t;
       r[2 * i + 1] = l;
     });
@@ -242,7 +274,7 @@ export function fitFactors(
       const grads: [number, number][] = idx.map((j) => {
         const saved = x[j];
         x[j] = saved + h;
-        const [t, l] = logErrors(p, layout.factors(x, p.hardware, p.backend));
+        const [t, l] = logErrors(p, layout.factors(x, p.hardware, p.backend, p.family));
         x[j] = saved;
         return [(t - r[2 * i]) / h, (l - r[2 * i + 1]) / h];
       });

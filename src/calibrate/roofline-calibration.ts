@@ -98,6 +98,7 @@ export async function calibrateRoofline(input: RooflineCalibrationInput): Promis
           const itl = (itlMetric && metricValue(p, itlMetric)) || null;
           return {
             label: 'train',
+            family: '',
             model: deployment.model.id,
             hardware: deployment.hardware.id,
             backend: deployment.backend,

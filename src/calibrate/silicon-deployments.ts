@@ -9,8 +9,22 @@
  * step does not get cheaper with a larger batch, so such a series mixes runs of different
  * configurations under one set of columns (3 of the 311 series with 5+ points and OSL <= 1024,
  * e.g. the GB200 DeepSeek-R1 rows whose ITL goes 11.9, 7.7, 14.8, 9.6 ms at concurrency 128..512).
+ *
+ * How each row was measured (docs/hardware-and-models.md, "How the sample was measured"):
+ * - the client concurrency is `silicon_concurrency=` of the source text, not `batch_size`, which
+ *   the sample divides by the replicas and attention-DP ranks;
+ * - InferenceX rows (a database dump, or an export with `measured=`) were driven by vLLM's
+ *   benchmark client with `--random-range-ratio 0.8` (lengths uniform in [0.8 L, L]), 10 x C
+ *   requests, all C sent at once; from 2026-01-21 a warm-up of 2 x C requests ran first and was
+ *   drained, before that none (the first burst met a cold engine);
+ * - the gap-analysis campaign's rows (source files under `aic-auto-gap-analysis/`) name no
+ *   protocol; they are read as AIPerf's defaults (`--isl-stddev 0`: fixed lengths) with 10 x C
+ *   requests after a drained warm-up, on deployments aiconfigurator generated (`measuredCaps`),
+ *   an assumption the docs state. Other files named `*-gap-analysis.csv` hold InferenceX rows
+ *   (most of their values equal InferenceX's to two decimals) and are read as InferenceX's.
  */
 import { PRECISIONS } from '../catalog/schema.js';
+import { isVersion } from '../catalog/engine-defaults.js';
 import { InputError } from '../config/errors.js';
 import type { EfficiencyFactors } from '../catalog/efficiency.js';
 import type { Precision, RunConfig } from '../config/types.js';
@@ -19,10 +33,39 @@ import type { ScorePoint } from '../score/points.js';
 import { isMixtureOfExperts } from './model-family.js';
 import { readTable } from './read-table.js';
 
+/** How a deployment's points were measured, as far as its source says (docs/hardware-and-models.md). */
+export interface SiliconProtocol {
+  /** Where the rows come from. */
+  source: 'inferencex' | 'gap-analysis' | 'unknown';
+  /** The load generator: vLLM's benchmark client (InferenceX) or AIPerf (assumed for the others). */
+  generator: 'bench_serving' | 'aiperf';
+  /** Lengths drawn in [ratio x L, L]; 1 = fixed. */
+  rangeRatio: number;
+  /** Requests measured per client. */
+  requestsPerClient: number;
+  /** The container image the source names ('' when none). */
+  image: string;
+}
+
+/** One measured point's own facts: its client count and when it was measured. */
+export interface SiliconPointInfo {
+  /** Clients of the closed loop (`silicon_concurrency`, else batch_size x replicas x attention DP). */
+  clients: number;
+  /** `batch_size` of the row (clients per replica and attention-DP rank). */
+  batchSize: number;
+  /** `measured=` date (YYYY-MM-DD), or '' when the source does not say. */
+  measured: string;
+  /** Whether a drained warm-up ran before the measured requests: by the measured date; null when unknown. */
+  warmedUp: boolean | null;
+  line: number;
+}
+
 export interface SiliconDeployment {
   /** Short stable label: `vllm 0.19.0 MiniMax-M2.5 b200_sxm fp8 1024/1024 tp2 cfg633`. */
   label: string;
   backend: string;
+  /** The sample's backend_version ('' when not given). */
+  version: string;
   /** Short model name (`DeepSeek-R1`) and the sample's full `model_path`. */
   model: string;
   modelPath: string;
@@ -35,10 +78,55 @@ export interface SiliconDeployment {
   osl: number;
   tp: number;
   attentionDp: number;
+  /** Engine replicas the clients were spread over (clients / (batch_size x attention DP) where the sample divides). */
+  replicas: number;
   moe: boolean;
   series: string;
-  /** Points by ascending concurrency. */
+  protocol: SiliconProtocol;
+  /** Points by ascending client concurrency (`key.concurrency` is the client count). */
   points: ScorePoint[];
+  /** Per point, in the same order: its client count, batch size and measurement date. */
+  info: SiliconPointInfo[];
+}
+
+/** The day InferenceX's benchmark runs started with a warm-up of 2 x C requests (InferenceX d053ae24). */
+export const WARMUP_FROM = '2026-01-21';
+
+/**
+ * The fields of a source text (`key=value` parts separated by `;`); the last part without `=`
+ * other than the `db-dump/...` marker is kept under `''` (the image of a database dump).
+ */
+export function sourceFields(source: string): Map<string, string> {
+  const fields = new Map<string, string>();
+  for (const part of source.split(';')) {
+    const text = part.trim();
+    const equals = text.indexOf('=');
+    if (equals > 0) fields.set(text.slice(0, equals).trim(), text.slice(equals + 1).trim());
+    else if (text !== '' && !text.startsWith('db-dump/')) fields.set('', text);
+  }
+  return fields;
+}
+
+/** The measuring protocol of a row's source text (docs/hardware-and-models.md, "How the sample was measured"). */
+export function protocolOf(source: string): SiliconProtocol {
+  const fields = sourceFields(source);
+  const file = fields.get('source_file') ?? '';
+  const dump = source.trimStart().startsWith('db-dump/');
+  const image = fields.get('image') ?? (dump ? (fields.get('') ?? '') : '');
+  if (/aic-auto-gap-analysis\//.test(file)) {
+    return { source: 'gap-analysis', generator: 'aiperf', rangeRatio: 1, requestsPerClient: 10, image };
+  }
+  if (dump || /^\d{4}-\d{2}-\d{2}\.csv$/.test(file) || /^[^/]*-gap-analysis\.csv$/.test(file)) {
+    return { source: 'inferencex', generator: 'bench_serving', rangeRatio: 0.8, requestsPerClient: 10, image };
+  }
+  return { source: 'unknown', generator: 'aiperf', rangeRatio: 1, requestsPerClient: 10, image };
+}
+
+/** A row's measurement date and warm-up regime. */
+export function measuredOf(source: string): { measured: string; warmedUp: boolean | null } {
+  const value = sourceFields(source).get('measured') ?? '';
+  const day = /^(\d{4}-\d{2}-\d{2})/.exec(value)?.[1] ?? '';
+  return { measured: day, warmedUp: day === '' ? null : day >= WARMUP_FROM };
 }
 
 const GROUP_COLUMNS = [
@@ -97,23 +185,37 @@ export function readSiliconDeployments(file: string, minPoints = 5): SiliconDepl
       `has no column ${absent.map((c) => `"${c}"`).join(', ')}: measured points are read in the silicon sample's columns (${REQUIRED_COLUMNS.join(', ')})`,
     );
   }
-  const groups = new Map<string, Array<{ c: number; ttft: number; itl: number; line: number; cells: Record<string, string> }>>();
+  interface Row {
+    c: number;
+    batch: number;
+    ttft: number;
+    itl: number;
+    line: number;
+    cells: Record<string, string>;
+  }
+  const groups = new Map<string, Row[]>();
   for (const row of table.rows) {
     if (row.cells.mode !== 'agg') continue;
-    const key = [...GROUP_COLUMNS.map((c) => row.cells[c]), seriesOf(row.cells.silicon_data_source ?? '')].join('|');
+    const cells = row.cells;
+    const source = cells.silicon_data_source ?? '';
+    const key = [...GROUP_COLUMNS.map((c) => cells[c]), seriesOf(source)].join('|');
+    const batch = Number(cells.batch_size);
+    const clients = Number(sourceFields(source).get('silicon_concurrency'));
     const list = groups.get(key) ?? [];
     list.push({
-      c: Number(row.cells.batch_size),
-      ttft: Number(row.cells.silicon_ttft_ms),
-      itl: Number(row.cells.silicon_tpot_ms),
+      // The client count; where the source does not say, batch_size x attention DP (one replica).
+      c: clients > 0 ? clients : batch * attentionDpOf(cells),
+      batch,
+      ttft: Number(cells.silicon_ttft_ms),
+      itl: Number(cells.silicon_tpot_ms),
       line: row.line,
-      cells: row.cells,
+      cells,
     });
     groups.set(key, list);
   }
   const out: SiliconDeployment[] = [];
   for (const [, rows] of groups) {
-    const byC = new Map<number, (typeof rows)[number]>();
+    const byC = new Map<number, Row>();
     let conflict = false;
     for (const row of rows) {
       const earlier = byC.get(row.c);
@@ -122,22 +224,24 @@ export function readSiliconDeployments(file: string, minPoints = 5): SiliconDepl
     }
     if (conflict || byC.size < minPoints) continue;
     const sorted = [...byC.values()].sort((a, b) => a.c - b.c);
-    if (sorted.some((r) => !(r.ttft > 0 && r.itl > 0 && r.c > 0))) continue;
+    if (sorted.some((r) => !(r.ttft > 0 && r.itl > 0 && r.c > 0 && r.batch > 0))) continue;
     if (sorted.some((r, i) => i > 0 && r.itl < sorted[i - 1].itl * (1 - MIXED_SERIES_ITL_DROP))) continue;
     const cells = sorted[0].cells;
     const isl = Number(cells.isl);
     const osl = Number(cells.osl);
     const tp = Number(cells.tp_size) || 1;
-    // The worker's GPUs are the attention ranks' (tp x attention DP) or, where the sample leaves
-    // attention DP out, the MoE layers' (moe_tp x moe_ep), whichever is larger.
-    const moeGpus = (Number(cells.moe_tp_size) || 1) * (Number(cells.moe_ep_size) || 1);
-    const attentionDp = Math.max(Number(cells.attention_dp_size) || 1, Math.floor(moeGpus / tp));
+    const attentionDp = attentionDpOf(cells);
+    // Replicas: where the sample divided the clients by more than the attention-DP ranks.
+    const ratio = sorted[0].c / (sorted[0].batch * attentionDp);
+    const replicas = Number.isInteger(ratio) && ratio > 1 && sorted.every((r) => r.c === r.batch * attentionDp * ratio) ? ratio : 1;
     const model = cells.model_path.split('/').pop() ?? cells.model_path;
-    const series = seriesOf(cells.silicon_data_source ?? '');
-    const label = `${cells.backend} ${cells.backend_version || '-'} ${model} ${cells.system} ${cells.precision || '-'} ${isl}/${osl} tp${tp}${attentionDp > 1 ? ` adp${attentionDp}` : ''}${Number(cells.moe_ep_size) > 1 ? ` ep${cells.moe_ep_size}` : ''} ${series}`;
+    const source = cells.silicon_data_source ?? '';
+    const series = seriesOf(source);
+    const label = `${cells.backend} ${cells.backend_version || '-'} ${model} ${cells.system} ${cells.precision || '-'} ${isl}/${osl} tp${tp}${attentionDp > 1 ? ` adp${attentionDp}` : ''}${Number(cells.moe_ep_size) > 1 ? ` ep${cells.moe_ep_size}` : ''}${replicas > 1 ? ` x${replicas}` : ''} ${series}`;
     out.push({
       label,
       backend: cells.backend,
+      version: cells.backend_version ?? '',
       model,
       modelPath: cells.model_path,
       system: cells.system,
@@ -147,16 +251,93 @@ export function readSiliconDeployments(file: string, minPoints = 5): SiliconDepl
       osl,
       tp,
       attentionDp,
+      replicas,
       moe: isMixtureOfExperts(cells.model_path),
       series,
+      protocol: protocolOf(source),
       points: sorted.map((r) => ({
         source: `${file}:${r.line}`,
         key: { concurrency: r.c, isl, osl },
         metrics: { time_to_first_token: { avg: r.ttft }, inter_token_latency: { avg: r.itl } },
       })),
+      info: sorted.map((r) => ({ clients: r.c, batchSize: r.batch, line: r.line, ...measuredOf(r.cells.silicon_data_source ?? '') })),
     });
   }
-  return out.sort((a, b) => (a.label < b.label ? -1 : a.label > b.label ? 1 : 0));
+  out.sort((a, b) => (a.label < b.label ? -1 : a.label > b.label ? 1 : 0));
+  return withoutDuplicates(out);
+}
+
+/**
+ * The same measurements listed twice under two names (the sample's database dump names some
+ * DeepSeek-R1 runs of its exports DeepSeek-V3; files named `*-gap-analysis.csv` repeat InferenceX
+ * rows rounded to two decimals): a deployment whose engine, GPU, precision, lengths and
+ * parallelism equal an earlier one's (in label order) and that shares two or more points with it
+ * at TTFT and ITL equal to two decimals is left out.
+ */
+function withoutDuplicates(deployments: SiliconDeployment[]): SiliconDeployment[] {
+  const seen = new Map<string, SiliconDeployment[]>();
+  const kept: SiliconDeployment[] = [];
+  for (const d of deployments) {
+    const key = [d.backend, d.system, d.precision, d.isl, d.osl, d.tp, d.attentionDp, d.replicas].join('|');
+    const earlier = seen.get(key) ?? [];
+    // Equal to two decimals: some files round what others keep in full.
+    const same = (a: number, b: number) => Math.abs(a - b) <= 0.006;
+    const shared = (e: SiliconDeployment) =>
+      e.points.filter((p) =>
+        d.points.some(
+          (q) =>
+            q.key.concurrency === p.key.concurrency &&
+            same(Number(q.metrics.time_to_first_token.avg), Number(p.metrics.time_to_first_token.avg)) &&
+            same(Number(q.metrics.inter_token_latency.avg), Number(p.metrics.inter_token_latency.avg)),
+        ),
+      ).length;
+    const twin = earlier.some((e) => shared(e) >= 2);
+    if (twin) continue;
+    earlier.push(d);
+    seen.set(key, earlier);
+    kept.push(d);
+  }
+  return kept;
+}
+
+/** TTFT above which a flat-while-ITL-rises pair marks a cold-start stall, ms. */
+export const COLD_STALL_MIN_TTFT_MS = 2000;
+
+/**
+ * Points no engine model can explain, reported apart by the accuracy benchmark: cold-start
+ * stalls. A row measured without a warm-up (before WARMUP_FROM) met a cold engine, and a one-off
+ * stall S (compilation, autotuning) spread over 10 x C requests adds about S / 10 to the mean
+ * TTFT whatever C is. Rule, on measured values only: two cold points of a series at
+ * concurrencies c and c' >= 2c where the TTFT at c' is at most 1.25 x the TTFT at c (flat or
+ * falling) while the ITL at c' is at least 1.2 x the ITL at c (the batch grew): each of the two
+ * whose TTFT is at least 2 s is stall-dominated. Returns their concurrencies.
+ */
+export function coldStallConcurrencies(d: Pick<SiliconDeployment, 'points' | 'info'>): number[] {
+  const rows = d.points.map((p, i) => ({
+    c: Number(p.key.concurrency),
+    ttft: Number(p.metrics.time_to_first_token.avg),
+    itl: Number(p.metrics.inter_token_latency.avg),
+    cold: d.info[i]?.warmedUp === false,
+  }));
+  const flagged = new Set<number>();
+  for (const low of rows) {
+    for (const high of rows) {
+      if (!low.cold || !high.cold || high.c < 2 * low.c) continue;
+      if (high.ttft > 1.25 * low.ttft || high.itl < 1.2 * low.itl) continue;
+      for (const r of [low, high]) if (r.ttft >= COLD_STALL_MIN_TTFT_MS) flagged.add(r.c);
+    }
+  }
+  return rows.filter((r) => flagged.has(r.c)).map((r) => r.c);
+}
+
+/**
+ * A worker's attention-DP ranks: the sample's attention_dp_size or, where it leaves attention DP
+ * out, the MoE layers' GPUs (moe_tp x moe_ep) over the tensor-parallel size, whichever is larger.
+ */
+function attentionDpOf(cells: Record<string, string>): number {
+  const tp = Number(cells.tp_size) || 1;
+  const moeGpus = (Number(cells.moe_tp_size) || 1) * (Number(cells.moe_ep_size) || 1);
+  return Math.max(Number(cells.attention_dp_size) || 1, Math.floor(moeGpus / tp));
 }
 
 /**
@@ -223,22 +404,31 @@ export function siliconPrecision(precision: string): Precision | undefined {
  * KV capacity from memory, and a scheduler that admits the whole concurrency.
  */
 export function catalogBaseConfig(
-  d: Pick<SiliconDeployment, 'modelPath' | 'system' | 'backend' | 'precision' | 'tp' | 'attentionDp' | 'expert' | 'isl' | 'osl'>,
+  d: Pick<SiliconDeployment, 'modelPath' | 'system' | 'backend' | 'precision' | 'tp' | 'attentionDp' | 'expert' | 'isl' | 'osl'> &
+    Partial<Pick<SiliconDeployment, 'replicas' | 'version' | 'protocol'>>,
   efficiency?: Partial<EfficiencyFactors>,
+  scheduler: { max_batched_tokens?: number; max_sequences?: number } = {},
 ): RunConfig {
   const precision = siliconPrecision(d.precision);
   const gpus = d.tp * d.attentionDp;
+  const version = engineVersionOf(d);
   return parseRunConfig(
     {
       engine: {
         model: d.modelPath,
         hardware: d.system,
         backend: d.backend,
+        ...(version !== undefined ? { backend_version: version } : {}),
         ...(precision !== undefined ? { precision } : {}),
         workers: {
           aggregated: {
-            parallelism: { tensor: d.tp, attention_data: d.attentionDp, expert: gpus % d.expert === 0 ? d.expert : 1 },
-            scheduler: { max_batched_tokens: 8192, max_sequences: 256, chunked_prefill: true },
+            parallelism: {
+              replicas: d.replicas ?? 1,
+              tensor: d.tp,
+              attention_data: d.attentionDp,
+              expert: gpus % d.expert === 0 ? d.expert : 1,
+            },
+            scheduler,
             kv_cache: { capacity: { type: 'auto' } },
             timing: { type: 'roofline', ...(efficiency !== undefined ? { efficiency } : {}) },
           },
@@ -248,4 +438,37 @@ export function catalogBaseConfig(
     },
     `${d.modelPath} on ${d.system} (catalog)`,
   );
+}
+
+/**
+ * The engine's version of a deployment: the sample's backend_version, else the tag of an engine
+ * image (`vllm/vllm-openai:v0.19.0-cu130` -> 0.19.0, `lmsysorg/sglang:v0.5.9-cu130`,
+ * `tensorrt-llm/release:1.2.0rc6.post2`); undefined when neither says (a Dynamo runtime image
+ * names Dynamo's version, not the engine's): the newest of data/engine-defaults.yaml.
+ */
+export function engineVersionOf(d: Partial<Pick<SiliconDeployment, 'version' | 'protocol'>>): string | undefined {
+  if (d.version !== undefined && d.version !== '' && isVersion(d.version)) return d.version;
+  const image = d.protocol?.image ?? '';
+  const match = /(?:vllm-openai|lmsysorg\/sglang|tensorrt-llm\/release):v?([0-9][0-9A-Za-z.]*?)(?:-[a-z].*)?$/.exec(image);
+  return match !== null && isVersion(match[1]) ? match[1] : undefined;
+}
+
+/**
+ * The engine caps a point was measured with, where its source says how they were set: the
+ * gap-analysis campaign's deployments were generated by aiconfigurator, whose rules
+ * (ai-dynamo/aiconfigurator src/aiconfigurator/generator/rule_plugin/{vllm,trtllm,sglang}.rule,
+ * from 95ddf241 of 2025-12-04) give an aggregated worker max_batch_size = the batch it was sized
+ * for and a token budget of that batch + ISL + 1500 (TensorRT-LLM: rounded up to its 32-token
+ * blocks; SGLang: max_prefill_tokens = ISL + 1500, which bounds its prefill batches). The batch
+ * is the row's batch_size (clients per replica and attention-DP rank). Other sources: the
+ * engine's defaults (data/engine-defaults.yaml), nothing set here.
+ */
+export function measuredCaps(
+  d: Pick<SiliconDeployment, 'backend' | 'isl'> & { protocol: Pick<SiliconProtocol, 'source'> },
+  batchSize: number,
+): { max_batched_tokens?: number; max_sequences?: number } {
+  if (d.protocol.source !== 'gap-analysis') return {};
+  if (d.backend === 'sglang') return { max_batched_tokens: d.isl + 1500, max_sequences: Math.max(1, batchSize) };
+  const tokens = batchSize + d.isl + 1500;
+  return { max_batched_tokens: d.backend === 'trtllm' ? Math.ceil(tokens / 32) * 32 : tokens, max_sequences: Math.max(1, batchSize) };
 }

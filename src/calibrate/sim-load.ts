@@ -27,6 +27,17 @@ export interface SimLoadOptions {
    * of the drawn lengths (AIPerf's `--synthetic-input-tokens-mean`).
    */
   lengths?: 'upper' | 'mean';
+  /**
+   * Silicon points only: replay each point with its source's load generator (lengths and
+   * requests per client, `SiliconProtocol`) when true or absent; with `rangeRatio` and
+   * `requestsPerSlot` for every point when false.
+   */
+  protocol?: boolean;
+  /**
+   * Raise the scheduler's max_sequences to admit every client (`admit-all`, how fits ran before
+   * engine caps were known), or keep the base config's (`engine`, the default).
+   */
+  admission?: 'engine' | 'admit-all';
 }
 
 /** Defaults: how the silicon sweeps were measured (docs/calibration.md, "How a simulated point starts", with the ablation). */
@@ -155,12 +166,14 @@ export function pointConfig(base: RunConfig, key: PointKey, constants: EngineCon
       ramp_up_ms: 0,
       ...(overhead ? { response_overhead: overhead } : {}),
     };
-    // A benchmark at concurrency C on an engine that admits fewer sequences would queue on the
-    // engine; the silicon rows do not say the limit, so admit at least C.
-    role.scheduler.max_sequences = Math.max(
-      role.scheduler.max_sequences,
-      Math.ceil(key.concurrency / (role.parallelism.attention_data * role.parallelism.replicas)),
-    );
+    // A benchmark at concurrency C on an engine that admits fewer sequences queues on the
+    // engine, as the real one did; `admit-all` raises the limit to C instead.
+    if (load.admission === 'admit-all') {
+      role.scheduler.max_sequences = Math.max(
+        role.scheduler.max_sequences,
+        Math.ceil(key.concurrency / (role.parallelism.attention_data * role.parallelism.replicas)),
+      );
+    }
   } else if (typeof key.request_rate === 'number') {
     unit = key.request_rate;
     config.traffic.load = {

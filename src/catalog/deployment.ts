@@ -35,6 +35,8 @@ export interface Deployment {
   expert: number;
   maxBatchedTokens: number;
   maxSequences: number;
+  /** CUDA graphs of decode-only passes (`captureTable`); absent or empty: none. */
+  captureSize?: Int32Array;
 }
 
 const BF16 = BYTES_PER_ELEMENT.bf16;
@@ -94,21 +96,52 @@ export interface KvCapacity {
   kvBytesPerTokenPerGpu: number;
   /** Memory per GPU the engine may use. */
   usableBytesPerGpu: number;
+  /** With a separate pool of per-sequence states (SGLang's hybrid models): the sequences it holds. */
+  maxStateSequences?: number;
 }
 
 /**
- * KV cache tokens per rank when the engine may use `utilization` of each GPU's memory (vLLM's
- * --gpu-memory-utilization): usable - weights - activation reserve - per-sequence state, divided
- * by the KV bytes one token takes on one GPU. `reserveGib` replaces the activation estimate.
+ * KV cache tokens per rank. The share `utilization` of memory is read as the engine reads its own
+ * flag (`kvOf`, from the engine's defaults): `total` (vLLM's --gpu-memory-utilization): usable =
+ * memory x share, KV = usable - weights - activation reserve - per-sequence state; `static`
+ * (SGLang's mem_fraction_static, activations outside it): KV = memory x share - weights - state;
+ * `free` (TensorRT-LLM's free_gpu_memory_fraction): KV = share x (memory - weights - reserve) -
+ * state. Divided by the KV bytes one token takes on one GPU. `reserveGib` replaces the
+ * activation estimate.
  */
-export function kvCapacity(d: Deployment, utilization: number, reserveGib?: number): KvCapacity {
+export function kvCapacity(
+  d: Deployment,
+  utilization: number,
+  reserveGib?: number,
+  kvOf: 'total' | 'static' | 'free' = 'total',
+  options: { stateToKvRatio?: number } = {},
+): KvCapacity {
   const kvBytes = BYTES_PER_ELEMENT[d.kvPrecision];
-  const usable = gpuMemoryBytes(d.hardware) * utilization;
+  const memory = gpuMemoryBytes(d.hardware);
   const weights = weightBytesPerGpu(d);
-  const reserve = reserveGib !== undefined ? reserveGib * 2 ** 30 : activationReserveBytes(d);
-  const state = perSequenceStateBytes(d.model, kvBytes, d.tensor) * d.maxSequences;
+  const reserve = reserveGib !== undefined ? reserveGib * 2 ** 30 : kvOf === 'static' ? 0 : activationReserveBytes(d);
+  const perSequence = perSequenceStateBytes(d.model, kvBytes, d.tensor);
   const perToken = kvBytesPerToken(d.model, kvBytes, d.tensor);
-  const free = usable - weights - reserve - state;
+  const usable = kvOf === 'free' ? memory : memory * utilization;
+  const rest = kvOf === 'free' ? utilization * (memory - weights - reserve) : usable - weights - reserve;
+  // SGLang's hybrid pools: the states of linear-attention layers get ratio / (1 + ratio) of the
+  // memory after weights, a pool whose size caps the running requests; the KV cache the rest.
+  const ratio = options.stateToKvRatio;
+  if (ratio !== undefined && perSequence > 0) {
+    const stateBudget = (rest * ratio) / (1 + ratio);
+    const kv = rest - stateBudget;
+    return {
+      tokensPerRank: perToken > 0 && kv > 0 ? Math.floor(kv / perToken) : 0,
+      weightBytesPerGpu: weights,
+      reserveBytesPerGpu: reserve,
+      sequenceStateBytesPerGpu: Math.max(0, stateBudget),
+      kvBytesPerTokenPerGpu: perToken,
+      usableBytesPerGpu: usable,
+      maxStateSequences: Math.max(0, Math.floor(stateBudget / perSequence)),
+    };
+  }
+  const state = perSequence * d.maxSequences;
+  const free = rest - state;
   return {
     tokensPerRank: perToken > 0 && free > 0 ? Math.floor(free / perToken) : 0,
     weightBytesPerGpu: weights,
@@ -145,12 +178,21 @@ export function rooflineCoefficients(d: Deployment, f: EfficiencyFactors): Roofl
   const w = weightBytes(d);
   const gpus = gpusPerWorker(d);
   const t = d.tensor;
-  const matmulFlopsPerMs = matmulTflops(d.hardware, d.precision) * 1e9 * f.compute;
+  // Low-precision matmuls reach compute x their own factor of their peak (where the GPU has one).
+  const lowPrecision =
+    d.precision === 'fp4' && d.hardware.compute.fp4 != null
+      ? f.fp4_compute
+      : d.precision === 'fp8' && d.hardware.compute.fp8 != null
+        ? f.fp8_compute
+        : 1;
+  const matmulShare = Math.min(1, f.compute * lowPrecision);
+  const matmulFlopsPerMs = matmulTflops(d.hardware, d.precision) * 1e9 * matmulShare;
   const bf16FlopsPerMs = d.hardware.compute.bf16 * 1e9 * f.compute;
+  const attentionFlopsPerMs = d.hardware.compute.bf16 * 1e9 * f.attention;
   const bytesPerMs = d.hardware.memory.bandwidth_gb_per_s * 1e6 * f.memory;
   const kvBytes = BYTES_PER_ELEMENT[d.kvPrecision];
   // Expert kernels reach `moe` times the dense matmuls' efficiency, never more than the peaks.
-  const expertFlopsPerMs = matmulTflops(d.hardware, d.precision) * 1e9 * Math.min(1, f.compute * f.moe);
+  const expertFlopsPerMs = matmulTflops(d.hardware, d.precision) * 1e9 * Math.min(1, matmulShare * f.moe);
   const expertBytesPerMs = d.hardware.memory.bandwidth_gb_per_s * 1e6 * Math.min(1, f.memory * f.moe);
 
   const dense = (p.attention + p.denseMlp + p.sharedMoe) / t;
@@ -223,8 +265,8 @@ export function rooflineCoefficients(d: Deployment, f: EfficiencyFactors): Roofl
     expertWeightMs: moe ? ((p.routedExperts / gpus) * w.experts) / expertBytesPerMs : 0,
     expertMissLog: moe ? Math.log1p(-moe.experts_per_token / moe.experts) : 0,
     workerTokensPerRankToken: d.attentionData,
-    prefillPairMs: (kinds.full * pairFlops) / bf16FlopsPerMs,
-    decodeKvComputeMs: (kinds.full * decodeFlopsPerKv) / bf16FlopsPerMs,
+    prefillPairMs: (kinds.full * pairFlops) / attentionFlopsPerMs,
+    decodeKvComputeMs: (kinds.full * decodeFlopsPerKv) / attentionFlopsPerMs,
     decodeKvReadMs: (kinds.full * kvLayerBytesWithoutIndexer) / bytesPerMs,
     attendTopK: indexer ? indexer.topk : 0,
     indexerComputeMsPerKv: indexer
@@ -232,14 +274,18 @@ export function rooflineCoefficients(d: Deployment, f: EfficiencyFactors): Roofl
       : 0,
     indexerReadMsPerKv: indexer ? (kinds.full * indexer.head_dim * kvBytes) / bytesPerMs : 0,
     slidingWindow: kinds.sliding > 0 ? (a.sliding_window ?? 0) : 0,
-    slidingPrefillPairMs: (kinds.sliding * pairFlops) / bf16FlopsPerMs,
-    slidingDecodeComputeMs: (kinds.sliding * decodeFlopsPerKv) / bf16FlopsPerMs,
+    slidingPrefillPairMs: (kinds.sliding * pairFlops) / attentionFlopsPerMs,
+    slidingDecodeComputeMs: (kinds.sliding * decodeFlopsPerKv) / attentionFlopsPerMs,
     slidingDecodeReadMs: (kinds.sliding * kvLayerBytesWithoutIndexer) / bytesPerMs,
     linearMsPerToken,
     linearStateReadMsPerRequest,
     commMsPerToken: commBytesPerToken / linkBytesPerMs,
     commFixedMs: collectives * latencyMs,
-    passOverheadMs: f.pass_overhead_ms + (arch.layers * f.per_layer_us) / 1000,
+    passOverheadMs: f.pass_overhead_ms,
     perRequestMs: f.per_request_us / 1000,
+    eagerMs: (arch.layers * f.per_layer_us) / 1000,
+    // FP32 logits of the whole vocabulary, written by the output projection and read twice by the sampler.
+    samplerMsPerToken: (3 * 4 * arch.vocab_size) / bytesPerMs,
+    captureSize: d.captureSize ?? new Int32Array(0),
   };
 }

@@ -13,12 +13,24 @@ import { ConfigError, formatValue, makeConfigIssue } from '../config/errors.js';
 import { MAX_COST, formatCount } from '../config/limits.js';
 import { readYamlFile } from '../config/yaml.js';
 import { packageRoot } from './load.js';
+import { NEWEST_VERSION } from './engine-defaults.js';
 
 export interface EfficiencyFactors {
   /** Share of the datasheet's dense tensor throughput that matmuls and attention reach, (0, 1]. */
   compute: number;
   /** Share of the datasheet's memory bandwidth that weight and KV reads reach, (0, 1]. */
   memory: number;
+  /**
+   * Share of the datasheet's BF16 tensor throughput that attention kernels reach, (0, 1]: below
+   * the matmuls' (FlashAttention reaches 35-75 % of peak, less on short sequences).
+   */
+  attention: number;
+  /**
+   * FP8 and FP4 matmuls reach `compute` times this of their own (higher) peaks, at most the
+   * peak: block-scaled low-precision kernels spend some of the doubled peak on scales.
+   */
+  fp8_compute: number;
+  fp4_compute: number;
   /** Share of the scale-up (or network) bandwidth per direction that collectives reach, (0, 1]. */
   link: number;
   /** Latency of one collective (all-reduce or all-to-all), us. */
@@ -27,7 +39,7 @@ export interface EfficiencyFactors {
   pass_overhead_ms: number;
   /** Host cost per request in a pass, us. */
   per_request_us: number;
-  /** Floor of one layer's kernels in a pass (launches and small kernels that never reach the peaks), us. */
+  /** Kernel launches of one layer in a pass that runs without a CUDA graph, us (a captured pass replays its graph instead). */
   per_layer_us: number;
   /**
    * The routed-expert kernels' efficiency relative to the dense matmuls' (their compute and weight
@@ -46,6 +58,9 @@ export interface EfficiencyFactors {
 export const EFFICIENCY_NAMES = [
   'compute',
   'memory',
+  'attention',
+  'fp8_compute',
+  'fp4_compute',
   'link',
   'collective_us',
   'pass_overhead_ms',
@@ -73,6 +88,15 @@ const cost = () =>
 export const efficiencyShape = {
   compute: share(),
   memory: share(),
+  attention: share(),
+  fp8_compute: z
+    .number({ error: say('must be a positive finite number') })
+    .gt(0, { error: say('must be a positive finite number') })
+    .max(10, { error: say('must be at most 10') }),
+  fp4_compute: z
+    .number({ error: say('must be a positive finite number') })
+    .gt(0, { error: say('must be a positive finite number') })
+    .max(10, { error: say('must be at most 10') }),
   link: share(),
   collective_us: cost(),
   pass_overhead_ms: cost(),
@@ -84,11 +108,20 @@ export const efficiencyShape = {
   frontend_us_per_inflight: cost(),
 };
 
-const factorsSchema = z.strictObject(efficiencyShape);
+/** Factors a table may leave out (written before they existed): they take UNFITTED_EFFICIENCY's value. */
+const fileShape = {
+  ...efficiencyShape,
+  attention: efficiencyShape.attention.default(0.4),
+  fp8_compute: efficiencyShape.fp8_compute.default(1),
+  fp4_compute: efficiencyShape.fp4_compute.default(1),
+};
+const factorsSchema = z.strictObject(fileShape);
 const entrySchema = z.strictObject({
   hardware: z.string().optional(),
   backend: z.string().optional(),
-  ...efficiencyShape,
+  /** A version family of the backend (major.minor, `0.19`): the entry holds for those versions only. */
+  version: z.string().optional(),
+  ...fileShape,
   /** What the fit saw: deployments, points, and its residuals (for the docs). */
   fit: z.record(z.string(), z.unknown()).optional(),
 });
@@ -105,6 +138,9 @@ export type EfficiencyTable = z.output<typeof fileSchema>;
 export const UNFITTED_EFFICIENCY: EfficiencyFactors = {
   compute: 0.5,
   memory: 0.7,
+  attention: 0.4,
+  fp8_compute: 1,
+  fp4_compute: 1,
   link: 0.5,
   collective_us: 10,
   pass_overhead_ms: 2,
@@ -112,7 +148,7 @@ export const UNFITTED_EFFICIENCY: EfficiencyFactors = {
   per_layer_us: 20,
   moe: 1,
   frontend_ms: 5,
-  frontend_us_per_token: 2,
+  frontend_us_per_token: 1,
   frontend_us_per_inflight: 20,
 };
 
@@ -133,15 +169,35 @@ export function loadEfficiencyTable(file = efficiencyFile()): EfficiencyTable {
   return parsed.data;
 }
 
-/** The factors for a GPU and backend (most specific entry first), and where they came from. */
+/** The version family of a backend version: its major and minor numbers (`0.12.0` -> `0.12`, `1.2.0rc6.post2` -> `1.2`); '' when unreadable. */
+export function versionFamily(version: string | undefined): string {
+  const match = /^v?(\d+)\.(\d+)/.exec(version ?? '');
+  return match === null ? '' : `${Number(match[1])}.${Number(match[2])}`;
+}
+
+/**
+ * The factors for a GPU, backend and backend version (most specific entry first: the GPU,
+ * backend and version family; the GPU and backend; the GPU; the backend; the default), and where
+ * they came from. `version` absent: the backend's newest (`NEWEST_VERSION`).
+ */
 export function efficiencyFor(
   hardware: string,
   backend: string,
   table: EfficiencyTable = loadEfficiencyTable(),
+  version?: string,
 ): { factors: EfficiencyFactors; source: string } {
-  const pick = (h: string | undefined, b: string | undefined) => table.entries.find((e) => e.hardware === h && e.backend === b);
-  const found = pick(hardware, backend) ?? pick(hardware, undefined) ?? pick(undefined, backend);
-  const source = found === undefined ? 'default' : `${found.hardware ?? 'any GPU'} / ${found.backend ?? 'any backend'}`;
+  const family = versionFamily(version ?? NEWEST_VERSION[backend]);
+  const pick = (h: string | undefined, b: string | undefined, v: string | undefined) =>
+    table.entries.find((e) => e.hardware === h && e.backend === b && e.version === v);
+  const found =
+    (family !== '' ? pick(hardware, backend, family) : undefined) ??
+    pick(hardware, backend, undefined) ??
+    pick(hardware, undefined, undefined) ??
+    pick(undefined, backend, undefined);
+  const source =
+    found === undefined
+      ? 'default'
+      : `${found.hardware ?? 'any GPU'} / ${found.backend ?? 'any backend'}${found.version !== undefined ? ` ${found.version}` : ''}`;
   const base = found ?? table.default;
   const factors = {} as EfficiencyFactors;
   for (const name of EFFICIENCY_NAMES) factors[name] = base[name];

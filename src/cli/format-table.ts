@@ -91,6 +91,15 @@ export function formatSummaryTable(summary: ReplaySummary): string {
       d.kv_cache_tokens_per_rank === null ? 'unlimited' : d.kv_cache_tokens_per_rank.toLocaleString('en-US'),
     ].join(' / '),
   ]);
+  const accuracy = summary.accuracy;
+  if (accuracy !== undefined) {
+    valueRows.push([
+      `Prediction error (zero-shot, ${accuracy.stratum})`,
+      accuracy.ttft_mape === null || accuracy.itl_mape === null
+        ? 'unknown: no measured evidence'
+        : `typical TTFT ${fmt(accuracy.ttft_mape)} % / ITL ${fmt(accuracy.itl_mape)} % (${accuracy.points.toLocaleString('en-US')} points)`,
+    ]);
+  }
   const sim = summary.simulator;
   const speed = `simulated ${sim.output_tokens.toLocaleString('en-US')} output tokens in ${fmt(sim.wall_time_ms)} ms (${fmt(sim.us_per_output_token)} us per token), ${sim.passes.toLocaleString('en-US')} passes, ${sim.preemptions.toLocaleString('en-US')} preemptions`;
   return [grid(metricRows, 1), '', grid(valueRows, 1), '', speed].join('\n');

@@ -5,23 +5,33 @@
  */
 import { findHardware, findModel } from '../catalog/load.js';
 import { efficiencyFor, type EfficiencyFactors } from '../catalog/efficiency.js';
+import { captureTable, engineMemory, type EngineMemory } from '../catalog/engine-defaults.js';
 import { kvCapacity, rooflineCoefficients, weightBytesPerGpu, type Deployment, type KvCapacity } from '../catalog/deployment.js';
 import type { RooflineCoefficients } from '../core/roofline.js';
 import type { EngineConfig, Precision, WorkerRoleConfig } from './types.js';
 
-/** vLLM's default --gpu-memory-utilization (vllm/engine/arg_utils.py, `gpu_memory_utilization: float = 0.9`). */
-export const DEFAULT_GPU_MEMORY_UTILIZATION = 0.9;
-
 /**
- * The share of GPU memory the engine takes when the config does not say: vLLM's 0.9; under the
- * SGLang scheduler its `mem_fraction_static` default by tensor-parallel size, 0.88 (1), 0.87
- * (2+), 0.85 (4+), 0.81 (8+), 0.79 (16+) (sgl-project/sglang `python/sglang/srt/server_args.py`,
- * v0.4 releases); TensorRT-LLM's (0.9 of the memory left after weights) is taken as vLLM's.
+ * How the engine that schedules sizes its KV cache when the config does not say
+ * (data/engine-defaults.yaml): vLLM's --gpu-memory-utilization of the whole GPU, SGLang's
+ * mem_fraction_static (by GPU memory and tensor-parallel size), TensorRT-LLM's
+ * free_gpu_memory_fraction of the memory left after weights and activations. Without a catalog
+ * GPU: vLLM's 0.9 of the whole GPU.
  */
+export function defaultMemory(engine: EngineConfig, role: WorkerRoleConfig): EngineMemory {
+  const hardware = findHardware(engine.hardware);
+  const policy = role.scheduler.policy ?? engine.backend;
+  if (hardware === undefined) return { fraction: 0.9, kvOf: 'total' };
+  return engineMemory({
+    backend: policy,
+    version: policy === engine.backend ? engine.backend_version : undefined,
+    hardware,
+    tensor: role.parallelism.tensor,
+  });
+}
+
+/** The default memory share of a config (`defaultMemory`'s fraction). */
 export function defaultMemoryFraction(engine: EngineConfig, role: WorkerRoleConfig): number {
-  if ((role.scheduler.policy ?? engine.backend) !== 'sglang') return DEFAULT_GPU_MEMORY_UTILIZATION;
-  const tp = role.parallelism.tensor * role.parallelism.attention_data;
-  return tp >= 16 ? 0.79 : tp >= 8 ? 0.81 : tp >= 4 ? 0.85 : tp >= 2 ? 0.87 : 0.88;
+  return defaultMemory(engine, role).fraction;
 }
 
 /** The deployment of a config's engine and worker role, or why there is none (a name not in the catalog). */
@@ -51,6 +61,16 @@ export function deploymentOf(
       expert: role.parallelism.expert,
       maxBatchedTokens: role.scheduler.max_batched_tokens,
       maxSequences: role.scheduler.max_sequences,
+      captureSize: captureTable(
+        {
+          backend: role.scheduler.policy ?? engine.backend,
+          version: (role.scheduler.policy ?? engine.backend) === engine.backend ? engine.backend_version : undefined,
+          hardware,
+          tensor: role.parallelism.tensor,
+        },
+        role.scheduler.max_sequences,
+        role.scheduler.max_batched_tokens,
+      ),
     },
     missing: null,
   };
@@ -61,10 +81,16 @@ export function autoKvCapacity(engine: EngineConfig, role: WorkerRoleConfig): Kv
   const capacity = role.kv_cache.capacity;
   const { deployment } = deploymentOf(engine, role);
   if (deployment === null) return null;
-  const fallback = defaultMemoryFraction(engine, role);
-  const utilization = capacity.type === 'auto' ? (capacity.gpu_memory_utilization ?? fallback) : fallback;
+  const engineRule = defaultMemory(engine, role);
+  const utilization = capacity.type === 'auto' ? (capacity.gpu_memory_utilization ?? engineRule.fraction) : engineRule.fraction;
   const reserve = capacity.type === 'auto' ? capacity.reserve_gib : undefined;
-  return kvCapacity(deployment, utilization, reserve);
+  return kvCapacity(
+    deployment,
+    utilization,
+    reserve,
+    engineRule.kvOf,
+    engineRule.stateToKvRatio !== undefined ? { stateToKvRatio: engineRule.stateToKvRatio } : {},
+  );
 }
 
 /** The efficiency factors of a roofline timing: the catalog's for the GPU and backend, with the config's overrides. */
@@ -73,7 +99,7 @@ export function effectiveEfficiency(
   role: WorkerRoleConfig,
   hardwareId: string,
 ): { factors: EfficiencyFactors; source: string } {
-  const found = efficiencyFor(hardwareId, engine.backend);
+  const found = efficiencyFor(hardwareId, engine.backend, undefined, engine.backend_version);
   const overrides = role.timing.type === 'roofline' ? (role.timing.efficiency ?? {}) : {};
   const factors = { ...found.factors };
   let overridden = false;

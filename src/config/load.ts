@@ -12,9 +12,11 @@ import { checkRunConfigRules } from './rules.js';
 import { checkEngineStartup, checkRunResources } from './run-checks.js';
 import { runConfigSchema } from './schema.js';
 import { applySet, parseSetAssignment, type SetAssignment } from './set-override.js';
-import type { RunConfig } from './types.js';
-import { deploymentOf } from './deployment.js';
+import type { RunConfig, TimingConfig } from './types.js';
+import { findHardware, findModel } from '../catalog/load.js';
+import { engineScheduler, sglangMaxRunningRequests } from '../catalog/engine-defaults.js';
 import { kvBlocksPerRank } from './kv-capacity.js';
+import { autoKvCapacity } from './deployment.js';
 import { readYamlFile } from './yaml.js';
 
 export { parseYamlText, readYamlFile } from './yaml.js';
@@ -61,7 +63,7 @@ function validate(raw: unknown, file: string, sets: readonly SetAssignment[], ru
   const found: { path: PathKey[]; reason: string }[] = [];
   let config: RunConfig | undefined;
   if (parsed.success) {
-    config = defaultScheduler(defaultCapacity(parsed.data, raw), raw);
+    config = defaultScheduler(defaultCapacity(defaultTiming(parsed.data), raw));
     for (const violation of checkRunConfigRules(config)) {
       found.push({ path: violation.path.split('.'), reason: violation.reason });
     }
@@ -127,9 +129,14 @@ function findSetter(path: readonly PathKey[], sets: readonly SetAssignment[]): s
  * model or GPU is not in the catalog that default becomes `unlimited` (written in the effective
  * config). An `auto` the config writes is kept, and the rules refuse it without catalog entries.
  */
-function defaultCapacity(config: RunConfig, raw: unknown): RunConfig {
+function defaultCapacity(config: ParsedRunConfig, raw: unknown): ParsedRunConfig {
   const role = config.engine.workers.aggregated;
-  if (role.kv_cache.capacity.type !== 'auto' || deploymentOf(config.engine, role).deployment !== null) return config;
+  if (
+    role.kv_cache.capacity.type !== 'auto' ||
+    (findModel(config.engine.model) !== undefined && findHardware(config.engine.hardware) !== undefined)
+  ) {
+    return config;
+  }
   if (writtenCapacityType(raw) === 'auto') return config;
   return {
     ...config,
@@ -153,30 +160,83 @@ function written(raw: unknown, path: readonly string[]): unknown {
   return node;
 }
 
+/** A run config as the schema leaves it: the keys the engine's and the catalog's defaults fill may be absent. */
+type ParsedRunConfig = z.output<typeof runConfigSchema>;
+
 /**
- * `max_sequences` and `chunked_prefill` left out take the chosen scheduler's own defaults
- * (docs/config.md, "Schedulers"): vLLM's 256 and on (the schema's); TensorRT-LLM's
- * `max_batch_size` 2048 and chunked context off (trtllm-serve); SGLang's `max_running_requests`,
- * min(pool tokens / 2, request-pool size) with the request pool
- * min(max(pool tokens / context_length x 512, 2048), 4096) (2048 without a context length or
- * with an unlimited pool, 4096 at most).
+ * A timing block left out is `roofline` when the config's model and GPU are both in the catalog
+ * (the pass time follows from their architecture and datasheet), else `fixed` with its defaults
+ * (10 ms per pass with prefill work, 2 ms per pass that emits).
  */
-function defaultScheduler(config: RunConfig, raw: unknown): RunConfig {
+function defaultTiming(config: ParsedRunConfig): ParsedRunConfig {
+  const role = config.engine.workers.aggregated;
+  if (role.timing !== undefined) return config;
+  const timing: TimingConfig =
+    findModel(config.engine.model) !== undefined && findHardware(config.engine.hardware) !== undefined
+      ? { type: 'roofline' }
+      : { type: 'fixed', prefill_ms: 10, decode_ms: 2 };
+  return withRole(config, { ...role, timing });
+}
+
+function withRole<C extends ParsedRunConfig>(config: C, role: C['engine']['workers']['aggregated']): C {
+  return { ...config, engine: { ...config.engine, workers: { ...config.engine.workers, aggregated: role } } };
+}
+
+/** Scheduler limits when the GPU is not in the catalog, so the engine's GPU rules cannot be applied (docs/config.md). */
+const GENERIC_SCHEDULER: Readonly<Record<string, { maxBatchedTokens: number; maxSequences: number | null; chunkedPrefill: boolean }>> = {
+  vllm: { maxBatchedTokens: 8192, maxSequences: 256, chunkedPrefill: true },
+  sglang: { maxBatchedTokens: 8192, maxSequences: null, chunkedPrefill: true },
+  trtllm: { maxBatchedTokens: 8192, maxSequences: 2048, chunkedPrefill: false },
+};
+
+/**
+ * `max_batched_tokens`, `max_sequences` and `chunked_prefill` left out take the defaults of the
+ * engine that schedules (`scheduler.policy`, else `engine.backend`) at its version
+ * (`engine.backend_version`, when the policy is the backend's) on the config's GPU
+ * (data/engine-defaults.yaml; docs/hardware-and-models.md, "Engine defaults"). SGLang's
+ * max_running_requests follows its KV pool (`sglangMaxRunningRequests`, with the model's context
+ * length). Without a catalog GPU: 8192 tokens, and 256 sequences under vLLM, 2048 under
+ * TensorRT-LLM (chunked context off), SGLang's pool rule with a request pool of 2048 to 4096.
+ */
+function defaultScheduler(config: ParsedRunConfig): RunConfig {
   const role = config.engine.workers.aggregated;
   const policy = role.scheduler.policy ?? config.engine.backend;
-  if (policy === 'vllm') return config;
-  const base = ['engine', 'workers', 'aggregated', 'scheduler'];
+  const hardware = findHardware(config.engine.hardware);
+  const query =
+    hardware === undefined
+      ? null
+      : {
+          backend: policy,
+          version: policy === config.engine.backend ? config.engine.backend_version : undefined,
+          hardware,
+          tensor: role.parallelism.tensor,
+        };
+  const engine = query !== null ? engineScheduler(query) : GENERIC_SCHEDULER[policy];
   const scheduler = { ...role.scheduler };
-  if (written(raw, [...base, 'max_sequences']) === undefined) {
-    if (policy === 'trtllm') scheduler.max_sequences = 2048;
-    else {
-      const blocks = kvBlocksPerRank(config.engine, role);
-      const context = config.engine.context_length;
-      const tokens = blocks === null || blocks === 0 ? 0 : blocks * role.kv_cache.block_size;
-      const pool = tokens === 0 || context === 'max' ? 2048 : Math.min(Math.max(Math.floor((tokens / context) * 512), 2048), 4096);
-      scheduler.max_sequences = tokens === 0 ? pool : Math.max(1, Math.min(Math.floor(tokens / 2), pool));
+  scheduler.max_batched_tokens ??= engine.maxBatchedTokens;
+  scheduler.chunked_prefill ??= engine.chunkedPrefill;
+  if (scheduler.max_sequences === undefined && engine.maxSequences !== null) scheduler.max_sequences = engine.maxSequences;
+  if (scheduler.max_sequences === undefined) {
+    // SGLang: from the KV pool, sized with its request pool's largest size for the per-sequence state.
+    const provisional = withRole(config, { ...role, scheduler: { ...scheduler, max_sequences: 4096 } }) as RunConfig;
+    const provisionalRole = provisional.engine.workers.aggregated;
+    const blocks = kvBlocksPerRank(provisional.engine, provisionalRole);
+    const tokens = blocks === null || blocks === 0 ? null : blocks * role.kv_cache.block_size;
+    const context = config.engine.context_length !== 'max' ? config.engine.context_length : findModel(config.engine.model)?.max_context;
+    if (query !== null && context !== undefined) {
+      // A hybrid model's state pool caps the running requests too.
+      const states =
+        provisionalRole.kv_cache.capacity.type === 'auto'
+          ? autoKvCapacity(provisional.engine, provisionalRole)?.maxStateSequences
+          : undefined;
+      scheduler.max_sequences = Math.max(1, Math.min(sglangMaxRunningRequests(query, tokens, context), states ?? Infinity));
+    } else {
+      const ctx = config.engine.context_length;
+      const pool = tokens === null || ctx === 'max' ? 2048 : Math.min(Math.max(Math.floor((tokens / ctx) * 512), 2048), 4096);
+      scheduler.max_sequences = tokens === null ? pool : Math.max(1, Math.min(Math.floor(tokens / 2), pool));
     }
   }
-  if (policy === 'trtllm' && written(raw, [...base, 'chunked_prefill']) === undefined) scheduler.chunked_prefill = false;
-  return { ...config, engine: { ...config.engine, workers: { ...config.engine.workers, aggregated: { ...role, scheduler } } } };
+  // The schema's key order, so that the effective config reads the same whatever was written.
+  const { max_batched_tokens, max_sequences, chunked_prefill, ...rest } = scheduler;
+  return withRole(config, { ...role, scheduler: { max_batched_tokens, max_sequences, chunked_prefill, ...rest } }) as RunConfig;
 }

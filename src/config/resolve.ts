@@ -238,6 +238,8 @@ export function resolveRun(config: RunConfig, trace: TraceInput | null): Resolve
         inputTokens: src.input_tokens,
         outputTokens: src.output_tokens,
         rangeRatio: src.random_range_ratio,
+        inputStddev: src.input_tokens_stddev ?? 0,
+        outputStddev: src.output_tokens_stddev ?? 0,
         seed: src.seed,
       };
       break;

@@ -21,6 +21,18 @@ export function checkRunConfigRules(config: RunConfig): RuleViolation[] {
   const role = config.engine.workers.aggregated;
   const { source, load, stop } = config.traffic;
 
+  // One length distribution at a time: SGLang's uniform range or AIPerf's normal spread.
+  if (source.type === 'synthetic' && source.random_range_ratio < 1) {
+    for (const key of ['input_tokens_stddev', 'output_tokens_stddev'] as const) {
+      if ((source[key] ?? 0) > 0) {
+        violations.push({
+          path: `traffic.source.${key}`,
+          reason: `is ${source[key]} with random_range_ratio ${source.random_range_ratio}: draw lengths one way, a uniform range (random_range_ratio) or a normal spread (the stddev keys)`,
+        });
+      }
+    }
+  }
+
   const timing = role.timing;
   if (timing.type === 'linear') {
     const { base_ms, prefill_token_us, prefill_pair_ns, decode_request_us, decode_kv_token_ns } = timing;

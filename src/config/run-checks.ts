@@ -20,6 +20,7 @@ import { linearTimingSpec } from './linear-timing.js';
 import { MAX_REQUESTS, formatBytes, formatCount } from './limits.js';
 import type { RuleViolation } from './rules.js';
 import { stopRequests } from './stop.js';
+import { NORMAL_LENGTH_SPAN } from '../core/traffic.js';
 import type { RunConfig, SourceConfig } from './types.js';
 
 const ROLE = 'engine.workers.aggregated';
@@ -37,14 +38,27 @@ interface Lengths {
 function syntheticLengths(source: SourceConfig): Lengths | null {
   if (source.type === 'synthetic') {
     const r = source.random_range_ratio;
-    const promptMin = r >= 1 ? source.input_tokens : Math.max(1, Math.floor(source.input_tokens * r));
-    const outputMin = r >= 1 ? source.output_tokens : Math.floor(source.output_tokens * r);
+    // Normal spreads (AIPerf's stddev): within [1, floor(mean + 4 sd)] (core/traffic.ts).
+    const normal = (mean: number, sd: number) => ({
+      min: Math.max(1, Math.floor(mean - NORMAL_LENGTH_SPAN * sd)),
+      max: Math.floor(mean + NORMAL_LENGTH_SPAN * sd),
+    });
+    const inSd = source.input_tokens_stddev ?? 0;
+    const outSd = source.output_tokens_stddev ?? 0;
+    const prompt =
+      inSd > 0
+        ? normal(source.input_tokens, inSd)
+        : { min: r >= 1 ? source.input_tokens : Math.max(1, Math.floor(source.input_tokens * r)), max: source.input_tokens };
+    const output =
+      outSd > 0
+        ? normal(source.output_tokens, outSd)
+        : { min: r >= 1 ? source.output_tokens : Math.floor(source.output_tokens * r), max: source.output_tokens };
     return {
-      promptMin,
-      promptMax: source.input_tokens,
-      outputMin,
-      outputMax: source.output_tokens,
-      outputMean: (outputMin + source.output_tokens) / 2,
+      promptMin: prompt.min,
+      promptMax: prompt.max,
+      outputMin: output.min,
+      outputMax: output.max,
+      outputMean: outSd > 0 ? source.output_tokens : (output.min + source.output_tokens) / 2,
     };
   }
   if (source.type === 'synthetic-session') {

@@ -6,6 +6,7 @@
  * `rules.ts`; `load.ts` runs both and turns issues into `ConfigError`s.
  */
 import * as z from 'zod';
+import { isVersion } from '../catalog/engine-defaults.js';
 import { formatValue } from './errors.js';
 import { efficiencyShape } from '../catalog/efficiency.js';
 import { PRECISIONS } from '../catalog/schema.js';
@@ -129,14 +130,20 @@ const parallelismSchema = strict({
 
 const schedulerSchema = strict({
   max_batched_tokens: positiveInt(L.MAX_BATCHED_TOKENS, 'tokens per pass')
-    .default(8192)
-    .describe('Token budget of one pass (vLLM --max-num-batched-tokens).'),
+    .optional()
+    .describe(
+      "Token budget of one pass (vLLM --max-num-batched-tokens, SGLang --chunked-prefill-size, TensorRT-LLM max_num_tokens); absent: the engine's default for its version and GPU (data/engine-defaults.yaml), 8192 when the GPU is not in the catalog.",
+    ),
   max_sequences: positiveInt(L.MAX_SEQUENCES, 'running requests per rank')
-    .default(256)
-    .describe('Most running requests per rank (vLLM --max-num-seqs).'),
+    .optional()
+    .describe(
+      "Most running requests per rank (vLLM --max-num-seqs, SGLang --max-running-requests, TensorRT-LLM max_batch_size); absent: the engine's default (data/engine-defaults.yaml).",
+    ),
   chunked_prefill: flag()
-    .default(true)
-    .describe('Split long prompts over passes. When false, a prompt larger than max_batched_tokens is a config error.'),
+    .optional()
+    .describe(
+      "Split long prompts over passes (absent: the engine's default, on except under TensorRT-LLM). When false, a prompt larger than max_batched_tokens is a config error.",
+    ),
   policy: z
     .enum(BACKENDS, { error: says(`must be one of ${BACKENDS.join(', ')}`) })
     .optional()
@@ -257,7 +264,11 @@ const workerRoleSchema = strict({
   parallelism: parallelismSchema.prefault({}),
   scheduler: schedulerSchema.prefault({}),
   kv_cache: kvCacheSchema.prefault({}),
-  timing: timingSchema.prefault({}),
+  timing: timingSchema
+    .optional()
+    .describe(
+      'Pass time provider (docs/replay-model.md, "Timing providers"); absent: roofline when engine.model and engine.hardware are in the catalog, else fixed.',
+    ),
 });
 
 // ---- engine -----------------------------------------------------------------------------
@@ -346,6 +357,13 @@ const engineSchema = strict({
     .describe(
       'Serving engine: picks the scheduler (unless scheduler.policy says otherwise) and the efficiency factors of roofline timing.',
     ),
+  backend_version: z
+    .string({ error: says('must be a version such as 0.12.0 or 1.1.0rc2') })
+    .refine((v) => isVersion(v), { error: says('must be a version such as 0.12.0 or 1.1.0rc2') })
+    .optional()
+    .describe(
+      "The backend's version (PEP 440, e.g. 0.12.0): picks the engine's defaults (data/engine-defaults.yaml); absent: the newest listed.",
+    ),
   precision: z
     .enum(PRECISIONS, { error: says(`must be one of ${PRECISIONS.join(', ')}`) })
     .optional()
@@ -365,11 +383,26 @@ const sourceSchema = byType(
   [
     strict({
       type: exactly('synthetic').default('synthetic'),
-      input_tokens: tokens().default(1024).describe('Prompt tokens (the upper end when random_range_ratio < 1).'),
+      input_tokens: tokens()
+        .default(1024)
+        .describe('Prompt tokens: every prompt, the mean with input_tokens_stddev, the upper end when random_range_ratio < 1.'),
       output_tokens: nonNegativeInt(L.MAX_TOKENS_PER_REQUEST, 'tokens per request')
         .default(128)
-        .describe('Output tokens (the upper end when random_range_ratio < 1).'),
-      random_range_ratio: fraction().default(1).describe('Lengths are drawn between ratio x value and value; 1 = fixed.'),
+        .describe('Output tokens: every output, the mean with output_tokens_stddev, the upper end when random_range_ratio < 1.'),
+      random_range_ratio: fraction()
+        .default(1)
+        .describe(
+          "Lengths are drawn uniformly between ratio x value and value, as SGLang's bench_serving --random-range-ratio (and InferenceX's 0.8); 1 = fixed.",
+        ),
+      // Absent unless written (absent means 0), so that earlier configs keep their sweep point ids.
+      input_tokens_stddev: cost()
+        .optional()
+        .describe(
+          "Standard deviation of the prompt length, as AIPerf's --isl-stddev: lengths are drawn from a normal distribution of mean input_tokens, rounded, within [1, mean + 4 sd]; absent or 0: fixed (AIPerf's default).",
+        ),
+      output_tokens_stddev: cost()
+        .optional()
+        .describe("Standard deviation of the output length, as AIPerf's --osl-stddev (same rule, at least 1 token); absent or 0: fixed."),
       seed: seed().default(0).describe('Seed of the length draws.'),
     }),
     strict({
@@ -474,8 +507,9 @@ export const runConfigSchema = strict({
 });
 
 // Compile-time check: the schema's output is exactly the RunConfig the core consumes.
+// The keys left optional here (the scheduler's limits, the timing block) get the engine's and the
+// catalog's defaults after parsing (load.ts), so the schema's output is a RunConfig with those
+// keys possibly absent.
 type SchemaOutput = z.output<typeof runConfigSchema>;
-const outputIsRunConfig = (config: SchemaOutput): RunConfig => config;
 const runConfigIsOutput = (config: RunConfig): SchemaOutput => config;
-void outputIsRunConfig;
 void runConfigIsOutput;

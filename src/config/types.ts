@@ -133,6 +133,8 @@ export interface EngineConfig {
   model: string;
   hardware: string;
   backend: Backend;
+  /** The backend's version (PEP 440); picks the engine's defaults. Absent: the newest listed. */
+  backend_version?: string;
   /** Absent: the catalog model's own precision. */
   precision?: Precision;
   /** Positive integer, or 'max' for no limit. */
@@ -150,6 +152,9 @@ export interface SyntheticSourceConfig {
   input_tokens: number;
   output_tokens: number;
   random_range_ratio: number;
+  /** AIPerf-style normal spread of the prompt and output lengths (absent: 0, fixed). */
+  input_tokens_stddev?: number;
+  output_tokens_stddev?: number;
   seed: number;
 }
 

@@ -12,7 +12,7 @@ import { xoroshiro128plus } from 'pure-rand/generator/xoroshiro128plus';
 import { EventKind } from './event-queue.js';
 import type { RequestTable } from './request-table.js';
 import { sessionTurnPromptTokens, type ResolvedRun } from './run.js';
-import { NO_NEXT, buildTraceOrder, drawLength, type Rng } from './traffic.js';
+import { NO_NEXT, buildTraceOrder, drawLength, drawNormalLength, type Rng } from './traffic.js';
 
 /** The events a load generator schedules. */
 export type TrafficEventKind = typeof EventKind.Send | typeof EventKind.SlotStart;
@@ -65,6 +65,8 @@ class SyntheticSource implements RequestSource {
     private readonly inputTokens: number,
     private readonly outputTokens: number,
     private readonly rangeRatio: number,
+    private readonly inputStddev: number,
+    private readonly outputStddev: number,
     seed: number,
     private readonly maxRequests: number,
   ) {
@@ -82,8 +84,14 @@ class SyntheticSource implements RequestSource {
     const id = this.sink.createRequest();
     this.created++;
     const t = this.sink.table;
-    t.prompt[id] = drawLength(this.rng, this.inputTokens, this.rangeRatio, 1);
-    t.outputLen[id] = drawLength(this.rng, this.outputTokens, this.rangeRatio, 0);
+    t.prompt[id] =
+      this.inputStddev > 0
+        ? drawNormalLength(this.rng, this.inputTokens, this.inputStddev, 1)
+        : drawLength(this.rng, this.inputTokens, this.rangeRatio, 1);
+    t.outputLen[id] =
+      this.outputStddev > 0
+        ? drawNormalLength(this.rng, this.outputTokens, this.outputStddev, 1)
+        : drawLength(this.rng, this.outputTokens, this.rangeRatio, 0);
     t.sessionId[id] = id;
     t.turnIndex[id] = 0;
     this.sink.send(id, slot);
@@ -335,7 +343,16 @@ export function createLoadGenerator(run: ResolvedRun, sink: TrafficSink): LoadGe
   let source: RequestSource;
   switch (src.kind) {
     case 'synthetic':
-      source = new SyntheticSource(sink, src.inputTokens, src.outputTokens, src.rangeRatio, src.seed, run.maxRequests);
+      source = new SyntheticSource(
+        sink,
+        src.inputTokens,
+        src.outputTokens,
+        src.rangeRatio,
+        src.inputStddev,
+        src.outputStddev,
+        src.seed,
+        run.maxRequests,
+      );
       break;
     case 'session':
       source = new SessionSource(sink, src.turns, src.newInputTokens, src.outputTokens, src.interTurnDelayMs, run.maxRequests);

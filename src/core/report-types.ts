@@ -96,6 +96,12 @@ export interface ReplaySummary {
   simulator: SimulatorStats;
   /** GPUs, weights and KV cache of the deployment (from the catalog where the model and GPU are in it). */
   deployment: { gpus: number; weights_gib_per_gpu: number | null; kv_cache_tokens_per_rank: number | null };
+  /**
+   * With roofline timing: how far predictions of this kind were from measurements
+   * (docs/hardware-and-models.md): the stratum's MAPE of TTFT avg and ITL avg in percent over
+   * `points` measured points, obtained as `basis` says; null MAPEs where the stratum has no evidence.
+   */
+  accuracy?: { basis: string; stratum: string; ttft_mape: number | null; itl_mape: number | null; points: number };
   /** The effective config (defaults filled, overrides applied). */
   config: unknown;
   /** With a trace source: the trace, its usable rows and the rows skipped (`--skip-invalid-rows`). */

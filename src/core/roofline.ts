@@ -49,6 +49,20 @@ export interface RooflineCoefficients {
   /** Host: ms per pass, ms per request in the pass. */
   passOverheadMs: number;
   perRequestMs: number;
+  /**
+   * Kernel launches of a pass that runs without a CUDA graph (every layer's launch floor), ms; a
+   * captured pass replays its graph and pays none of it.
+   */
+  eagerMs: number;
+  /** Logits written and read by the sampler, ms per emitted token (memory). */
+  samplerMsPerToken: number;
+  /**
+   * CUDA graphs of decode-only passes: captureSize[b] is the graph a pass of b decoding requests
+   * replays (b padded up to it; the padded rows cost like real ones in the matmuls), 0 where b
+   * runs eagerly (no graph of that size, no padding); a pass with prefill work, or with more
+   * requests than the table covers, runs eagerly. Empty: no CUDA graphs.
+   */
+  captureSize: Int32Array;
 }
 
 export function createRooflinePassTime(c: RooflineCoefficients): (view: PassView) => number {
@@ -77,19 +91,28 @@ export function createRooflinePassTime(c: RooflineCoefficients): (view: PassView
     commFixedMs,
     passOverheadMs,
     perRequestMs,
+    eagerMs,
+    samplerMsPerToken,
+    captureSize,
   } = c;
+  const graphs = captureSize.length;
   const hasExperts = expertMissLog < 0;
   const sparse = attendTopK > 0;
   const sliding = slidingWindow > 0;
   return (v) => {
     const b = v.decodeRequests;
     const p = v.prefillTokens;
-    const tokens = p + b;
-    if (tokens === 0) return passOverheadMs;
+    if (p + b === 0) return passOverheadMs;
+    // A decode-only pass replays the CUDA graph of its padded size, if there is one.
+    const graph = p === 0 && b < graphs ? captureSize[b] : 0;
+    const rows = graph > 0 ? graph : b;
+    const tokens = p + rows;
+    const emitted = graph > 0 ? graph : v.emittedTokens;
     const gemmCompute = gemmMsPerToken * tokens;
     let ms = gemmCompute > gemmWeightMs ? gemmCompute : gemmWeightMs;
-    const headCompute = lmHeadMsPerToken * v.emittedTokens;
-    ms += headCompute > lmHeadWeightMs ? headCompute : lmHeadWeightMs;
+    const headCompute = lmHeadMsPerToken * emitted;
+    ms += (headCompute > lmHeadWeightMs ? headCompute : lmHeadWeightMs) + samplerMsPerToken * emitted;
+    if (graph === 0) ms += eagerMs;
     if (hasExperts) {
       const workerTokens = tokens * workerTokensPerRankToken;
       const compute = expertMsPerWorkerToken * workerTokens;

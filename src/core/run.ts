@@ -36,7 +36,16 @@ export type ResolvedLoad =
   | { kind: 'timestamps'; speedup: number };
 
 export type ResolvedSource =
-  | { kind: 'synthetic'; inputTokens: number; outputTokens: number; rangeRatio: number; seed: number }
+  | {
+      kind: 'synthetic';
+      inputTokens: number;
+      outputTokens: number;
+      rangeRatio: number;
+      /** Normal spreads of the lengths (AIPerf's stddev); 0 = none. */
+      inputStddev: number;
+      outputStddev: number;
+      seed: number;
+    }
   | { kind: 'session'; turns: number; newInputTokens: number; outputTokens: number; interTurnDelayMs: number }
   | { kind: 'trace'; trace: TraceRows };
 

@@ -3,6 +3,7 @@
  * synthetic lengths from the seeded stream, the send order of a trace, and the size of the run's
  * pooled token-gap buffer.
  */
+import { uniformFloat64 } from 'pure-rand/distribution/uniformFloat64';
 import { uniformInt } from 'pure-rand/distribution/uniformInt';
 import type { xoroshiro128plus } from 'pure-rand/generator/xoroshiro128plus';
 import type { ResolvedRun } from './run.js';
@@ -34,6 +35,23 @@ export function drawLength(rng: Rng, length: number, ratio: number, min: number)
   if (ratio >= 1) return length;
   const lo = Math.max(min, Math.floor(length * ratio));
   return lo >= length ? length : uniformInt(rng, lo, length);
+}
+
+/** Normal draws reach at most this many standard deviations above the mean (AIPerf's are unbounded). */
+export const NORMAL_LENGTH_SPAN = 4;
+
+/**
+ * A synthetic length drawn as AIPerf draws it with a standard deviation: normal of mean `mean`
+ * and standard deviation `sd` (Box-Muller on two uniforms of the stream), rounded, within
+ * [min, floor(mean + 4 sd)] (min is 1 for AIPerf's positive lengths).
+ */
+export function drawNormalLength(rng: Rng, mean: number, sd: number, min: number): number {
+  const u = 1 - uniformFloat64(rng);
+  const v = uniformFloat64(rng);
+  const z = Math.sqrt(-2 * Math.log(u)) * Math.cos(2 * Math.PI * v);
+  const value = Math.round(mean + sd * z);
+  const max = Math.floor(mean + NORMAL_LENGTH_SPAN * sd);
+  return value < min ? min : value > max ? max : value;
 }
 
 /**

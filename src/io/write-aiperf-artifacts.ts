@@ -253,13 +253,25 @@ export function virtualMsToNs(ms: number): bigint {
   return AIPERF_EPOCH_NS + BigInt(Math.round(ms * 1e6));
 }
 
-function sourceLengths(config: RunConfig): { isl?: number; osl?: number; datasetType: string } {
+/**
+ * The lengths as AIPerf states them: a mean and a standard deviation. A normal spread (the
+ * stddev keys) is AIPerf's own; a uniform range keeps its top as the length (the key a sweep's
+ * points are found by) and stddev 0, as AIPerf has no uniform draw.
+ */
+function sourceLengths(config: RunConfig): { isl?: number; osl?: number; islSd?: number; oslSd?: number; datasetType: string } {
   const source = config.traffic.source;
   switch (source.type) {
-    case 'synthetic':
-      return { isl: source.input_tokens, osl: source.output_tokens, datasetType: 'synthetic' };
+    case 'synthetic': {
+      return {
+        isl: source.input_tokens,
+        osl: source.output_tokens,
+        islSd: source.input_tokens_stddev ?? 0,
+        oslSd: source.output_tokens_stddev ?? 0,
+        datasetType: 'synthetic',
+      };
+    }
     case 'synthetic-session':
-      return { isl: source.new_input_tokens_per_turn, osl: source.output_tokens_per_turn, datasetType: 'synthetic' };
+      return { isl: source.new_input_tokens_per_turn, osl: source.output_tokens_per_turn, islSd: 0, oslSd: 0, datasetType: 'synthetic' };
     case 'trace':
       return { datasetType: 'mooncake_trace' };
   }
@@ -282,7 +294,7 @@ function inputConfigOf(config: RunConfig): Record<string, unknown> {
   if (requests !== null) phase.requests = requests;
   const dataset: Record<string, unknown> = { name: 'main', type: lengths.datasetType };
   if (lengths.isl !== undefined && lengths.osl !== undefined) {
-    dataset.prompts = { isl: { mean: lengths.isl, stddev: 0 }, osl: { mean: lengths.osl, stddev: 0 } };
+    dataset.prompts = { isl: { mean: lengths.isl, stddev: lengths.islSd ?? 0 }, osl: { mean: lengths.osl, stddev: lengths.oslSd ?? 0 } };
   }
   const phases: Array<Record<string, unknown>> = [];
   if (config.report.warmup_requests > 0) phases.push({ name: 'warmup', kind: 'warmup', requests: config.report.warmup_requests });
@@ -305,8 +317,8 @@ export function equivalentAiperfCommand(config: RunConfig): string {
   } else words.push('--fixed-schedule');
   const lengths = sourceLengths(config);
   if (lengths.isl !== undefined && lengths.osl !== undefined) {
-    words.push('--synthetic-input-tokens-mean', String(lengths.isl), '--synthetic-input-tokens-stddev', '0');
-    words.push('--output-tokens-mean', String(lengths.osl), '--output-tokens-stddev', '0');
+    words.push('--synthetic-input-tokens-mean', String(lengths.isl), '--synthetic-input-tokens-stddev', String(lengths.islSd ?? 0));
+    words.push('--output-tokens-mean', String(lengths.osl), '--output-tokens-stddev', String(lengths.oslSd ?? 0));
   }
   const requests = stopRequests(config.traffic);
   if (requests !== null) words.push('--request-count', String(requests));

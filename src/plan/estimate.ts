@@ -19,10 +19,13 @@ export function meanLengths(run: ResolvedRun): { inputTokens: number; outputToke
   const source = run.source;
   switch (source.kind) {
     case 'synthetic': {
-      // Lengths are uniform integers in [floor(L x ratio), L] (prompts at least 1).
+      // Lengths are uniform integers in [floor(L x ratio), L] (prompts at least 1), or normal of mean L.
       const lowIn = Math.max(1, Math.floor(source.inputTokens * source.rangeRatio));
       const lowOut = Math.floor(source.outputTokens * source.rangeRatio);
-      return { inputTokens: (lowIn + source.inputTokens) / 2, outputTokens: (lowOut + source.outputTokens) / 2 };
+      return {
+        inputTokens: source.inputStddev > 0 ? source.inputTokens : (lowIn + source.inputTokens) / 2,
+        outputTokens: source.outputStddev > 0 ? source.outputTokens : (lowOut + source.outputTokens) / 2,
+      };
     }
     case 'session': {
       // Turn k resends k new inputs and k - 1 outputs.

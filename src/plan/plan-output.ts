@@ -206,12 +206,20 @@ export function whyBest(
     return lines.join('\n');
   }
   const winner = rows.find((r) => r.id === best.id) as CandidateRow;
+  const accuracy = winner.accuracy;
+  const accuracyText =
+    accuracy === null || accuracy === undefined
+      ? ''
+      : accuracy.ttft_mape === null || accuracy.itl_mape === null
+        ? ` (zero-shot; ${accuracy.stratum}: no measured evidence of the error)`
+        : ` (zero-shot; ${accuracy.stratum}: typical error TTFT ${Math.round(accuracy.ttft_mape)} %, ITL ${Math.round(accuracy.itl_mape)} %)`;
   const binding = winner.binding_slo;
   const bindingText =
     (binding === null
       ? ''
       : ` At ${winner.max_rate_rps} rps its tightest SLO is ${binding}: ${short(winner.slo[binding].value ?? NaN)} against ${winner.slo[binding].limit} (margin ${percent(winner.slo[binding].margin)})`) +
-    (winner.limited_by === null ? '.' : `; at ${winner.rate_hi_rps} rps ${winner.limited_by}.`);
+    (winner.limited_by === null ? '.' : `; at ${winner.rate_hi_rps} rps ${winner.limited_by}.`) +
+    accuracyText;
   if (plan.targetRps !== null) {
     const eligible = ranked.filter((r) => r.meets_target === true);
     const runnerUp = eligible[1];

@@ -10,6 +10,7 @@
  * Costs: a candidate's hour costs GPUs x the GPU's price; at its max rate it emits max rate x the
  * mean output tokens of a request of the traffic each second.
  */
+import type { ReplaySummary } from '../core/report-types.js';
 import type { Candidate, Knob } from './candidates.js';
 import { dominatorByRates } from './dominance.js';
 import type { PlanSpec } from './plan-file.js';
@@ -58,6 +59,8 @@ export interface CandidateRow {
   kv_cache_tokens_per_rank: number | null;
   /** Path of the run config at the max rate, relative to plan.json's folder. */
   config: string | null;
+  /** With roofline timing: how far such a prediction may be off (a replay summary's `accuracy`). */
+  accuracy: ReplaySummary['accuracy'] | null;
   warnings: string[];
   tested: Array<{ rate_rps: number; meets: boolean; id: string; reason: string | null }>;
 }
@@ -69,6 +72,8 @@ export interface BestDeployment {
   gpus: number;
   cost_per_hour: number;
   cost_per_million_output_tokens: number;
+  /** How far the prediction may be off (with roofline timing), or null. */
+  accuracy: ReplaySummary['accuracy'] | null;
 }
 
 /** Rounds to 6 significant digits (money and rates read better, and float noise stays out of the files). */
@@ -101,6 +106,7 @@ export interface RowExtras {
   weightsGibPerGpu: number | null;
   kvTokensPerRank: number | null;
   config: string | null;
+  accuracy?: ReplaySummary['accuracy'];
 }
 
 /**
@@ -169,6 +175,7 @@ export function candidateRows(
       weights_gib_per_gpu: extras[i].weightsGibPerGpu,
       kv_cache_tokens_per_rank: extras[i].kvTokensPerRank,
       config: at === null ? null : extras[i].config,
+      accuracy: extras[i].accuracy ?? null,
       warnings,
       tested: state.tested.map((t) => ({ rate_rps: t.rateRps, meets: t.meets, id: t.id, reason: t.reason })),
     };
@@ -207,5 +214,6 @@ export function bestOf(ranked: readonly CandidateRow[], targetRps: number | null
     gpus: first.gpus,
     cost_per_hour: first.cost_per_hour,
     cost_per_million_output_tokens: first.cost_per_million_output_tokens as number,
+    accuracy: first.accuracy,
   };
 }

@@ -475,7 +475,11 @@ export async function runPlan(options: RunPlanOptions): Promise<RunPlanResult> {
       mkdirSync(configsDir, { recursive: true });
       const file = `${state.candidate.id}.yaml`;
       writeFileAtomic(join(configsDir, file), configFileText(at.summary.config as RunConfig, baseDir, configsDir));
-      extras[i] = { ...extras[i], config: `${PLAN_FILES.configs}/${file}` };
+      extras[i] = {
+        ...extras[i],
+        config: `${PLAN_FILES.configs}/${file}`,
+        ...(at.summary.accuracy ? { accuracy: at.summary.accuracy } : {}),
+      };
     }
     const rows = candidateRows(plan, states, extras, meanOutputTokens);
     const ranked = rankRows(rows, plan.targetRps);

@@ -19,8 +19,8 @@ function expectedOutputTokens(config: RunConfig): number | null {
   const source = config.traffic.source;
   switch (source.type) {
     case 'synthetic':
-      // Lengths are uniform in [ratio x L, L].
-      return (source.output_tokens * (1 + source.random_range_ratio)) / 2;
+      // Lengths are uniform in [ratio x L, L], or normal of mean L.
+      return (source.output_tokens_stddev ?? 0) > 0 ? source.output_tokens : (source.output_tokens * (1 + source.random_range_ratio)) / 2;
     case 'synthetic-session':
       return source.output_tokens_per_turn;
     default:

@@ -2,8 +2,9 @@
  * `summary.csv`: one row per point in plan order, whatever order the points finished in.
  * Columns: id, status, one per swept key, one per metric statistic (`<tag>.<stat>` for every tag
  * of the report, present or not, so that every sweep has the same metric columns), the run-level
- * numbers (`run.<name>`), the TTFT stages (`ttft_stages.<name>`), and the error. A point with no
- * result yet has status `pending` and empty cells.
+ * numbers (`run.<name>`), the TTFT stages (`ttft_stages.<name>`), how far such a prediction may be
+ * off (`accuracy.<name>`, points with roofline timing), and the error. A point with no result yet
+ * has status `pending` and empty cells.
  */
 import { stringify } from 'csv-stringify/sync';
 import { METRIC_TAGS, STAT_NAMES } from '../core/report-types.js';
@@ -33,11 +34,14 @@ const TTFT_STAGE_FIELDS = [
   'mean_detokenization_ms',
 ] as const;
 
+const ACCURACY_FIELDS = ['stratum', 'ttft_mape', 'itl_mape', 'points'] as const;
+
 export function summaryColumns(axes: string[]): string[] {
   const columns = ['id', 'status', ...axes];
   for (const tag of METRIC_TAGS) for (const stat of STAT_COLUMNS) columns.push(`${tag}.${stat}`);
   for (const field of RUN_FIELDS) columns.push(`run.${field}`);
   for (const field of TTFT_STAGE_FIELDS) columns.push(`ttft_stages.${field}`);
+  for (const field of ACCURACY_FIELDS) columns.push(`accuracy.${field}`);
   columns.push('error');
   return columns;
 }
@@ -83,6 +87,8 @@ function row(axes: string[], point: OutlinePoint, record: PointRecord | undefine
   for (const field of RUN_FIELDS) cells.push(cellText(run?.[field]));
   const stages = summary?.ttft_stages as Record<string, unknown> | undefined;
   for (const field of TTFT_STAGE_FIELDS) cells.push(cellText(stages?.[field]));
+  const accuracy = summary?.accuracy as Record<string, unknown> | undefined;
+  for (const field of ACCURACY_FIELDS) cells.push(cellText(accuracy?.[field]));
   cells.push(cellText(record?.error));
   return cells;
 }

@@ -1,0 +1,130 @@
+/**
+ * How far catalog predictions are from measurements, per stratum (`data/accuracy.yaml`): the
+ * leave-one-model-out accuracy benchmark writes it (`npm run bench:accuracy -- --zero-shot
+ * --write-accuracy data/accuracy.yaml`), and a replay, sweep or plan made from catalog factors
+ * quotes the row of its stratum (`accuracy` in summary.json, and beside the console's figures).
+ * A stratum is a backend and a model family (dense or MoE), optionally narrowed to one GPU
+ * where the sample measured enough points on it.
+ */
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import * as z from 'zod';
+import { stringify } from 'yaml';
+import { ConfigError, makeConfigIssue } from '../config/errors.js';
+import { readYamlFile } from '../config/yaml.js';
+import { packageRoot } from './load.js';
+
+/** One stratum's errors: MAPE of TTFT avg and ITL avg, in percent, over `points` measured points. */
+export interface AccuracyRow {
+  stratum: string;
+  /** Narrowed to one GPU (absent: every GPU of the stratum). */
+  hardware?: string;
+  ttft_mape: number;
+  itl_mape: number;
+  points: number;
+  deployments: number;
+}
+
+/** What summary.json says of a prediction's accuracy. */
+export interface AccuracyBlock {
+  /** How the figures were obtained: `leave-one-model-out` (the model left out of the fit), or `none` (no evidence). */
+  basis: string;
+  stratum: string;
+  /** MAPE in percent over the stratum's measured points; null where the stratum has no evidence. */
+  ttft_mape: number | null;
+  itl_mape: number | null;
+  points: number;
+}
+
+/** The backends and families the strata are named with. */
+const BACKEND_NAMES: Readonly<Record<string, string>> = { vllm: 'vLLM', sglang: 'SGLang', trtllm: 'TensorRT-LLM' };
+
+/** The stratum of a backend and model family: `vLLM dense`, `SGLang MoE`. */
+export function stratumOf(backend: string, moe: boolean): string {
+  return `${BACKEND_NAMES[backend] ?? backend} ${moe ? 'MoE' : 'dense'}`;
+}
+
+/** Fewest points a GPU-narrowed row must have to be quoted instead of its stratum's. */
+export const MIN_GPU_ROW_POINTS = 20;
+
+const rowSchema = z.strictObject({
+  stratum: z.string().min(1),
+  hardware: z.string().min(1).optional(),
+  ttft_mape: z.number().min(0),
+  itl_mape: z.number().min(0),
+  points: z.int().min(0),
+  deployments: z.int().min(0),
+});
+const fileSchema = z.strictObject({
+  basis: z.string().min(1),
+  rows: z.array(rowSchema),
+});
+
+export type AccuracyTable = z.output<typeof fileSchema>;
+
+export function accuracyFile(): string {
+  return join(packageRoot(), 'data', 'accuracy.yaml');
+}
+
+let cached: AccuracyTable | null | undefined;
+
+/** The shipped table, or null when there is none. */
+export function loadAccuracyTable(file = accuracyFile()): AccuracyTable | null {
+  if (file === accuracyFile() && cached !== undefined) return cached;
+  let table: AccuracyTable | null = null;
+  if (existsSync(file)) {
+    const parsed = fileSchema.safeParse(readYamlFile(file, file, 'catalog file'), { reportInput: true });
+    if (!parsed.success) {
+      throw new ConfigError(parsed.error.issues.map((issue) => makeConfigIssue(file, issue.path.map(String).join('.'), issue.message)));
+    }
+    table = parsed.data;
+  }
+  if (file === accuracyFile()) cached = table;
+  return table;
+}
+
+/**
+ * The accuracy a catalog prediction of this backend, family and GPU can claim: the GPU's row of
+ * its stratum when it has at least MIN_GPU_ROW_POINTS points, else the stratum's; basis `none`
+ * when the table has neither.
+ */
+export function accuracyFor(backend: string, moe: boolean, hardware: string, table = loadAccuracyTable()): AccuracyBlock {
+  const stratum = stratumOf(backend, moe);
+  const rows = table?.rows ?? [];
+  const gpuRow = rows.find((r) => r.stratum === stratum && r.hardware === hardware && r.points >= MIN_GPU_ROW_POINTS);
+  const row = gpuRow ?? rows.find((r) => r.stratum === stratum && r.hardware === undefined);
+  if (table === null || row === undefined || row.points === 0) {
+    return { basis: 'none', stratum: `${stratum}${gpuRow ? ` on ${hardware}` : ''}`, ttft_mape: null, itl_mape: null, points: 0 };
+  }
+  return {
+    basis: table.basis,
+    stratum: row.hardware !== undefined ? `${stratum} on ${row.hardware}` : stratum,
+    ttft_mape: row.ttft_mape,
+    itl_mape: row.itl_mape,
+    points: row.points,
+  };
+}
+
+/** The console's words for an accuracy block: `zero-shot; vLLM dense: typical error TTFT 18 %, ITL 9 % (312 points)`. */
+export function describeAccuracy(block: AccuracyBlock): string {
+  if (block.ttft_mape === null || block.itl_mape === null) return `zero-shot; ${block.stratum}: no measured evidence, error unknown`;
+  return `zero-shot; ${block.stratum}: typical error TTFT ${Math.round(block.ttft_mape)} %, ITL ${Math.round(block.itl_mape)} % (${block.points} measured points, ${block.basis})`;
+}
+
+/** The text of the table file: a header saying how it was made, then the rows. */
+export function accuracyFileText(
+  rows: readonly AccuracyRow[],
+  made: { basis: string; overall: { ttft: number; itl: number; n: number } },
+): string {
+  const round = (v: number) => Math.round(v * 10) / 10;
+  const header = [
+    'How far catalog predictions are from measurements, per stratum (docs/hardware-and-models.md).',
+    'Written by `npm run bench:accuracy -- --zero-shot --write-accuracy data/accuracy.yaml`; rerun it rather than editing by hand.',
+    `Basis: ${made.basis}; overall TTFT avg MAPE ${round(made.overall.ttft)} %, ITL avg MAPE ${round(made.overall.itl)} % over ${made.overall.n} points.`,
+  ];
+  const table: AccuracyTable = {
+    basis: made.basis,
+    rows: rows.map((r) => ({ ...r, ttft_mape: round(r.ttft_mape), itl_mape: round(r.itl_mape) })),
+  };
+  return `${header.map((l) => `# ${l}`).join('\n')}\n${stringify(table, { lineWidth: 0 })}`;
+}

@@ -1,0 +1,170 @@
+/**
+ * How the silicon sample's rows are replayed: client counts, replicas, the measuring protocol
+ * of each source, the warm-up regime by date, aiconfigurator's caps for the gap-analysis rows,
+ * duplicates under two names, and the cold-start stall rule. Rows are written here.
+ */
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import {
+  coldStallConcurrencies,
+  engineVersionOf,
+  measuredCaps,
+  measuredOf,
+  protocolOf,
+  readSiliconDeployments,
+  WARMUP_FROM,
+} from '../src/calibrate/silicon-deployments.js';
+
+const HEADER =
+  'id,silicon_data_source,backend,backend_version,model_path,system,precision,mode,isl,osl,gemm_quant_mode,moe_quant_mode,batch_size,tp_size,pp_size,attention_dp_size,moe_tp_size,moe_ep_size,silicon_ttft_ms,silicon_tpot_ms';
+
+function sample(rows: string[]): string {
+  const file = join(mkdtempSync(join(tmpdir(), 'silicon-')), 'sample.csv');
+  writeFileSync(file, `${[HEADER, ...rows].join('\n')}\n`);
+  return file;
+}
+
+/** A row: source text, batch_size, tp, attention DP, TTFT, ITL (other columns fixed). */
+const row = (
+  id: string,
+  source: string,
+  batch: number,
+  tp: number,
+  dp: string,
+  ttft: number,
+  itl: number,
+  model = 'deepseek-ai/DeepSeek-R1',
+) => `${id},"${source}",sglang,0.5.9,${model},b200_sxm,fp8,agg,1024,1024,fp8,fp8,${batch},${tp},1,${dp},1,1,${ttft},${itl}`;
+
+describe('the silicon sample as it was measured', () => {
+  it('drives silicon_concurrency clients, not batch_size, and spreads them over the attention-DP ranks', () => {
+    // Attention DP 4: the sample divides 128 clients into batch_size 32 per rank.
+    const dump = (c: number) =>
+      `db-dump/2026-04-27; config_id=7; silicon_concurrency=${c}; measured=2026-03-01T00:00:00.000Z; lmsysorg/sglang:v0.5.9-cu130`;
+    const file = sample([row('a', dump(64), 16, 1, '4', 300, 20), row('b', dump(128), 32, 1, '4', 400, 25)]);
+    const [d] = readSiliconDeployments(file, 2);
+    expect(d.attentionDp).toBe(4);
+    expect(d.replicas).toBe(1);
+    expect(d.points.map((p) => p.key.concurrency)).toEqual([64, 128]);
+    expect(d.info.map((i) => i.batchSize)).toEqual([16, 32]);
+  });
+
+  it('finds replicas where the sample divided the clients by more than the attention-DP ranks', () => {
+    // No attention DP, batch_size = clients / 2 at every point: two replicas.
+    const src = (c: number) =>
+      `source_file=2026-04-06.csv; model=X; silicon_concurrency=${c}; measured=2026-03-01T00:00:00.000Z; wip=False; image=lmsysorg/sglang:v0.5.9`;
+    const [d] = readSiliconDeployments(sample([row('a', src(16), 8, 2, '', 200, 10), row('b', src(32), 16, 2, '', 260, 12)]), 2);
+    expect(d.replicas).toBe(2);
+    expect(d.label).toContain(' x2 ');
+  });
+
+  it("reads each source's load generator", () => {
+    expect(protocolOf('db-dump/2026-04-27; config_id=1; silicon_concurrency=4; vllm/vllm-openai:v0.19.0-cu130')).toEqual({
+      source: 'inferencex',
+      generator: 'bench_serving',
+      rangeRatio: 0.8,
+      requestsPerClient: 10,
+      image: 'vllm/vllm-openai:v0.19.0-cu130',
+    });
+    expect(protocolOf('source_file=2026-03-25.csv; model=M; silicon_concurrency=4; image=lmsysorg/sglang:v0.5.9').source).toBe(
+      'inferencex',
+    );
+    // A file named *-gap-analysis.csv holds InferenceX rows.
+    expect(protocolOf('source_file=kimi-k2.5-gap-analysis.csv; silicon_concurrency=4').source).toBe('inferencex');
+    const gap = protocolOf('source_file=/Users/x/aic-auto-gap-analysis/data/h100_sxm/vllm/0.12.0/Qwen.csv; silicon_concurrency=8');
+    expect(gap).toMatchObject({ source: 'gap-analysis', generator: 'aiperf', rangeRatio: 1, requestsPerClient: 10 });
+    expect(protocolOf('something else').source).toBe('unknown');
+  });
+
+  it('tells the warm-up regime by the measured date', () => {
+    expect(WARMUP_FROM).toBe('2026-01-21');
+    expect(measuredOf('x; measured=2026-01-20T23:59:00.000Z')).toEqual({ measured: '2026-01-20', warmedUp: false });
+    expect(measuredOf('x; measured=2026-01-21T00:00:00.000Z')).toEqual({ measured: '2026-01-21', warmedUp: true });
+    expect(measuredOf('x; measured=2026-02-12T05:04:10Z')).toEqual({ measured: '2026-02-12', warmedUp: true });
+    expect(measuredOf('source_file=a.csv; silicon_concurrency=4')).toEqual({ measured: '', warmedUp: null });
+  });
+
+  it("gives the gap-analysis rows aiconfigurator's caps: batch + ISL + 1500 tokens, the batch as the sequence limit", () => {
+    const gap = { protocol: { source: 'gap-analysis' as const }, isl: 1024 };
+    // 8 + 1024 + 1500 = 2532.
+    expect(measuredCaps({ ...gap, backend: 'vllm' }, 8)).toEqual({ max_batched_tokens: 2532, max_sequences: 8 });
+    // TensorRT-LLM rounds up to 32-token blocks: 2532 -> 80 x 32 = 2560.
+    expect(measuredCaps({ ...gap, backend: 'trtllm' }, 8)).toEqual({ max_batched_tokens: 2560, max_sequences: 8 });
+    // SGLang: max_prefill_tokens = ISL + 1500 = 2524.
+    expect(measuredCaps({ ...gap, backend: 'sglang' }, 8)).toEqual({ max_batched_tokens: 2524, max_sequences: 8 });
+    expect(measuredCaps({ protocol: { source: 'inferencex' }, isl: 1024, backend: 'vllm' }, 8)).toEqual({});
+  });
+
+  it("reads the engine's version from the sample or its image", () => {
+    expect(engineVersionOf({ version: '0.12.0' })).toBe('0.12.0');
+    expect(engineVersionOf({ version: '', protocol: { image: 'vllm/vllm-openai:v0.19.0-cu130' } as never })).toBe('0.19.0');
+    expect(engineVersionOf({ version: '', protocol: { image: 'nvcr.io/nvidia/tensorrt-llm/release:1.2.0rc6.post2' } as never })).toBe(
+      '1.2.0rc6.post2',
+    );
+    expect(
+      engineVersionOf({ version: '', protocol: { image: 'nvcr.io/nvidia/ai-dynamo/tensorrtllm-runtime:0.8.1' } as never }),
+    ).toBeUndefined();
+    expect(engineVersionOf({ version: 'nightly-dev', protocol: { image: 'lmsysorg/sglang:nightly-dev-2026' } as never })).toBeUndefined();
+  });
+
+  it('keeps one copy of the same measurements listed under two names (equal to two decimals)', () => {
+    const a = (c: number, ttft: string, itl: string, model: string, id: string) =>
+      row(
+        id,
+        `source_file=2026-04-06.csv; model=M; silicon_concurrency=${c}; measured=2026-03-01T00:00:00.000Z`,
+        c,
+        8,
+        '',
+        Number(ttft),
+        Number(itl),
+        model,
+      );
+    const file = sample([
+      a(4, '304.65371906757355', '8.334993756285813', 'deepseek-ai/DeepSeek-R1', 'r1a'),
+      a(8, '306.1283879520488', '10.069642541943574', 'deepseek-ai/DeepSeek-R1', 'r1b'),
+      // The same runs rounded to two decimals under another name.
+      a(4, '304.65', '8.33', 'deepseek-ai/DeepSeek-V3', 'v3a'),
+      a(8, '306.13', '10.07', 'deepseek-ai/DeepSeek-V3', 'v3b'),
+      // A different run (TTFT differs).
+      a(4, '310.5', '8.33', 'other/model', 'oa'),
+      a(8, '306.13', '10.07', 'other/model', 'ob'),
+    ]);
+    const models = readSiliconDeployments(file, 2).map((d) => d.model);
+    expect(models).toEqual(['DeepSeek-R1', 'model']);
+  });
+
+  it('reports cold-start stalls apart: cold TTFT flat over a doubling while ITL rises, at 2 s or more', () => {
+    const series = (warmed: boolean, points: [number, number, number][]) => ({
+      points: points.map(([c, ttft, itl]) => ({
+        source: '',
+        key: { concurrency: c },
+        metrics: { time_to_first_token: { avg: ttft }, inter_token_latency: { avg: itl } },
+      })),
+      info: points.map(([c]) => ({ clients: c, batchSize: c, measured: warmed ? '2026-02-01' : '2025-11-10', warmedUp: warmed, line: 0 })),
+    });
+    const rows: [number, number, number][] = [
+      [4, 388, 9.1],
+      [8, 663, 12.6],
+      [16, 890, 16.3],
+      [32, 7101, 18.6],
+      [64, 7522, 23.9],
+      [128, 7626, 30.4],
+    ];
+    // 32 -> 64: 7522 <= 1.25 x 7101 and 23.9 >= 1.2 x 18.6; 64 -> 128 likewise; 16 -> 32 is a jump.
+    expect(coldStallConcurrencies(series(false, rows))).toEqual([32, 64, 128]);
+    // The same values measured after a warm-up: saturation, not a stall; nothing apart.
+    expect(coldStallConcurrencies(series(true, rows))).toEqual([]);
+    // Flat TTFT below 2 s is light load, not a stall.
+    expect(
+      coldStallConcurrencies(
+        series(false, [
+          [4, 117, 4.4],
+          [8, 115, 5.6],
+          [16, 130, 7.3],
+        ]),
+      ),
+    ).toEqual([]);
+  });
+});
