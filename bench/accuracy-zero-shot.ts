@@ -93,18 +93,29 @@ function groupBy<T>(items: readonly T[], key: (item: T) => string): [string, T[]
   return [...groups.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
 }
 
-/** The points of the scope, and the cold-start stalls among them (reported apart). */
+/** Why a point is reported apart: a cold-start stall (`coldStallConcurrencies`), or its launch (`PointSetup.apart`). */
+export const COLD_STALL_RULE =
+  `cold-start stall: measured before ${WARMUP_FROM} (no warm-up), TTFT flat (<= 1.25x) from a concurrency to one at least ` +
+  `twice as high while ITL rose >= 1.2x, TTFT >= ${COLD_STALL_MIN_TTFT_MS / 1000} s`;
+
+/** The points of the scope, and those reported apart with the rule that puts them there. */
 export function scopedPoints(all: boolean): {
   points: MeasuredPoint[];
-  apart: MeasuredPoint[];
+  apart: { point: MeasuredPoint; why: string }[];
   skipped: { label: string; reason: string }[];
 } {
   const { points, skipped } = catalogPoints(join(packageRoot(), 'data/silicon/aic-silicon-sample.csv'), all ? {} : { maxOsl: 1024 });
-  const inScope = points.filter((p) => all || singleNode({ gpus: p.deployment.tp * p.deployment.attentionDp, hardware: p.hardware }));
+  const inScope = points.filter((p) => all || singleNode({ gpus: p.setup.tp * p.setup.attentionDp, hardware: p.hardware }));
   const stalls = new Map<string, Set<number>>();
   for (const p of inScope) if (!stalls.has(p.label)) stalls.set(p.label, new Set(coldStallConcurrencies(p.deployment)));
-  const apart = inScope.filter((p) => stalls.get(p.label)?.has(p.concurrency) === true);
-  return { points: inScope.filter((p) => !apart.includes(p)), apart, skipped };
+  const apart: { point: MeasuredPoint; why: string }[] = [];
+  const kept: MeasuredPoint[] = [];
+  for (const p of inScope) {
+    const why = p.setup.apart ?? (stalls.get(p.label)?.has(p.concurrency) === true ? COLD_STALL_RULE : null);
+    if (why === null) kept.push(p);
+    else apart.push({ point: p, why });
+  }
+  return { points: kept, apart, skipped };
 }
 
 export async function zeroShotBench(): Promise<void> {
@@ -180,7 +191,7 @@ export async function zeroShotBench(): Promise<void> {
         say(`wrote ${write}\n`);
       }
     }
-    apartPredictions = await replayAtShipped(apart);
+    apartPredictions = await replayAtShipped(apart.map((a) => a.point));
   } finally {
     await pool.destroy();
   }
@@ -206,14 +217,18 @@ export async function zeroShotBench(): Promise<void> {
   }
   say(`\nby model${evaluate ? '' : ' (left out of the fit that predicts it)'}\n`);
   for (const [model, list] of groupBy(predictions, (p) => p.model)) say(`  ${model.padEnd(38)}${cell(errorsOf(list))}\n`);
-  say(
-    `\nreported apart (${apartPredictions.length} points): cold-start stalls. Rule: measured before ${WARMUP_FROM} (no warm-up), ` +
-      `TTFT flat (<= 1.25x) from a concurrency to one at least twice as high while ITL rose >= 1.2x, TTFT >= ${COLD_STALL_MIN_TTFT_MS / 1000} s\n`,
+  say(`\nreported apart (${apartPredictions.length} points), by rule:\n`);
+  const byRule = groupBy(
+    apart.map((a, i) => ({ why: a.why, p: apartPredictions[i] })),
+    (x) => x.why,
   );
-  for (const p of apartPredictions) {
-    say(
-      `  ${p.label.padEnd(70)} c=${String(p.concurrency).padEnd(5)} TTFT measured ${p.measured.ttftMs.toFixed(0).padStart(7)} predicted ${p.predicted.ttftMs.toFixed(0).padStart(7)} ms\n`,
-    );
+  for (const [why, list] of byRule) {
+    say(`  ${why}: ${list.length} points\n`);
+    for (const { p } of list) {
+      say(
+        `    ${p.label.padEnd(70)} c=${String(p.concurrency).padEnd(5)} TTFT measured ${p.measured.ttftMs.toFixed(0).padStart(7)} predicted ${p.predicted.ttftMs.toFixed(0).padStart(7)} ms\n`,
+      );
+    }
   }
   const worst = strata.reduce((m, [, list]) => Math.max(m, errorsOf(list).ttft), 0);
   const worstItl = strata.reduce((m, [, list]) => Math.max(m, errorsOf(list).itl), 0);
@@ -245,7 +260,7 @@ export async function zeroShotBench(): Promise<void> {
             ]),
           ),
           overall,
-          apart: apartPredictions,
+          apart: apartPredictions.map((p, i) => ({ ...p, why: apart[i].why })),
         },
         null,
         2,

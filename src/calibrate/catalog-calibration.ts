@@ -15,7 +15,15 @@ import { EFFICIENCY_NAMES, versionFamily, type EfficiencyFactors, type Efficienc
 import { BACKENDS } from '../config/types.js';
 import { compileOnPoolThreads, compiledModule } from '../sweep/pool.js';
 import { fitByRounds, fitFactors, logErrors, ParameterLayout, predictPoint, type FactorFit, type FitPoint } from './catalog-fit.js';
-import { catalogBaseConfig, engineVersionOf, measuredCaps, readSiliconDeployments, type SiliconDeployment } from './silicon-deployments.js';
+import {
+  catalogBaseConfig,
+  engineVersionOf,
+  measuredCaps,
+  readSiliconDeployments,
+  type LaunchSettings,
+  type SiliconDeployment,
+} from './silicon-deployments.js';
+import { flagsOf, valueAt, type LinearValue } from './silicon-flags.js';
 import { pointConfig, type SimLoadOptions } from './sim-load.js';
 import type { Trajectory } from './trajectory.js';
 
@@ -34,6 +42,70 @@ export interface MeasuredPoint {
   measuredOn: string;
   warmedUp: boolean | null;
   measured: { ttftMs: number; itlMs: number };
+  /** How the point was launched: the parallelism that ran, the flags set, and why it is reported apart (null: it is not). */
+  setup: PointSetup;
+}
+
+export interface PointSetup {
+  tp: number;
+  attentionDp: number;
+  expert: number;
+  launch: LaunchSettings;
+  apart: string | null;
+}
+
+/**
+ * A measured point as it was launched: InferenceX rows take their script's flags and the
+ * parallelism that ran (data/silicon/inferencex-flags.yaml); gap-analysis rows aiconfigurator's
+ * caps (`measuredCaps`); other rows the engine's defaults. Points run with speculative decoding,
+ * or whose row cannot be replayed as it stands, are reported apart with the reason.
+ */
+export function measuredSetup(d: SiliconDeployment, i: number): PointSetup {
+  const point = { isl: d.isl, osl: d.osl, concurrency: Number(d.points[i].key.concurrency) };
+  const base = { tp: d.tp, attentionDp: d.attentionDp, expert: d.expert };
+  if (d.protocol.source !== 'inferencex') {
+    return { ...base, launch: { scheduler: measuredCaps(d, d.info[i].batchSize) }, apart: null };
+  }
+  const row = flagsOf({
+    model: d.modelPath,
+    system: d.system,
+    backend: d.backend,
+    precision: d.precision,
+    measured: d.info[i].measured,
+    image: d.protocol.image,
+    tpSize: d.columns.tpSize,
+    moeEpSize: d.columns.moeEpSize,
+    attentionDpSize: d.columns.attentionDpSize,
+    ...point,
+  });
+  if (row === undefined) return { ...base, launch: {}, apart: null };
+  const f = row.flags;
+  const at = (v: LinearValue | undefined) => (v === undefined ? undefined : Math.max(1, Math.round(valueAt(v, point))));
+  const prefill = at(f.max_prefill_tokens);
+  const budget = at(f.max_batched_tokens);
+  const scheduler = {
+    ...(budget !== undefined || prefill !== undefined ? { max_batched_tokens: Math.min(budget ?? Infinity, prefill ?? Infinity) } : {}),
+    ...(f.max_sequences !== undefined ? { max_sequences: at(f.max_sequences) } : {}),
+    ...(f.chunked_prefill !== undefined ? { chunked_prefill: f.chunked_prefill } : {}),
+    ...(f.cuda_graph_max_batch !== undefined ? { cuda_graph_max_batch: at(f.cuda_graph_max_batch) } : {}),
+    ...(f.cuda_graph_padding !== undefined ? { cuda_graph_padding: f.cuda_graph_padding } : {}),
+  };
+  const kvCache = {
+    ...(f.kv_cache_dtype !== undefined ? { dtype: f.kv_cache_dtype } : {}),
+    ...(f.block_size !== undefined ? { block_size: f.block_size } : {}),
+    ...(f.memory_fraction !== undefined ? { gpu_memory_utilization: f.memory_fraction } : {}),
+  };
+  const parallelism =
+    row.parallelism === undefined
+      ? base
+      : { tp: row.parallelism.tensor, attentionDp: row.parallelism.attention_dp, expert: row.parallelism.expert };
+  const apart =
+    f.unusable !== undefined
+      ? `not replayable as measured: ${f.unusable}`
+      : f.speculative !== 'none'
+        ? `measured with speculative decoding (${f.speculative}), which the replay does not simulate`
+        : null;
+  return { ...parallelism, launch: { scheduler, kvCache }, apart };
 }
 
 /** The silicon sample's points whose deployment the catalog can build (model, GPU, and memory for the weights). */
@@ -45,14 +117,22 @@ export function catalogPoints(
   const skipped: { label: string; reason: string }[] = [];
   for (const d of readSiliconDeployments(csv, 1)) {
     if (options.maxOsl !== undefined && d.osl > options.maxOsl) continue;
-    try {
-      const base = catalogBaseConfig(d, undefined, measuredCaps(d, d.info[0].batchSize));
-      if (deploymentOf(base.engine, base.engine.workers.aggregated).deployment === null) throw new Error('not in the catalog');
-    } catch (err) {
-      skipped.push({ label: d.label, reason: err instanceof Error ? err.message.split('\n')[0] : String(err) });
-      continue;
-    }
     d.points.forEach((p, i) => {
+      const setup = measuredSetup(d, i);
+      try {
+        const base = catalogBaseConfig(
+          { ...d, tp: setup.tp, attentionDp: setup.attentionDp, expert: setup.expert },
+          undefined,
+          setup.launch,
+        );
+        if (deploymentOf(base.engine, base.engine.workers.aggregated).deployment === null) throw new Error('not in the catalog');
+      } catch (err) {
+        skipped.push({
+          label: `${d.label} c=${String(p.key.concurrency)}`,
+          reason: err instanceof Error ? err.message.split('\n')[0] : String(err),
+        });
+        return;
+      }
       points.push({
         label: d.label,
         model: d.modelPath,
@@ -64,6 +144,7 @@ export function catalogPoints(
         measuredOn: d.info[i].measured,
         warmedUp: d.info[i].warmedUp,
         measured: { ttftMs: p.metrics.time_to_first_token.avg as number, itlMs: p.metrics.inter_token_latency.avg as number },
+        setup,
       });
     });
   }
@@ -77,8 +158,12 @@ export function catalogPoints(
  */
 export function measuredPointConfig(point: MeasuredPoint, factors: EfficiencyFactors, load: SimLoadOptions): RunConfig {
   const d = point.deployment;
-  const batch = d.info[d.points.findIndex((p) => p.key.concurrency === point.concurrency)]?.batchSize ?? point.concurrency;
-  const base = catalogBaseConfig(d, factors, load.protocol === false ? {} : measuredCaps(d, batch));
+  const s = point.setup;
+  const base = catalogBaseConfig(
+    { ...d, tp: s.tp, attentionDp: s.attentionDp, expert: s.expert },
+    factors,
+    load.protocol === false ? {} : s.launch,
+  );
   const asMeasured: SimLoadOptions =
     load.protocol === false ? load : { ...load, rangeRatio: d.protocol.rangeRatio, requestsPerSlot: d.protocol.requestsPerClient };
   return pointConfig(base, { concurrency: point.concurrency, isl: d.isl, osl: d.osl }, null, asMeasured);

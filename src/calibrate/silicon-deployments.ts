@@ -80,6 +80,8 @@ export interface SiliconDeployment {
   attentionDp: number;
   /** Engine replicas the clients were spread over (clients / (batch_size x attention DP) where the sample divides). */
   replicas: number;
+  /** The sample's parallelism columns as written (some sources write tp_size as tp x ep). */
+  columns: { tpSize: number; moeEpSize: number; attentionDpSize: number };
   moe: boolean;
   series: string;
   protocol: SiliconProtocol;
@@ -252,6 +254,11 @@ export function readSiliconDeployments(file: string, minPoints = 5): SiliconDepl
       tp,
       attentionDp,
       replicas,
+      columns: {
+        tpSize: Number(cells.tp_size) || 1,
+        moeEpSize: Number(cells.moe_ep_size) || 1,
+        attentionDpSize: Number(cells.attention_dp_size) || 1,
+      },
       moe: isMixtureOfExperts(cells.model_path),
       series,
       protocol: protocolOf(source),
@@ -403,12 +410,25 @@ export function siliconPrecision(precision: string): Precision | undefined {
  * precision and parallelism, roofline timing (the catalog's efficiency factors, or `efficiency`),
  * KV capacity from memory, and a scheduler that admits the whole concurrency.
  */
+/** What a measured point's launch set beyond the engine's defaults (`measuredSetup`). */
+export interface LaunchSettings {
+  scheduler?: {
+    max_batched_tokens?: number;
+    max_sequences?: number;
+    chunked_prefill?: boolean;
+    cuda_graph_max_batch?: number;
+    cuda_graph_padding?: boolean;
+  };
+  kvCache?: { dtype?: 'fp8' | 'bf16'; block_size?: number; gpu_memory_utilization?: number };
+}
+
 export function catalogBaseConfig(
   d: Pick<SiliconDeployment, 'modelPath' | 'system' | 'backend' | 'precision' | 'tp' | 'attentionDp' | 'expert' | 'isl' | 'osl'> &
     Partial<Pick<SiliconDeployment, 'replicas' | 'version' | 'protocol'>>,
   efficiency?: Partial<EfficiencyFactors>,
-  scheduler: { max_batched_tokens?: number; max_sequences?: number } = {},
+  launch: LaunchSettings = {},
 ): RunConfig {
+  const kv = launch.kvCache ?? {};
   const precision = siliconPrecision(d.precision);
   const gpus = d.tp * d.attentionDp;
   const version = engineVersionOf(d);
@@ -428,8 +448,15 @@ export function catalogBaseConfig(
               attention_data: d.attentionDp,
               expert: gpus % d.expert === 0 ? d.expert : 1,
             },
-            scheduler,
-            kv_cache: { capacity: { type: 'auto' } },
+            scheduler: launch.scheduler ?? {},
+            kv_cache: {
+              ...(kv.dtype !== undefined ? { dtype: kv.dtype } : {}),
+              ...(kv.block_size !== undefined ? { block_size: kv.block_size } : {}),
+              capacity: {
+                type: 'auto',
+                ...(kv.gpu_memory_utilization !== undefined ? { gpu_memory_utilization: kv.gpu_memory_utilization } : {}),
+              },
+            },
             timing: { type: 'roofline', ...(efficiency !== undefined ? { efficiency } : {}) },
           },
         },
@@ -466,7 +493,7 @@ export function engineVersionOf(d: Partial<Pick<SiliconDeployment, 'version' | '
 export function measuredCaps(
   d: Pick<SiliconDeployment, 'backend' | 'isl'> & { protocol: Pick<SiliconProtocol, 'source'> },
   batchSize: number,
-): { max_batched_tokens?: number; max_sequences?: number } {
+): NonNullable<LaunchSettings['scheduler']> {
   if (d.protocol.source !== 'gap-analysis') return {};
   if (d.backend === 'sglang') return { max_batched_tokens: d.isl + 1500, max_sequences: Math.max(1, batchSize) };
   const tokens = batchSize + d.isl + 1500;

@@ -186,7 +186,12 @@ export function sglangMaxRunningRequests(query: EngineQuery, poolTokens: number 
  * TensorRT-LLM captures 1 to 32, 64 and 128 (up to max_batch_size) and does not pad, so other
  * sizes run eagerly (data/engine-defaults.yaml for the sources).
  */
-export function captureTable(query: EngineQuery, maxSequences: number, maxBatchedTokens: number): Int32Array {
+export function captureTable(
+  query: EngineQuery,
+  maxSequences: number,
+  maxBatchedTokens: number,
+  written: { maxBatch?: number; padding?: boolean } = {},
+): Int32Array {
   const version = (query.version ?? NEWEST_VERSION[query.backend] ?? '0').replace(/^v/, '');
   const sizes: number[] = [];
   let pad = true;
@@ -216,6 +221,17 @@ export function captureTable(query: EngineQuery, maxSequences: number, maxBatche
       for (let b = 8; b <= max; b += wideAbove256 && b >= 256 ? 16 : 8) sizes.push(b);
     }
   }
+  if (written.maxBatch !== undefined) {
+    // A written largest size: the engine's list up to it, and the size itself.
+    max = written.maxBatch;
+    while (sizes.length > 0 && sizes[sizes.length - 1] < max) {
+      const last = sizes[sizes.length - 1];
+      sizes.push(last < 32 ? last + 1 : last < 256 ? last + 8 : last + 16);
+    }
+    if (!sizes.includes(max)) sizes.push(max);
+    sizes.sort((a, b) => a - b);
+  }
+  if (written.padding !== undefined) pad = written.padding;
   const captured = sizes.filter((b) => b <= max);
   const top = captured.length > 0 ? captured[captured.length - 1] : 0;
   const table = new Int32Array(top + 1);

@@ -70,6 +70,7 @@ export function deploymentOf(
         },
         role.scheduler.max_sequences,
         role.scheduler.max_batched_tokens,
+        { maxBatch: role.scheduler.cuda_graph_max_batch, padding: role.scheduler.cuda_graph_padding },
       ),
     },
     missing: null,

@@ -164,6 +164,16 @@ const schedulerSchema = strict({
     .max(100, { error: says('must be at most 100') })
     .optional()
     .describe("SGLang's --schedule-conservativeness: scales the initial new_token_ratio (0.7, capped at 1); 1 when absent."),
+  cuda_graph_max_batch: positiveInt(L.MAX_SEQUENCES, 'requests')
+    .optional()
+    .describe(
+      "Largest decode batch captured in a CUDA graph (vLLM --max-cudagraph-capture-size, SGLang --cuda-graph-max-bs, TensorRT-LLM cuda_graph_config.max_batch_size); absent: the engine's default. Roofline timing only.",
+    ),
+  cuda_graph_padding: flag()
+    .optional()
+    .describe(
+      "Whether a decode batch is padded up to the next captured size (absent: the engine's default, on except under TensorRT-LLM); unpadded sizes run without a graph. Roofline timing only.",
+    ),
   priority_levels: positiveInt(1_000_000, 'priority levels')
     .optional()
     .describe(

@@ -36,6 +36,9 @@ export interface SchedulerConfig {
   schedule_conservativeness?: number;
   /** vLLM priority without a trace priority column: priorities 0 .. levels - 1 spread over the requests; absent: 1 (all equal). */
   priority_levels?: number;
+  /** Largest decode batch with a CUDA graph, and whether batches are padded up to a captured size; absent: the engine's defaults. */
+  cuda_graph_max_batch?: number;
+  cuda_graph_padding?: boolean;
 }
 
 export type KvCapacityConfig =
