@@ -131,17 +131,23 @@ function setLegend(sets: readonly string[]) {
 /** Shape, size and outline of a row by its set (one legend of the three). */
 function setEncoding(sets: readonly string[]) {
   const legend = setLegend(sets);
-  const channel = (range: Array<string | number>) => ({
+  const channel = <T extends 'nominal' | 'ordinal'>(type: T, range: Array<string | number>) => ({
     field: 'set',
-    type: 'nominal' as const,
+    type,
     title: 'rows',
     // An ordinal scale: a point scale (nominal size's default) makes one value's size NaN.
     scale: { type: 'ordinal' as const, domain: [...sets], range },
     legend,
   });
   return {
-    shape: channel(sets.map((set) => (set === HELD_OUT ? 'diamond' : 'circle'))),
-    size: channel(sets.map((set) => (set === HELD_OUT ? 90 : 30))),
+    shape: channel(
+      'nominal',
+      sets.map((set) => (set === HELD_OUT ? 'diamond' : 'circle')),
+    ),
+    size: channel(
+      'ordinal',
+      sets.map((set) => (set === HELD_OUT ? 90 : 30)),
+    ),
     stroke: { condition: { test: `datum.set === '${HELD_OUT}'`, value: '#111' }, value: null },
     strokeWidth: { value: 1.2 },
   };

@@ -167,7 +167,14 @@ export function frontierSpec(points: FrontierPoint[], slo: Slo): Spec | null {
           y,
           color,
           fill: {
-            condition: { test: `datum.meets === '${MEETS}'`, field: 'hardware', type: 'nominal', scale: { domain: gpus }, legend: null },
+            // The GPU legend's own settings: merged with the colour's into one legend (null would disable both).
+            condition: {
+              test: `datum.meets === '${MEETS}'`,
+              field: 'hardware',
+              type: 'nominal',
+              scale: { domain: gpus },
+              legend: gpuLegend,
+            },
             value: 'transparent',
           },
           shape: {
@@ -310,7 +317,7 @@ export function costSpec(rows: readonly CandidateRow[], bestId: string | null, t
           // The same field, domain and legend as the shape: one legend of both.
           size: {
             field: 'kind',
-            type: 'nominal',
+            type: 'ordinal',
             title: null,
             scale: { type: 'ordinal', domain: kinds, range: kinds.map((kind) => KIND_SIZES[kind]) },
             legend: LEGEND,

@@ -258,11 +258,14 @@ export function apeChartSpec(result: ScoreResult): Spec | null {
   const metrics = Object.keys(result.metrics).filter((metric) => values.some((value) => value.metric === metric));
   const step = Math.max(8, Math.min(24, Math.floor(120 / Math.max(1, metrics.length))));
   const longLabels = order.some((label) => label.length > 6) && order.length * metrics.length * step < order.join('').length * 6;
-  // Legend columns that fit under the plot(s): about 6.5 px a character at 11 px, plus the swatch.
-  const plotWidth = sides.length * order.length * (metrics.length * step + step);
-  const columns = Math.max(1, Math.min(2, Math.floor(plotWidth / (Math.max(...metrics.map((m) => m.length)) * 6.5 + 30))));
+  // The plots at least as wide as the legend under them (one column of metric names, about 6.5 px
+  // a character at 11 px, plus the swatch), else two columns when they fit.
+  const entryWidth = Math.max(...metrics.map((m) => m.length)) * 6.5 + 30;
+  const ownWidth = order.length * (metrics.length + 1) * step;
+  const width = Math.max(ownWidth, Math.ceil(entryWidth / sides.length));
+  const columns = sides.length * width >= 2 * entryWidth ? 2 : 1;
   const chart = {
-    width: { step },
+    width,
     height: 220,
     mark: { type: 'bar' as const },
     encoding: {
