@@ -54,7 +54,8 @@ interface MetricSpec {
 describe('score charts', () => {
   it('draws the simulated curve over every load it ran at, the scored points and the training points marked apart', () => {
     const spec = metricChartSpec(quickstartLike(), 'time_to_first_token.avg') as unknown as MetricSpec;
-    const [lines, , points] = spec.layer;
+    // The measured points under the curve (where the two agree, the curve's point shows on the measured one).
+    const [, points, lines] = spec.layer;
     expect(lines.data.values.map((v) => [v.load, v.value])).toEqual([1, 2, 4, 8, 16, 32, 64, 128].map((c) => [c, 100 + c]));
     expect(points.data.values.map((v) => [v.series, v.load, v.value])).toEqual([
       ['measured, scored', 32, 142],
@@ -73,6 +74,10 @@ describe('score charts', () => {
     const spec = metricChartSpec(quickstartLike(), 'output_token_throughput') as unknown as MetricSpec;
     expect(spec.layer).toHaveLength(1);
     expect(spec.layer[0].encoding.color.scale?.domain).toEqual(['fitted model']);
+    // Concurrency on a log2 axis, its ticks the loads the curve ran at.
+    const x = spec.layer[0].encoding.x as unknown as { scale: { type: string; base: number }; axis: { values: number[] } };
+    expect(x.scale).toMatchObject({ type: 'log', base: 2 });
+    expect(x.axis.values).toEqual([1, 2, 4, 8, 16, 32, 64, 128]);
     expect(spec.title.subtitle).toBe('no measured values: simulated only');
     expect(spec.layer[0].encoding.y.title).toBe('tokens/sec');
   });

@@ -29,7 +29,10 @@ function recordsOf(plan: PlanOutline, summary: (index: number) => Summary, faile
 
 interface Panel {
   title: string;
-  layer: Array<{ mark: { type: string }; encoding: Record<string, { title?: string; scale?: { type?: string }; legend?: unknown }> }>;
+  layer: Array<{
+    mark: { type: string };
+    encoding: Record<string, { field?: string; title?: string; scale?: { type?: string }; legend?: unknown }>;
+  }>;
 }
 
 const plan2: PlanOutline = {
@@ -89,8 +92,9 @@ describe('sweep.svg', () => {
     const spec = chartSpec(plan2, plan2.points, byId2) as unknown as { concat: Panel[] };
     const legend = spec.concat[0].layer[0].encoding.color.legend as Record<string, unknown>;
     expect(legend).toMatchObject({ labelLimit: 0, symbolLimit: 0, orient: 'bottom' });
-    const extents = spec.concat.map((p) => JSON.stringify(p.layer[0].encoding.y));
+    const extents = spec.concat.map((p) => JSON.stringify((p.layer[0].encoding.y as { axis?: unknown }).axis));
     expect(new Set(extents).size).toBe(1);
+    expect(extents[0]).toContain('"minExtent":52');
   });
 
   it('labels mapping values by the fields in which they differ, never [object Object]', async () => {
@@ -139,7 +143,7 @@ describe('sweep.svg', () => {
     expect([...valueLabels([1, 'a', true]).values()]).toEqual(['1', 'a', 'true']);
   });
 
-  it('draws repeats as one line through their mean with a band from their lowest to their highest value', () => {
+  it('draws repeats as one line through their mean with a capped bar from their lowest to their highest value', () => {
     const plan: PlanOutline = {
       name: 'repeats',
       axes: ['traffic.load.concurrency', 'repeat'],
@@ -157,8 +161,9 @@ describe('sweep.svg', () => {
       { x: 2, series: 'all', value: 21, low: 20, high: 23, n: 3 },
     ]);
     const spec = chartSpec(plan, plan.points, byId) as unknown as { concat: Panel[] };
-    expect(spec.concat[0].layer.map((l) => l.mark.type)).toEqual(['area', 'line']);
-    // Without repeats, no band.
+    expect(spec.concat[0].layer.map((l) => l.mark.type)).toEqual(['rule', 'tick', 'tick', 'line']);
+    expect(spec.concat[0].layer.map((l) => l.encoding.y.field)).toEqual(['low', 'low', 'high', 'value']);
+    // Without repeats, no bar.
     expect((chartSpec(plan2, plan2.points, byId2) as unknown as { concat: Panel[] }).concat[0].layer).toHaveLength(1);
   });
 

@@ -59,11 +59,67 @@ describe('sweep file', () => {
     [{ base: 'b.yaml', set: { 'a.x': 1 }, grid: { 'a.x': [1, 2] } }, 'grid.a.x', /already given in set/],
     [{ base: 'b.yaml', grid: { 'a..x': [1] } }, 'grid.a..x', /dotted paths/],
     [{ base: 'b.yaml', set: { '__proto__.x': 1 } }, 'set.__proto__.x', /dotted paths/],
+    [
+      { base: 'b.yaml', grid: { 'engine.hardware': ['h100_sxm'], 'traffic.load.concurrency': [1, 2] }, chart: { x: 'ttft' } },
+      'chart.x',
+      /a swept key \(engine.hardware, traffic.load.concurrency\) or a metric/,
+    ],
+    [
+      {
+        base: 'b.yaml',
+        grid: { 'engine.hardware': ['h100_sxm'], 'traffic.load.concurrency': [1, 2] },
+        chart: { y: ['request_latency.avg', 'itl'] },
+      },
+      'chart.y.1',
+      /must be a metric/,
+    ],
+    [
+      {
+        base: 'b.yaml',
+        grid: { 'engine.hardware': ['h100_sxm'], 'traffic.load.concurrency': [1, 2] },
+        chart: { x: 'inter_token_latency.avg' },
+      },
+      'chart.along',
+      /is needed with a metric on x/,
+    ],
+    [
+      {
+        base: 'b.yaml',
+        grid: { 'engine.hardware': ['h100_sxm'], 'traffic.load.concurrency': [1, 2] },
+        chart: { x: 'inter_token_latency.avg', along: 'traffic.load.rate' },
+      },
+      'chart.along',
+      /must be a swept key/,
+    ],
+    [
+      {
+        base: 'b.yaml',
+        grid: { 'engine.hardware': ['h100_sxm'], 'traffic.load.concurrency': [1, 2] },
+        chart: { x: 'traffic.load.concurrency', along: 'engine.hardware' },
+      },
+      'chart.along',
+      /for a metric on x/,
+    ],
+    [
+      { base: 'b.yaml', grid: { 'engine.hardware': ['h100_sxm'], 'traffic.load.concurrency': [1, 2] }, chart: { colour: 'x' } },
+      'chart',
+      /unknown key "colour"/,
+    ],
   ])('rejects %j at %s', (raw, path, message) => {
     const err = sweepError(raw);
     expect(err.path).toBe(path);
     expect(err.message).toMatch(message);
     expect(err.message.startsWith('s.yaml: ')).toBe(true);
+  });
+
+  it('keeps a chart of a metric against a metric, in plan.json for the merge', () => {
+    const sweep = readSweepFile(`${process.cwd()}/sweeps/gpu-comparison.yaml`);
+    expect(sweep.chart).toEqual({
+      x: 'inter_token_latency.avg',
+      y: ['output_token_throughput_per_gpu'],
+      along: 'traffic.load.concurrency',
+    });
+    expect(parseSweepFile({ base: 'b.yaml' }, 's.yaml').chart).toBeNull();
   });
 
   it('resolves base relative to the sweep file', () => {

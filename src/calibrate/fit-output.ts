@@ -7,6 +7,7 @@
 import { join } from 'node:path';
 import { stringify as stringifyCsv } from 'csv-stringify/sync';
 import type { TopLevelSpec } from 'vega-lite';
+import { barScale, readableScale } from '../io/chart-scale.js';
 import { renderSvg } from '../io/render-svg.js';
 import { makeOutputDir, writeOutputFile } from '../io/write-output.js';
 import { stringify as stringifyYaml } from 'yaml';
@@ -101,26 +102,79 @@ export function splitBucket(label: string): { kind: string; range: string; low: 
 
 const SET_LEGEND = { orient: 'bottom' as const, direction: 'horizontal' as const, labelLimit: 0, titleLimit: 0, symbolLimit: 0 };
 
+const FITTED_ON = 'fitted on';
+const HELD_OUT = 'held out';
+
 function setOf(row: LinearFit['rows'][number]): string {
-  return row.heldOut ? 'held out' : 'fitted on';
+  return row.heldOut ? HELD_OUT : FITTED_ON;
+}
+
+/**
+ * The legend of the rows' sets, drawn with its own swatches: a small filled circle for the rows
+ * fitted on, a large diamond with a dark outline for the held-out rows, as the marks are.
+ */
+function setLegend(sets: readonly string[]) {
+  return {
+    ...SET_LEGEND,
+    encoding: {
+      symbols: {
+        fill: { value: '#888' },
+        stroke: { condition: { test: `datum.value === '${HELD_OUT}'`, value: '#111' }, value: 'transparent' },
+        strokeWidth: { value: 1.5 },
+        opacity: { value: 1 },
+      },
+    },
+    values: sets,
+  };
+}
+
+/** Shape, size and outline of a row by its set (one legend of the three). */
+function setEncoding(sets: readonly string[]) {
+  const legend = setLegend(sets);
+  const channel = <T extends 'nominal' | 'ordinal'>(type: T, range: Array<string | number>) => ({
+    field: 'set',
+    type,
+    title: 'rows',
+    // An ordinal scale: a point scale (nominal size's default) makes one value's size NaN.
+    scale: { type: 'ordinal' as const, domain: [...sets], range },
+    legend,
+  });
+  return {
+    shape: channel(
+      'nominal',
+      sets.map((set) => (set === HELD_OUT ? 'diamond' : 'circle')),
+    ),
+    size: channel(
+      'ordinal',
+      sets.map((set) => (set === HELD_OUT ? 90 : 30)),
+    ),
+    stroke: { condition: { test: `datum.set === '${HELD_OUT}'`, value: '#111' }, value: null },
+    strokeWidth: { value: 1.2 },
+  };
+}
+
+/** True when every value is positive and they span a factor of 10 or more: a log axis reads them. */
+function spansDecade(values: readonly number[]): boolean {
+  const positive = values.filter((v) => v > 0);
+  return positive.length === values.length && positive.length > 0 && Math.max(...positive) / Math.min(...positive) >= 10;
 }
 
 /**
  * Measured against fitted, one panel per kind of input bucket (prefill passes and decode steps
- * sit orders of magnitude apart, so each kind gets its own log-log panel with its own y = x
- * line), coloured by bucket in numeric order on a sequential scale (no colour repeats, nothing
- * cut short), held-out rows marked by shape.
+ * sit orders of magnitude apart, so each kind gets its own panel with its own y = x line, log-log
+ * where its values span a decade or more), coloured by bucket in numeric order on a sequential
+ * scale (no colour repeats, nothing cut short), held-out rows as large outlined diamonds.
  */
 function measuredAgainstFitted(fit: LinearFit, title: string): TopLevelSpec {
   const values = fit.rows.map((row) => ({ measured: row.measured, fitted: row.fitted, set: setOf(row), ...splitBucket(row.bucket) }));
   const kinds = [...new Set(values.map((v) => v.kind))];
+  const sets = [FITTED_ON, HELD_OUT].filter((set) => values.some((v) => v.set === set));
   const unit = fit.y.unit;
   const panels = kinds.map((kind) => {
     const own = values.filter((v) => v.kind === kind);
-    const positive = own.every((v) => v.measured > 0 && v.fitted > 0);
     const all = own.flatMap((v) => [v.measured, v.fitted]);
-    const [low, high] = [Math.min(...all), Math.max(...all)];
-    const scale = positive ? { type: 'log' as const, domain: [low / 1.15, high * 1.15] } : { zero: false };
+    const scale = readableScale(all, spansDecade(all) ? { log: 10 } : {});
+    const [low, high] = scale.domain ?? [Math.min(...all), Math.max(...all)];
     const ranges = [...new Map([...own].sort((a, b) => a.low - b.low).map((v) => [v.range, v.range])).keys()];
     return {
       title: `${kind}: ${fit.y.name}, fitted against measured`,
@@ -128,7 +182,7 @@ function measuredAgainstFitted(fit: LinearFit, title: string): TopLevelSpec {
       height: 320,
       layer: [
         {
-          data: { values: [{ v: positive ? low / 1.15 : Math.min(0, low) }, { v: high * 1.15 }] },
+          data: { values: [{ v: low }, { v: high }] },
           mark: { type: 'line' as const, color: '#999', strokeDash: [4, 4] },
           encoding: {
             x: { field: 'v', type: 'quantitative' as const, scale },
@@ -137,7 +191,7 @@ function measuredAgainstFitted(fit: LinearFit, title: string): TopLevelSpec {
         },
         {
           data: { values: own },
-          mark: { type: 'point' as const, filled: true, opacity: 0.75, size: 40 },
+          mark: { type: 'point' as const, filled: true, opacity: 0.8 },
           encoding: {
             x: { field: 'measured', type: 'quantitative' as const, title: `measured (${unit})`, scale },
             y: { field: 'fitted', type: 'quantitative' as const, title: `fitted (${unit})`, scale },
@@ -146,9 +200,11 @@ function measuredAgainstFitted(fit: LinearFit, title: string): TopLevelSpec {
               type: 'ordinal' as const,
               title: kind,
               scale: { domain: ranges, scheme: 'viridis' },
-              legend: { ...SET_LEGEND, columns: Math.min(ranges.length, 3) },
+              legend: { ...SET_LEGEND, symbolType: 'circle', columns: Math.min(ranges.length, 3) },
             },
-            shape: { field: 'set', type: 'nominal' as const, title: 'rows', legend: SET_LEGEND },
+            ...setEncoding(sets),
+            // The small points of the rows fitted on drawn over the large held-out diamonds: both show where they meet.
+            order: { field: 'set', type: 'nominal' as const, sort: 'descending' as const },
           },
         },
       ],
@@ -159,93 +215,81 @@ function measuredAgainstFitted(fit: LinearFit, title: string): TopLevelSpec {
     $schema: 'https://vega.github.io/schema/vega-lite/v6.json',
     title: {
       text: title,
-      subtitle: `log-log, one panel per kind of row; the dashed line is fitted = measured`,
+      subtitle: `one panel per kind of row (log-log where it spans a decade); the dashed line is fitted = measured`,
       anchor: 'start',
       offset: 12,
     },
     hconcat: panels,
-    resolve: { scale: { color: 'independent', shape: 'shared' }, legend: { color: 'independent' } },
-    config: { font: 'sans-serif' },
+    resolve: { scale: { color: 'independent', shape: 'shared', size: 'shared' }, legend: { color: 'independent' } },
   };
 }
 
 /**
- * The measured value against the one feature the model is a line in (detokenizer job time
- * against its outputs, response gap against output tokens), with the fitted line over the
- * feature's range, held-out rows marked; and the distribution of the measured values beside it,
- * with the fitted value, since a narrow spread of the feature (a fixed output length) leaves
- * the line flat and the scatter one column.
+ * Equal bins over the values, about 30 of them, of a width of 1, 2 or 5 times a power of ten,
+ * starting at a multiple of the width; empty bins are left out.
  */
-function againstFeature(fit: LinearFit, title: string, feature: string, linear: boolean, distribution: boolean): TopLevelSpec {
-  const values = fit.rows.map((row) => ({ x: row.x[0], measured: row.measured, fitted: row.fitted, set: setOf(row) }));
-  const sets = ['fitted on', 'held out'].filter((set) => values.some((v) => v.set === set));
-  const integers = values.every((v) => Number.isInteger(v.x));
+export function histogramBins(values: readonly number[]): Array<{ start: number; end: number; count: number }> {
+  if (values.length === 0) return [];
+  const low = Math.min(...values);
+  const high = Math.max(...values);
+  const raw = (high - low) / 30 || Math.abs(low) / 10 || 1;
+  const power = 10 ** Math.floor(Math.log10(raw));
+  const width = [1, 2, 5, 10].map((m) => m * power).find((w) => w >= raw) as number;
+  const first = Math.floor(low / width);
+  const counts = new Map<number, number>();
+  for (const value of values) {
+    const bin = Math.min(Math.floor(value / width), Math.floor(high / width)) - first;
+    counts.set(bin, (counts.get(bin) ?? 0) + 1);
+  }
+  // Edges as i x width, rounded to the width's digits (not 0.30000000000000004).
+  const digits = Math.max(0, -Math.floor(Math.log10(width))) + 1;
+  const edge = (i: number) => Number(((first + i) * width).toFixed(digits));
+  return [...counts.entries()].sort(([a], [b]) => a - b).map(([i, count]) => ({ start: edge(i), end: edge(i + 1), count }));
+}
+
+/** A small, deterministic spread of a point around its integer x (golden-ratio steps), so that rows at one x do not hide each other. */
+function jitter(index: number): number {
+  return (((index * 0.6180339887498949) % 1) - 0.5) * 0.5;
+}
+
+/** Axis titles of the features the fits name by their column. */
+const FEATURE_TITLES: Record<string, string> = { inflight: 'other requests in flight', output_tokens: 'output tokens' };
+
+/**
+ * The measured value against the feature of the first term the fit could identify (detokenizer
+ * job time against its outputs; the response gap against the other requests in flight), with the
+ * fitted line when the model is a line in that feature (its other terms fixed at 0) and fitted
+ * ticks otherwise, held-out rows marked. For the response gap, the distribution of the measured
+ * values beside it, with the fitted mean. Integer features with several rows a value are spread a
+ * little around their value, with their mean marked. With no identifiable term, only the
+ * distribution is drawn.
+ */
+function againstFeature(report: FitReport, title: string, featureNames: readonly string[], distribution: boolean): TopLevelSpec {
+  const { fit } = report;
+  const terms = Object.values(fit.coefficients).slice(1);
+  const k = terms.findIndex((term) => term.status === 'fitted');
   const unit = fit.y.unit;
-  const xs = values.map((v) => v.x);
-  const [xLow, xHigh] = [Math.min(...xs), Math.max(...xs)];
-  // The model is a line in this feature, so the fitted values of the rows at its two ends lie on it.
-  const fittedAt = (x: number) => values.find((v) => v.x === x)?.fitted ?? NaN;
-  const line = linear
-    ? [
-        {
-          data: {
-            values: [
-              { x: xLow - (xHigh > xLow ? 0 : 0.5), y: fittedAt(xLow) },
-              { x: xHigh + (xHigh > xLow ? 0 : 0.5), y: fittedAt(xHigh) },
-            ],
-          },
-          mark: { type: 'line' as const, color: '#d62728', strokeWidth: 2 },
-          encoding: { x: { field: 'x', type: 'quantitative' as const }, y: { field: 'y', type: 'quantitative' as const } },
-        },
-      ]
-    : [
-        {
-          data: { values },
-          mark: { type: 'tick' as const, color: '#d62728', thickness: 2, size: 10 },
-          encoding: { x: { field: 'x', type: 'quantitative' as const }, y: { field: 'fitted', type: 'quantitative' as const } },
-        },
-      ];
-  const scatter = {
-    title: `${fit.y.name} against ${feature}`,
-    width: 360,
-    height: 300,
-    layer: [
-      {
-        data: { values },
-        mark: { type: 'point' as const, filled: true, opacity: 0.55, size: 30 },
-        encoding: {
-          x: {
-            field: 'x',
-            type: 'quantitative' as const,
-            title: feature,
-            scale: { zero: false, padding: 12 },
-            axis: integers ? { tickMinStep: 1, format: 'd' } : {},
-          },
-          y: { field: 'measured', type: 'quantitative' as const, title: `${fit.y.name} (${unit})`, scale: { zero: false } },
-          color: {
-            field: 'set',
-            type: 'nominal' as const,
-            title: 'measured rows',
-            scale: { domain: sets, range: sets.map((set) => (set === 'held out' ? '#ff7f0e' : '#1f77b4')) },
-            legend: SET_LEGEND,
-          },
-        },
-      },
-      ...line,
-    ],
-  };
   const fittedMean = fit.rows.reduce((sum, row) => sum + row.fitted, 0) / Math.max(1, fit.rows.length);
+  const bins = histogramBins(fit.rows.map((row) => row.measured));
   const histogram = {
     title: `distribution of ${fit.y.name} (red: mean fitted value)`,
     width: 300,
     height: 300,
     layer: [
       {
-        data: { values },
-        mark: { type: 'bar' as const, color: '#1f77b4' },
+        data: { values: bins },
+        mark: { type: 'bar' as const, color: '#1f77b4', binSpacing: 1 },
         encoding: {
-          x: { field: 'measured', type: 'quantitative' as const, bin: { maxbins: 40 }, title: `${fit.y.name} (${unit})` },
-          y: { aggregate: 'count' as const, type: 'quantitative' as const, title: 'rows' },
+          x: { field: 'start', type: 'quantitative' as const, title: `${fit.y.name} (${unit})`, scale: { zero: false, nice: false } },
+          x2: { field: 'end' },
+          y: {
+            field: 'count',
+            type: 'quantitative' as const,
+            title: 'rows',
+            scale: barScale(bins.map((bin) => bin.count)),
+          },
+          // From zero: with x2, a bar would otherwise be drawn across, at its count.
+          y2: { datum: 0 },
         },
       },
       {
@@ -255,27 +299,103 @@ function againstFeature(fit: LinearFit, title: string, feature: string, linear: 
       },
     ],
   };
-  return {
-    $schema: 'https://vega.github.io/schema/vega-lite/v6.json',
-    title: {
-      text: title,
-      subtitle: linear ? `points: measured; red line: the fitted ${fit.y.name}` : `points: measured; red ticks: fitted`,
-      anchor: 'start',
-      offset: 12,
-    },
-    hconcat: distribution ? [scatter, histogram] : [scatter],
-    config: { font: 'sans-serif' },
+  const top = (subtitle: string, panels: unknown[]): TopLevelSpec =>
+    ({
+      $schema: 'https://vega.github.io/schema/vega-lite/v6.json',
+      title: { text: title, subtitle, anchor: 'start', offset: 12 },
+      hconcat: panels,
+    }) as TopLevelSpec;
+  if (k < 0) {
+    return top(`no term but ${Object.keys(fit.coefficients)[0]} could be identified: the distribution of ${fit.y.name}`, [histogram]);
+  }
+  const feature = FEATURE_TITLES[featureNames[k]] ?? featureNames[k].replace(/_/g, ' ');
+  const linear = terms.every((term, j) => j === k || term.value === 0);
+  const xs = fit.rows.map((row) => row.x[k]);
+  const integers = xs.every((x) => Number.isInteger(x));
+  const crowded = integers && new Set(xs).size * 3 < xs.length;
+  const values = fit.rows.map((row, i) => ({
+    x: row.x[k],
+    drawnX: crowded ? row.x[k] + jitter(i) : row.x[k],
+    measured: row.measured,
+    fitted: row.fitted,
+    set: setOf(row),
+  }));
+  const sets = [FITTED_ON, HELD_OUT].filter((set) => values.some((v) => v.set === set));
+  const [xLow, xHigh] = [Math.min(...xs), Math.max(...xs)];
+  const xScale = readableScale(
+    values.map((v) => v.drawnX),
+    { leastSpan: 0 },
+  );
+  const xAxis = {
+    field: 'drawnX',
+    type: 'quantitative' as const,
+    title: feature,
+    scale: xScale,
+    axis: integers ? { tickMinStep: 1, format: 'd' } : {},
   };
+  const yScale = readableScale(values.flatMap((v) => [v.measured, v.fitted]));
+  // The model is a line in this feature, so the fitted values of the rows at its two ends lie on it.
+  const fittedAt = (x: number) => values.find((v) => v.x === x)?.fitted ?? NaN;
+  const model = linear
+    ? {
+        data: {
+          values: [
+            { drawnX: xLow, y: fittedAt(xLow) },
+            { drawnX: xHigh, y: fittedAt(xHigh) },
+          ],
+        },
+        mark: { type: 'line' as const, color: '#d62728', strokeWidth: 2 },
+        encoding: { x: xAxis, y: { field: 'y', type: 'quantitative' as const, scale: yScale } },
+      }
+    : {
+        data: { values },
+        mark: { type: 'tick' as const, color: '#d62728', thickness: 2, size: 10 },
+        encoding: { x: xAxis, y: { field: 'fitted', type: 'quantitative' as const, scale: yScale } },
+      };
+  const means = crowded
+    ? [
+        {
+          data: { values },
+          transform: [{ aggregate: [{ op: 'mean' as const, field: 'measured', as: 'mean' }], groupby: ['x'] }],
+          mark: { type: 'point' as const, shape: 'diamond', filled: true, color: '#111', size: 60 },
+          encoding: { x: { ...xAxis, field: 'x' }, y: { field: 'mean', type: 'quantitative' as const, scale: yScale } },
+        },
+      ]
+    : [];
+  const scatter = {
+    title: `${fit.y.name} against ${feature}`,
+    width: 360,
+    height: 300,
+    layer: [
+      {
+        data: { values },
+        mark: { type: 'point' as const, filled: true, opacity: 0.55 },
+        encoding: {
+          x: xAxis,
+          y: { field: 'measured', type: 'quantitative' as const, title: `${fit.y.name} (${unit})`, scale: yScale },
+          color: { value: '#1f77b4' },
+          ...setEncoding(sets),
+        },
+      },
+      ...means,
+      model,
+    ],
+  };
+  const parts = [
+    'points: the rows',
+    ...(crowded ? ['spread around their value', 'black: their mean'] : []),
+    linear ? `red line: the fitted ${fit.y.name}` : 'red ticks: fitted',
+  ];
+  return top(parts.join('; '), distribution ? [scatter, histogram] : [scatter]);
 }
 
-/** The Vega-Lite spec of `fit.svg` for a direct fit: against the fit's one feature when it has one, else measured against fitted. */
+/** The Vega-Lite spec of `fit.svg` for a direct fit: against the fit's identifiable feature when it has one, else measured against fitted. */
 export function fitChartSpec(report: FitReport, featureNames: readonly string[]): TopLevelSpec {
   const title = `${report.target} fit (${report.model})`;
   if (report.target === 'pass-time') return measuredAgainstFitted(report.fit, title);
   // The gap of the load generator is a distribution more than a line (its per-token slope is often
   // not identifiable): its histogram goes beside the scatter.
-  const distribution = report.target === 'response-overhead';
-  return againstFeature(report.fit, title, featureNames[0].replace(/_/g, ' '), featureNames.length === 1, distribution);
+  return againstFeature(report, title, featureNames, report.target === 'response-overhead');
 }
 
 export async function fitChartSvg(report: FitReport, featureNames: readonly string[]): Promise<string> {

@@ -10,6 +10,7 @@
  * both axes.
  */
 import type * as vegaLite from 'vega-lite';
+import { readableScale } from '../io/chart-scale.js';
 import { renderSvg } from '../io/render-svg.js';
 import { escapeHtml, htmlTable, STYLE } from '../score/score-report.js';
 import type { PlanSpec, Slo } from './plan-file.js';
@@ -22,13 +23,23 @@ type Spec = vegaLite.TopLevelSpec;
 
 const LEGEND = { orient: 'bottom' as const, direction: 'horizontal' as const, labelLimit: 0, titleLimit: 0, symbolLimit: 0 };
 
+export const MEETS = 'meets every SLO';
+export const BREAKS = 'breaks an SLO';
+
+/**
+ * How far past an SLO's limit a frontier chart's x axis runs (x4 on its log axis, /4 for a
+ * minimum): replays further out break the SLO many times over; they are counted in the subtitle,
+ * not drawn, so that the axis spends its width where the SLO is decided.
+ */
+export const BEYOND_LIMIT = 4;
+
 export interface FrontierPoint {
   hardware: string;
   candidate: string;
   rate: number;
   latency: number;
   tokensPerGpu: number;
-  meets: string;
+  meets: typeof MEETS | typeof BREAKS;
 }
 
 /** Every tested replay as a point of one SLO metric's chart (replays with no value of it are left out). */
@@ -45,7 +56,7 @@ export function frontierPoints(states: readonly CandidateState[], slo: Slo, mean
         rate: tested.rateRps,
         latency: value,
         tokensPerGpu: (tested.rateRps * meanOutputTokens) / state.candidate.gpus,
-        meets: tested.meets ? 'meets the SLOs' : 'breaks an SLO',
+        meets: tested.meets ? MEETS : BREAKS,
       });
     }
   }
@@ -73,88 +84,259 @@ export function paretoFrontier(points: readonly FrontierPoint[], bound: 'max' | 
   return out;
 }
 
+/** Whether a point lies within the part of the x axis a frontier chart draws (see `BEYOND_LIMIT`). */
+function inView(point: FrontierPoint, slo: Slo): boolean {
+  return slo.bound === 'max' ? point.latency <= slo.limit * BEYOND_LIMIT : point.latency >= slo.limit / BEYOND_LIMIT;
+}
+
+/**
+ * Throughput per GPU against one SLO metric: every replay (filled where it met every SLO, hollow
+ * where it broke one), and per GPU type the frontier of the replays that met every SLO, a step
+ * line: the most output tokens per second per GPU within that much latency. The x axis is log,
+ * from just below the data to just past the SLO's limit.
+ */
 export function frontierSpec(points: FrontierPoint[], slo: Slo): Spec | null {
-  if (points.length === 0) return null;
-  const frontier = paretoFrontier(points, slo.bound);
+  const shown = points.filter((p) => inView(p, slo));
+  if (shown.length === 0) return null;
+  const left = points.length - shown.length;
+  const frontier = paretoFrontier(
+    shown.filter((p) => p.meets === MEETS),
+    slo.bound,
+  );
+  const xs = [...shown.map((p) => p.latency), slo.limit];
   const x = {
     field: 'latency',
     type: 'quantitative' as const,
     title: `${sloName(slo)} (${slo.unit})`,
-    scale: { type: 'log' as const },
+    scale: readableScale(xs, { log: 10 }),
   };
-  const y = { field: 'tokensPerGpu', type: 'quantitative' as const, title: 'output tokens/s per GPU' };
-  const color = { field: 'hardware', type: 'nominal' as const, title: 'GPU', legend: LEGEND };
+  const y = {
+    field: 'tokensPerGpu',
+    type: 'quantitative' as const,
+    title: 'output tokens/s per GPU',
+    scale: readableScale(
+      shown.map((p) => p.tokensPerGpu),
+      { zero: true },
+    ),
+  };
+  const gpus = [...new Set(points.map((p) => p.hardware))];
+  // The marks are hollow where a replay broke an SLO, so the legends draw their own swatches:
+  // filled circles for the GPU types, a filled circle and a hollow triangle for the replays.
+  const gpuLegend = {
+    ...LEGEND,
+    symbolType: 'circle',
+    encoding: {
+      symbols: { fill: { value: { signal: "scale('color', datum.value)" } }, fillOpacity: { value: 0.8 }, opacity: { value: 1 } },
+    },
+  };
+  const color = { field: 'hardware', type: 'nominal' as const, title: 'GPU', scale: { domain: gpus }, legend: gpuLegend };
+  const kinds = [MEETS, BREAKS].filter((kind) => shown.some((p) => p.meets === kind));
+  const beyond = slo.bound === 'max' ? `above ${slo.limit * BEYOND_LIMIT}` : `below ${slo.limit / BEYOND_LIMIT}`;
   return {
     $schema: 'https://vega.github.io/schema/vega-lite/v6.json',
-    title: { text: `Throughput per GPU against ${sloName(slo)}`, subtitle: 'every replay; lines: frontier per GPU; dashed: the SLO' },
+    title: {
+      text: `Throughput per GPU against ${sloName(slo)}`,
+      subtitle: [
+        'line: the most per GPU within the SLOs, per GPU type; dashed: the SLO',
+        ...(left > 0 ? [`${left} replay${left === 1 ? '' : 's'} with ${sloName(slo)} ${beyond} ${slo.unit} not drawn`] : []),
+      ],
+    },
     width: 420,
     height: 280,
     layer: [
       {
-        data: { values: points },
-        mark: { type: 'point', size: 30, opacity: 0.7 },
+        data: { values: [{ limit: slo.limit, label: `SLO ${slo.bound === 'max' ? '<=' : '>='} ${slo.limit}` }] },
+        layer: [
+          { mark: { type: 'rule', strokeDash: [4, 4], color: '#555' }, encoding: { x: { field: 'limit', type: 'quantitative' } } },
+          {
+            mark: { type: 'text', align: 'left', baseline: 'bottom', dx: 3, y: 'height', dy: -3, color: '#555', fontSize: 10 },
+            encoding: { x: { field: 'limit', type: 'quantitative' }, text: { field: 'label' } },
+          },
+        ],
+      },
+      {
+        data: { values: frontier },
+        mark: { type: 'line', strokeWidth: 2, interpolate: slo.bound === 'max' ? 'step-after' : 'step-before' },
+        encoding: { x, y, color, order: { field: 'latency', type: 'quantitative' } },
+      },
+      {
+        data: { values: shown },
+        mark: { type: 'point', size: 40, strokeWidth: 1.5, opacity: 0.85 },
         encoding: {
           x,
           y,
           color,
-          // Filled where the replay met every SLO, hollow where it broke one.
           fill: {
-            condition: { test: "datum.meets === 'meets the SLOs'", field: 'hardware', type: 'nominal', legend: null },
+            // The GPU legend's own settings: merged with the colour's into one legend (null would disable both).
+            condition: {
+              test: `datum.meets === '${MEETS}'`,
+              field: 'hardware',
+              type: 'nominal',
+              scale: { domain: gpus },
+              legend: gpuLegend,
+            },
             value: 'transparent',
           },
           shape: {
             field: 'meets',
             type: 'nominal',
-            title: null,
-            scale: { domain: ['meets the SLOs', 'breaks an SLO'], range: ['circle', 'triangle-up'] },
-            legend: LEGEND,
+            title: 'replays',
+            scale: { domain: kinds, range: kinds.map((k) => (k === MEETS ? 'circle' : 'triangle-up')) },
+            legend: {
+              ...LEGEND,
+              encoding: {
+                symbols: {
+                  fill: { condition: { test: `datum.value === '${MEETS}'`, value: '#777' }, value: 'transparent' },
+                  stroke: { value: '#777' },
+                  strokeWidth: { value: 1.5 },
+                },
+              },
+            },
           },
         },
-      },
-      {
-        data: { values: frontier },
-        mark: { type: 'line', strokeWidth: 2, interpolate: 'step-after' },
-        encoding: { x, y, color, order: { field: 'latency', type: 'quantitative' } },
-      },
-      {
-        data: { values: [{ limit: slo.limit }] },
-        mark: { type: 'rule', strokeDash: [4, 4], color: '#555' },
-        encoding: { x: { field: 'limit', type: 'quantitative' } },
       },
     ],
   };
 }
 
-export function costSpec(rows: readonly CandidateRow[], bestId: string | null): Spec | null {
-  const values = rows
-    .filter((r) => r.max_rate_rps !== null && r.max_rate_rps > 0)
-    .map((r) => ({
-      candidate: r.id,
-      hardware: r.hardware,
-      cost: r.cost_per_hour,
-      rate: r.max_rate_rps,
-      kind: r.id === bestId ? 'best' : r.dominated_by === null ? 'on the frontier' : 'dominated',
-    }));
+export interface CostPoint {
+  hardware: string;
+  cost: number;
+  rate: number;
+  kind: 'best' | 'on the frontier' | 'dominated';
+  /** Candidates at this very point (same GPU, cost and max rate). */
+  count: number;
+  label: string;
+  candidates: string;
+}
+
+/**
+ * One point per GPU type, cost and max rate: candidates that land on the same point (their
+ * knobs made no difference) are one mark, labelled with how many they are.
+ */
+export function costPoints(rows: readonly CandidateRow[], bestId: string | null): CostPoint[] {
+  const points = new Map<string, CostPoint & { ids: string[] }>();
+  for (const row of rows) {
+    if (row.max_rate_rps === null || !(row.max_rate_rps > 0)) continue;
+    const key = JSON.stringify([row.hardware, row.cost_per_hour, row.max_rate_rps]);
+    const kind = row.id === bestId ? 'best' : row.dominated_by === null ? 'on the frontier' : 'dominated';
+    const point = points.get(key) ?? {
+      hardware: row.hardware,
+      cost: row.cost_per_hour,
+      rate: row.max_rate_rps,
+      kind,
+      count: 0,
+      label: '',
+      candidates: '',
+      ids: [],
+    };
+    point.count++;
+    point.ids.push(row.id);
+    // The best wins its point's mark; a point on the frontier, one of dominated candidates.
+    if (kind === 'best' || (kind === 'on the frontier' && point.kind === 'dominated')) point.kind = kind;
+    points.set(key, point);
+  }
+  return [...points.values()].map(({ ids, ...point }) => ({
+    ...point,
+    label: point.count > 1 ? `\u00d7${point.count}` : '',
+    candidates: ids.join(', '),
+  }));
+}
+
+const KIND_SHAPES: Record<CostPoint['kind'], string> = { best: 'diamond', 'on the frontier': 'circle', dominated: 'cross' };
+const KIND_SIZES: Record<CostPoint['kind'], number> = { best: 260, 'on the frontier': 80, dominated: 80 };
+
+export function costSpec(rows: readonly CandidateRow[], bestId: string | null, targetRps: number | null): Spec | null {
+  const values = costPoints(rows, bestId);
   if (values.length === 0) return null;
+  const kinds = (['best', 'on the frontier', 'dominated'] as const).filter((kind) => values.some((v) => v.kind === kind));
+  const candidates = values.reduce((sum, v) => sum + v.count, 0);
+  const x = {
+    field: 'cost',
+    type: 'quantitative' as const,
+    title: 'cost per hour',
+    scale: readableScale(
+      values.map((v) => v.cost),
+      { zero: true },
+    ),
+  };
+  const [costLow, costHigh] = x.scale.domain ?? [0, 1];
+  const rightFifth = costLow + 0.8 * (costHigh - costLow);
+  const rates = [...values.map((v) => v.rate), ...(targetRps === null ? [] : [targetRps])];
+  const y = {
+    field: 'rate',
+    type: 'quantitative' as const,
+    title: 'max rate within the SLOs (rps)',
+    scale: readableScale(rates, { zero: true }),
+  };
   return {
     $schema: 'https://vega.github.io/schema/vega-lite/v6.json',
-    title: { text: 'Max rate against cost per hour', subtitle: 'one point per searched candidate' },
+    title: {
+      text: 'Max rate against cost per hour',
+      subtitle: [`${candidates} searched candidate${candidates === 1 ? '' : 's'}; \u00d7N: N candidates at one point`],
+    },
     width: 420,
     height: 280,
-    data: { values },
-    mark: { type: 'point', filled: true, size: 60 },
-    encoding: {
-      x: { field: 'cost', type: 'quantitative', title: 'cost per hour' },
-      y: { field: 'rate', type: 'quantitative', title: 'max rate within the SLOs (rps)' },
-      color: { field: 'hardware', type: 'nominal', title: 'GPU', legend: LEGEND },
-      shape: {
-        field: 'kind',
-        type: 'nominal',
-        title: null,
-        scale: { domain: ['best', 'on the frontier', 'dominated'], range: ['diamond', 'circle', 'cross'] },
-        legend: LEGEND,
+    layer: [
+      ...(targetRps === null
+        ? []
+        : [
+            {
+              data: { values: [{ target: targetRps, label: `target ${targetRps} rps` }] },
+              layer: [
+                { mark: { type: 'rule' as const, strokeDash: [4, 4], color: '#555' }, encoding: { y: { ...y, field: 'target' } } },
+                {
+                  mark: {
+                    type: 'text' as const,
+                    x: 'width' as const,
+                    align: 'right' as const,
+                    baseline: 'bottom' as const,
+                    dy: -3,
+                    color: '#555',
+                    fontSize: 10,
+                  },
+                  encoding: { y: { ...y, field: 'target' }, text: { field: 'label' } },
+                },
+              ],
+            },
+          ]),
+      {
+        data: { values },
+        mark: { type: 'point', filled: true, opacity: 0.9, stroke: '#222', strokeWidth: 0.5 },
+        encoding: {
+          x,
+          y,
+          color: { field: 'hardware', type: 'nominal', title: 'GPU', legend: { ...LEGEND, symbolType: 'circle' } },
+          shape: {
+            field: 'kind',
+            type: 'nominal',
+            title: null,
+            scale: { domain: kinds, range: kinds.map((kind) => KIND_SHAPES[kind]) },
+            legend: LEGEND,
+          },
+          // The same field, domain and legend as the shape: one legend of both.
+          size: {
+            field: 'kind',
+            type: 'ordinal',
+            title: null,
+            scale: { type: 'ordinal', domain: kinds, range: kinds.map((kind) => KIND_SIZES[kind]) },
+            legend: LEGEND,
+          },
+        },
       },
-    },
+      {
+        data: { values: values.filter((v) => v.count > 1) },
+        // Right of its point, or left of it in the right fifth of the plot, where it would run past it.
+        mark: {
+          type: 'text',
+          baseline: 'middle',
+          fontSize: 11,
+          align: { expr: `datum.cost > ${rightFifth} ? 'right' : 'left'` },
+          dx: { expr: `datum.cost > ${rightFifth} ? -11 : 11` },
+        },
+        encoding: { x, y, text: { field: 'label' } },
+      },
+    ],
   };
 }
 
@@ -174,7 +356,7 @@ export async function renderPlanCharts(
     const spec = meanOutputTokens === null ? null : frontierSpec(frontierPoints(states, slo, meanOutputTokens), slo);
     if (spec !== null) frontiers.push({ slo: sloName(slo), svg: await renderSvg(spec) });
   }
-  const cost = costSpec(json.candidates, json.best?.id ?? null);
+  const cost = costSpec(json.candidates, json.best?.id ?? null, json.target_rps);
   return { frontiers, cost: cost === null ? null : await renderSvg(cost) };
 }
 

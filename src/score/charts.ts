@@ -9,6 +9,7 @@
  * sides of a `--baseline` score side by side on one y scale.
  */
 import type * as vegaLite from 'vega-lite';
+import { barScale, isDoubling, readableScale } from '../io/chart-scale.js';
 import { renderSvg } from '../io/render-svg.js';
 import type { CurvePoint, PointScoreJson, ScoreResult } from './score-result.js';
 import { keyValueText, type PointKey } from './points.js';
@@ -52,15 +53,6 @@ function pointLabel(key: PointKey, loadKey: string | null, names: readonly strin
   const rest = names.filter((name) => name in key).map((name) => `${name}=${keyValueText(key[name])}`);
   if (rest.length === 0) return load || 'point';
   return load ? `${load} (${rest.join(', ')})` : rest.join(', ');
-}
-
-/** True when the load values double from one to the next (1, 2, 4, ...): a log2 axis reads best. */
-function isDoubling(values: number[]): boolean {
-  const sorted = [...new Set(values)].filter((value) => value > 0).sort((a, b) => a - b);
-  if (sorted.length < 3) return false;
-  let doublings = 0;
-  for (let i = 1; i < sorted.length; i++) if (Math.abs(sorted[i] / sorted[i - 1] - 2) < 1e-9) doublings++;
-  return doublings >= (sorted.length - 1) / 2;
 }
 
 interface Drawn {
@@ -118,18 +110,27 @@ export function metricChartSpec(result: ScoreResult, metric: string): Spec | nul
   ];
   const shown = palette.filter(([series]) => present(series));
   const hasMeasured = present(measuredSeries) || present(TRAINING);
-  const curves = new Set(drawn.map((d) => d.curve));
+  const curves = [...new Set(drawn.map((d) => d.curve))];
   const hasLoad = drawn.every((d) => d.load !== null);
-  const loads = drawn.map((d) => d.load as number);
+  const loads = [...new Set(drawn.map((d) => d.load as number))].sort((a, b) => a - b);
+  // Concurrency is read on a log2 axis (as sweeps run it: 1, 2, 4, ...), whatever points a score has;
+  // a rate too when it doubles.
+  const log2 = hasLoad && loads.every((load) => load > 0) && (loadKey === 'concurrency' || isDoubling(loads));
   const x = hasLoad
     ? {
         field: 'load',
         type: 'quantitative' as const,
         title: loadKey ?? 'load',
-        scale: isDoubling(loads) ? { type: 'log' as const, base: 2 } : { zero: false },
-        axis: isDoubling(loads) ? { values: [...new Set(loads)].sort((a, b) => a - b) } : {},
+        scale: readableScale(loads, log2 ? { log: 2 } : {}),
+        axis: log2 ? { values: loads } : {},
       }
     : { field: 'label', type: 'ordinal' as const, title: 'point', sort: null };
+  const y = {
+    field: 'value',
+    type: 'quantitative' as const,
+    title: unit || metric,
+    scale: readableScale(drawn.map((d) => d.value)),
+  };
   const color = {
     field: 'series',
     type: 'nominal' as const,
@@ -137,9 +138,33 @@ export function metricChartSpec(result: ScoreResult, metric: string): Spec | nul
     scale: { domain: shown.map(([series]) => series), range: shown.map(([, c]) => c) },
     legend: LEGEND,
   };
+  // One dash per curve, its legend drawn as dashed strokes under the other, one entry a row.
   const strokeDash =
-    curves.size > 1
-      ? { strokeDash: { field: 'curve', type: 'nominal' as const, title: 'curve', legend: { ...LEGEND, symbolType: 'stroke' } } }
+    curves.length > 1
+      ? {
+          strokeDash: {
+            field: 'curve',
+            type: 'nominal' as const,
+            title: 'curve',
+            scale: { domain: curves },
+            legend: {
+              ...LEGEND,
+              direction: 'vertical' as const,
+              symbolType: 'stroke',
+              symbolSize: 500,
+              // vega-lite would leave the strokes without a colour (invisible): draw them in the simulated side's.
+              encoding: {
+                symbols: {
+                  stroke: { value: SIM_COLOR },
+                  strokeWidth: { value: 2 },
+                  fill: { value: 'transparent' },
+                  fillOpacity: { value: 1 },
+                  opacity: { value: 1 },
+                },
+              },
+            },
+          },
+        }
       : {};
   const lines = drawn.filter((d) => d.series !== TRAINING && d.series !== measuredSeries);
   const measured = drawn.filter((d) => d.series === TRAINING || d.series === measuredSeries);
@@ -152,19 +177,8 @@ export function metricChartSpec(result: ScoreResult, metric: string): Spec | nul
     },
     width: 340,
     height: 240,
+    // The measured points under the simulated curves: where the two agree, the curve's point shows on the measured one.
     layer: [
-      {
-        data: { values: lines },
-        mark: { type: 'line', point: { filled: true, size: 30 }, strokeWidth: 2 },
-        encoding: {
-          x,
-          y: { field: 'value', type: 'quantitative', title: unit || metric, scale: { zero: false } },
-          color,
-          ...strokeDash,
-          detail: { field: 'curve', type: 'nominal' },
-          order: { field: 'order', type: 'quantitative' },
-        },
-      },
       ...(measured.length > 0
         ? [
             {
@@ -172,7 +186,7 @@ export function metricChartSpec(result: ScoreResult, metric: string): Spec | nul
               mark: { type: 'line' as const, strokeWidth: 1, strokeDash: [2, 3], opacity: 0.7 },
               encoding: {
                 x,
-                y: { field: 'value', type: 'quantitative' as const },
+                y,
                 color: { value: MEASURED_COLOR },
                 detail: { field: 'curve', type: 'nominal' as const },
                 order: { field: 'order', type: 'quantitative' as const },
@@ -183,7 +197,7 @@ export function metricChartSpec(result: ScoreResult, metric: string): Spec | nul
               mark: { type: 'point' as const, filled: true, size: 80, opacity: 1 },
               encoding: {
                 x,
-                y: { field: 'value', type: 'quantitative' as const },
+                y,
                 color,
                 // The same field and title as the colour: one legend with the colours and the shapes.
                 shape: {
@@ -200,8 +214,20 @@ export function metricChartSpec(result: ScoreResult, metric: string): Spec | nul
             },
           ]
         : []),
+      {
+        data: { values: lines },
+        mark: { type: 'line', point: { filled: true, size: 30 }, strokeWidth: 2 },
+        encoding: {
+          x,
+          y,
+          color,
+          ...strokeDash,
+          detail: { field: 'curve', type: 'nominal' },
+          order: { field: 'order', type: 'quantitative' },
+        },
+      },
     ],
-    config: { font: 'sans-serif', view: { stroke: '#ccc' } },
+    config: { view: { stroke: '#ccc' } },
   };
 }
 
@@ -232,8 +258,14 @@ export function apeChartSpec(result: ScoreResult): Spec | null {
   const metrics = Object.keys(result.metrics).filter((metric) => values.some((value) => value.metric === metric));
   const step = Math.max(8, Math.min(24, Math.floor(120 / Math.max(1, metrics.length))));
   const longLabels = order.some((label) => label.length > 6) && order.length * metrics.length * step < order.join('').length * 6;
+  // The plots at least as wide as the legend under them (one column of metric names, about 6.5 px
+  // a character at 11 px, plus the swatch), else two columns when they fit.
+  const entryWidth = Math.max(...metrics.map((m) => m.length)) * 6.5 + 30;
+  const ownWidth = order.length * (metrics.length + 1) * step;
+  const width = Math.max(ownWidth, Math.ceil(entryWidth / sides.length));
+  const columns = sides.length * width >= 2 * entryWidth ? 2 : 1;
   const chart = {
-    width: { step },
+    width,
     height: 220,
     mark: { type: 'bar' as const },
     encoding: {
@@ -245,8 +277,8 @@ export function apeChartSpec(result: ScoreResult): Spec | null {
         axis: { labelAngle: longLabels ? -35 : 0, labelLimit: 0 },
       },
       xOffset: { field: 'metric', type: 'nominal' as const, sort: metrics },
-      y: { field: 'ape', type: 'quantitative' as const, title: 'APE (%)' },
-      color: { field: 'metric', type: 'nominal' as const, title: 'metric', sort: metrics, legend: { ...LEGEND, columns: 2 } },
+      y: { field: 'ape', type: 'quantitative' as const, title: 'APE (%)', scale: barScale(values.map((value) => value.ape as number)) },
+      color: { field: 'metric', type: 'nominal' as const, title: 'metric', sort: metrics, legend: { ...LEGEND, columns } },
     },
   };
   const title = { text: 'APE per point', subtitle: '|sim - measured| / measured, %', anchor: 'start' as const };
@@ -256,7 +288,7 @@ export function apeChartSpec(result: ScoreResult): Spec | null {
       title: { ...title, text: `APE per point (${result.inputs.sim_label})` },
       data: { values },
       ...chart,
-      config: { font: 'sans-serif', view: { stroke: '#ccc' } },
+      config: { view: { stroke: '#ccc' } },
     };
   }
   return {
@@ -267,7 +299,7 @@ export function apeChartSpec(result: ScoreResult): Spec | null {
     spec: chart,
     // One y scale for both sides, so that their bars compare at a glance.
     resolve: { scale: { y: 'shared' } },
-    config: { font: 'sans-serif', view: { stroke: '#ccc' } },
+    config: { view: { stroke: '#ccc' } },
   };
 }
 

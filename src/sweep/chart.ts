@@ -1,28 +1,69 @@
 /**
- * `sweep.svg`: each headline metric against the first swept axis (the first grid key, else the
- * first zip key), one line per combination of the other axes. Vega-Lite compiled to Vega and
- * rendered headless to SVG; only points with status ok are drawn.
+ * `sweep.svg`. By default each headline metric against the first swept axis (the first grid key,
+ * else the first zip key), one line per combination of the other axes; the sweep file's `chart`
+ * chooses other metrics, or a metric on x with each line ordered by a swept key
+ * (`chart-options.ts`). Vega-Lite compiled to Vega and rendered headless to SVG; only points with
+ * status ok are drawn.
  *
  * Layout: one panel per metric, two panels a row, each with its own x axis (a facet grid would
  * leave an empty cell with a stray x axis under an odd number of metrics), every y axis the same
  * width so that the panels of a column line up, and the legend under the panels with no label
- * cut short. Repeats of a point (`repeats: k`) are one line through their mean with a band from
- * their lowest to their highest value. A swept value that is a mapping is labelled by the fields
- * in which the values of its axis differ (`input_tokens=4096`), not as an object.
+ * cut short. A swept value that is a mapping is labelled by the fields in which the values of its
+ * axis differ (`input_tokens=4096`), not as an object. Values that are not numbers are categories:
+ * their points are set side by side in each category and never joined by a line (nothing lies
+ * between two GPUs). Repeats of a point (`repeats: k`) are drawn as their mean with a bar from
+ * their lowest to their highest value.
  */
 import type { TopLevelSpec } from 'vega-lite';
+import { readableScale } from '../io/chart-scale.js';
 import { renderSvg } from '../io/render-svg.js';
+import { chartMetric, type ChartMetric } from './chart-options.js';
 import type { OutlinePoint, PlanOutline } from './plan.js';
 import type { PointRecord } from './results.js';
 
-/** The metrics drawn, with where they are found in a summary. */
-export const HEADLINE_METRICS: ReadonlyArray<{ label: string; get: (s: NonNullable<PointRecord['summary']>) => unknown }> = [
+type Summary = NonNullable<PointRecord['summary']>;
+
+/** A metric drawn, with its panel title and where it is found in a summary. */
+interface DrawnMetric {
+  label: string;
+  get: (s: Summary) => unknown;
+}
+
+/** The metrics drawn by default, with where they are found in a summary. */
+export const HEADLINE_METRICS: readonly DrawnMetric[] = [
   { label: 'TTFT avg (ms)', get: (s) => s.metrics?.time_to_first_token?.avg },
   { label: 'TTFT p90 (ms)', get: (s) => s.metrics?.time_to_first_token?.p90 },
   { label: 'ITL avg (ms)', get: (s) => s.metrics?.inter_token_latency?.avg },
   { label: 'request latency avg (ms)', get: (s) => s.metrics?.request_latency?.avg },
   { label: 'output token throughput (tokens/sec)', get: (s) => s.run?.output_token_throughput },
 ];
+
+function namedMetric(name: string): ChartMetric {
+  const metric = chartMetric(name);
+  // Names were checked when the sweep file was read.
+  if (metric === null) throw new Error(`unknown chart metric ${name}`);
+  return metric;
+}
+
+function drawnMetric(metric: ChartMetric): DrawnMetric {
+  return { label: `${metric.name} (${metric.unit})`, get: (s) => metric.get(s) };
+}
+
+/** The panels' metrics: the sweep file's `chart.y`, else the headline metrics. */
+function panelMetrics(plan: PlanOutline): readonly DrawnMetric[] {
+  return plan.chart?.y === undefined ? HEADLINE_METRICS : plan.chart.y.map((name) => drawnMetric(namedMetric(name)));
+}
+
+/** Whether the chart puts a metric on x (`chart.x` names no swept axis). */
+function hasMetricX(plan: PlanOutline): boolean {
+  return plan.chart?.x !== undefined && !plan.axes.includes(plan.chart.x);
+}
+
+/** The swept axis on x: `chart.x`, else the first one. */
+function xAxisOf(plan: PlanOutline): string | undefined {
+  if (plan.chart?.x !== undefined && plan.axes.includes(plan.chart.x)) return plan.chart.x;
+  return plan.axes.find((a) => a !== REPEAT_AXIS);
+}
 
 /** The axis that repeats of a point are told apart by (plan.ts). */
 const REPEAT_AXIS = 'repeat';
@@ -98,8 +139,9 @@ export function valueLabels(values: readonly unknown[]): Map<string, string> {
 
 /** The rows drawn: ok points only, repeats folded into their mean and range. */
 export function chartRows(plan: PlanOutline, points: OutlinePoint[], byId: Map<string, PointRecord>): ChartRow[] | null {
-  const xAxis = plan.axes.find((a) => a !== REPEAT_AXIS);
+  const xAxis = hasMetricX(plan) ? plan.chart?.along : xAxisOf(plan);
   if (xAxis === undefined) return null;
+  const metrics = hasMetricX(plan) ? [drawnMetric(namedMetric(plan.chart?.x as string)), ...panelMetrics(plan)] : panelMetrics(plan);
   const others = plan.axes.filter((a) => a !== xAxis && a !== REPEAT_AXIS);
   const shortKeys = shortenKeys(others);
   const ordered = [...points].sort((a, b) => a.index - b.index);
@@ -121,7 +163,7 @@ export function chartRows(plan: PlanOutline, points: OutlinePoint[], byId: Map<s
     const raw = point.overrides[xAxis];
     const x = isNumeric ? (raw as number) : (xLabels.get(JSON.stringify(raw)) ?? scalarText(raw));
     const series = seriesOf(point.overrides);
-    for (const metric of HEADLINE_METRICS) {
+    for (const metric of metrics) {
       const value = metric.get(record.summary);
       if (typeof value !== 'number' || !Number.isFinite(value)) continue;
       const key = JSON.stringify([metric.label, series, x]);
@@ -146,18 +188,61 @@ export function chartRows(plan: PlanOutline, points: OutlinePoint[], byId: Map<s
   });
 }
 
-/** Legend columns that keep the legend about as wide as two panels. */
-function legendColumns(labels: readonly string[]): number {
+/** Legend columns that keep the legend within the panels (two, or one when there is one panel). */
+function legendColumns(labels: readonly string[], panels: number): number {
   const longest = Math.max(...labels.map((l) => l.length), 1);
-  // About 6 px a character at the legend's 11 px font, plus the symbol and the gap.
-  return Math.max(1, Math.min(labels.length, Math.floor((2 * PANEL_WIDTH + Y_AXIS_EXTENT) / (longest * 6 + 40))));
+  const width = Math.min(2, Math.max(1, panels)) * (PANEL_WIDTH + Y_AXIS_EXTENT);
+  // At most about 6.5 px a character at the legend's 11 px font, plus the symbol and the gap.
+  return Math.max(1, Math.min(labels.length, Math.floor(width / (longest * 6.5 + 40))));
+}
+
+/** The legend of the lines, under the panels, with every label whole. */
+function seriesColor(title: string, names: string[], panels: number) {
+  return {
+    field: 'series',
+    type: 'nominal' as const,
+    title,
+    scale: { domain: names, ...(names.length > 10 ? { scheme: 'tableau20' } : {}) },
+    legend: {
+      orient: 'bottom' as const,
+      direction: 'horizontal' as const,
+      columns: legendColumns(names, panels),
+      labelLimit: 0,
+      titleLimit: 0,
+      symbolLimit: 0,
+      symbolType: 'circle',
+      symbolOpacity: 1,
+    },
+  };
+}
+
+function seriesNamesOf(rows: readonly ChartRow[]): string[] {
+  return [...new Map([...rows].sort((a, b) => a.order - b.order).map((r) => [r.series, r.series])).keys()];
+}
+
+function topLevel(plan: PlanOutline, rows: unknown[], panels: unknown[], notes: string[]): TopLevelSpec {
+  return {
+    $schema: 'https://vega.github.io/schema/vega-lite/v6.json',
+    title: { text: plan.name, subtitle: notes.join('; '), anchor: 'start', offset: 10 },
+    data: { values: rows },
+    concat: panels,
+    columns: 2,
+    spacing: { row: 24, column: 28 },
+    resolve: { scale: { x: 'independent', y: 'independent' } },
+    config: { legend: { labelFontSize: 11 } },
+  } as TopLevelSpec;
 }
 
 /** The Vega-Lite spec, or null when the plan has no swept axis to draw against. */
 export function chartSpec(plan: PlanOutline, points: OutlinePoint[], byId: Map<string, PointRecord>): TopLevelSpec | null {
   const rows = chartRows(plan, points, byId);
   if (rows === null) return null;
-  const xAxis = plan.axes.find((a) => a !== REPEAT_AXIS) as string;
+  return hasMetricX(plan) ? metricXSpec(plan, rows) : sweptXSpec(plan, points, rows);
+}
+
+/** Each metric against a swept axis, one line (or, on a category axis, one set of points) per combination of the other axes. */
+function sweptXSpec(plan: PlanOutline, points: OutlinePoint[], rows: ChartRow[]): TopLevelSpec {
+  const xAxis = xAxisOf(plan) as string;
   const others = plan.axes.filter((a) => a !== xAxis && a !== REPEAT_AXIS);
   const repeats = plan.axes.includes(REPEAT_AXIS);
   const isNumeric = points.every((p) => typeof p.overrides[xAxis] === 'number' && Number.isFinite(p.overrides[xAxis]));
@@ -173,7 +258,7 @@ export function chartSpec(plan: PlanOutline, points: OutlinePoint[], byId: Map<s
         field: 'x',
         type: 'quantitative' as const,
         title: xTitle,
-        scale: isLog2 ? { type: 'log' as const, base: 2 } : { zero: false },
+        scale: readableScale(xNumbers, isLog2 ? { log: 2 } : {}),
         axis: isLog2 ? { values: xNumbers } : {},
       }
     : {
@@ -181,77 +266,129 @@ export function chartSpec(plan: PlanOutline, points: OutlinePoint[], byId: Map<s
         type: 'ordinal' as const,
         title: xTitle,
         sort: xOrder.map(String),
+        scale: { paddingInner: 0.3, paddingOuter: 0.2 },
         axis: { labelAngle: longLabels ? -25 : 0, labelLimit: 220 },
       };
-  const seriesNames = [...new Map([...rows].sort((a, b) => a.order - b.order).map((r) => [r.series, r.series])).keys()];
-  const color =
-    others.length === 0
-      ? { value: '#1f77b4' }
-      : {
-          field: 'series',
-          type: 'nominal' as const,
-          title: others.join(', '),
-          scale: { domain: seriesNames, ...(seriesNames.length > 10 ? { scheme: 'tableau20' } : {}) },
-          legend: {
-            orient: 'bottom' as const,
-            direction: 'horizontal' as const,
-            columns: legendColumns(seriesNames),
-            labelLimit: 0,
-            titleLimit: 0,
-            symbolLimit: 0,
-            // The band's layer would lend the symbols its pale opacity.
-            symbolOpacity: 1,
-          },
-        };
+  const seriesNames = seriesNamesOf(rows);
+  const metrics = panelMetrics(plan).filter((m) => rows.some((r) => r.metric === m.label));
+  const color = others.length === 0 ? { value: '#1f77b4' } : seriesColor(others.join(', '), seriesNames, metrics.length);
+  // On a category axis the lines' points sit side by side within their category.
+  const offset =
+    !isNumeric && others.length > 0 ? { xOffset: { field: 'series', type: 'nominal' as const, scale: { domain: seriesNames } } } : {};
   const yAxis = { title: null, minExtent: Y_AXIS_EXTENT, maxExtent: Y_AXIS_EXTENT };
-  const panels = HEADLINE_METRICS.filter((m) => rows.some((r) => r.metric === m.label)).map((metric) => ({
-    title: metric.label,
-    width: PANEL_WIDTH,
-    height: PANEL_HEIGHT,
-    transform: [{ filter: { field: 'metric', equal: metric.label } }],
-    layer: [
-      ...(repeats
-        ? [
-            {
-              mark: { type: 'area' as const, opacity: 0.18 },
-              encoding: {
-                x: xEncoding,
-                y: { field: 'low', type: 'quantitative' as const, axis: yAxis, stack: null },
-                y2: { field: 'high' },
-                color,
-                detail: { field: 'series', type: 'nominal' as const },
+  const panels = metrics.map((metric) => {
+    const own = rows.filter((r) => r.metric === metric.label);
+    const y = {
+      field: 'value',
+      type: 'quantitative' as const,
+      axis: yAxis,
+      scale: readableScale(
+        own.flatMap((r) => [r.low, r.high]),
+        { zero: true },
+      ),
+    };
+    return {
+      title: metric.label,
+      width: PANEL_WIDTH,
+      height: PANEL_HEIGHT,
+      transform: [{ filter: { field: 'metric', equal: metric.label } }],
+      layer: [
+        ...(repeats
+          ? [
+              {
+                mark: { type: 'rule' as const, strokeWidth: 1.5 },
+                encoding: { x: xEncoding, ...offset, y: { ...y, field: 'low' }, y2: { field: 'high' }, color },
               },
-            },
-          ]
-        : []),
-      {
-        mark: { type: 'line' as const, point: true },
-        encoding: {
-          x: xEncoding,
-          y: { field: 'value', type: 'quantitative' as const, axis: yAxis },
-          color,
-          detail: { field: 'series', type: 'nominal' as const },
-          order: { field: 'order', type: 'quantitative' as const },
+              // Caps at both ends, so that a narrow range still shows as a bar.
+              ...['low', 'high'].map((field) => ({
+                mark: { type: 'tick' as const, thickness: 1.5, size: 10 },
+                encoding: { x: xEncoding, ...offset, y: { ...y, field }, color },
+              })),
+            ]
+          : []),
+        {
+          mark: isNumeric
+            ? { type: 'line' as const, point: { filled: true, size: 30 } }
+            : { type: 'point' as const, filled: true, size: 40 },
+          encoding: {
+            x: xEncoding,
+            ...offset,
+            y,
+            color,
+            detail: { field: 'series', type: 'nominal' as const },
+            order: { field: 'order', type: 'quantitative' as const },
+          },
         },
-      },
-    ],
-  }));
+      ],
+    };
+  });
   const notes = [
     `against ${xAxis}`,
-    ...(others.length > 0 ? [`one line per ${others.join(', ')}`] : []),
-    ...(repeats ? ['line: mean of the repeats; band: their lowest to highest value'] : []),
+    ...(others.length > 0 ? [`${isNumeric ? 'one line' : 'one colour'} per ${others.join(', ')}`] : []),
+    ...(repeats ? ['point: mean of the repeats; bar: their lowest to highest value'] : []),
   ];
-  const spec: TopLevelSpec = {
-    $schema: 'https://vega.github.io/schema/vega-lite/v6.json',
-    title: { text: plan.name, subtitle: notes.join('; '), anchor: 'start', offset: 10 },
-    data: { values: rows },
-    concat: panels,
-    columns: 2,
-    spacing: { row: 24, column: 28 },
-    resolve: { scale: { y: 'independent' } },
-    config: { font: 'sans-serif', legend: { labelFontSize: 11 } },
+  return topLevel(plan, rows, panels, notes);
+}
+
+/**
+ * Each metric against the metric on x, one line per combination of the swept axes but `along`,
+ * through its points in the order of `along`, each labelled with its value of `along`. Each
+ * axis is logarithmic where its values span a factor of 10 or more.
+ */
+function metricXSpec(plan: PlanOutline, rows: ChartRow[]): TopLevelSpec {
+  const along = plan.chart?.along as string;
+  const xMetric = drawnMetric(namedMetric(plan.chart?.x as string));
+  const others = plan.axes.filter((a) => a !== along && a !== REPEAT_AXIS);
+  const xOf = new Map(rows.filter((r) => r.metric === xMetric.label).map((r) => [JSON.stringify([r.series, r.x]), r.value]));
+  const pairs = rows
+    .filter((r) => r.metric !== xMetric.label && xOf.has(JSON.stringify([r.series, r.x])))
+    .map((r) => ({ ...r, label: String(r.x), xValue: xOf.get(JSON.stringify([r.series, r.x])) as number }));
+  const metrics = panelMetrics(plan).filter((m) => m.label !== xMetric.label && pairs.some((p) => p.metric === m.label));
+  const seriesNames = seriesNamesOf(pairs);
+  const color = others.length === 0 ? { value: '#1f77b4' } : seriesColor(others.join(', '), seriesNames, metrics.length);
+  // Room for the labels beside the points at the ends of each axis.
+  const autoScale = (values: number[]) => {
+    const positive = values.filter((v) => v > 0);
+    const isLog = positive.length === values.length && values.length > 0 && Math.max(...positive) / Math.min(...positive) >= 10;
+    return readableScale(values, { margin: 0.08, ...(isLog ? { log: 10 } : {}) });
   };
-  return spec;
+  // One panel gets the width of two.
+  const [width, height] = metrics.length === 1 ? [2 * PANEL_WIDTH, Math.round(1.4 * PANEL_HEIGHT)] : [PANEL_WIDTH, PANEL_HEIGHT];
+  const yAxis = { title: null, minExtent: Y_AXIS_EXTENT, maxExtent: Y_AXIS_EXTENT };
+  const panels = metrics.map((metric) => {
+    const own = pairs.filter((p) => p.metric === metric.label);
+    const x = { field: 'xValue', type: 'quantitative' as const, title: xMetric.label, scale: autoScale(own.map((p) => p.xValue)) };
+    const y = { field: 'value', type: 'quantitative' as const, axis: yAxis, scale: autoScale(own.map((p) => p.value)) };
+    return {
+      title: metric.label,
+      width,
+      height,
+      transform: [{ filter: { field: 'metric', equal: metric.label } }],
+      layer: [
+        {
+          mark: { type: 'line' as const, point: { filled: true, size: 30 } },
+          encoding: {
+            x,
+            y,
+            color,
+            detail: { field: 'series', type: 'nominal' as const },
+            order: { field: 'order', type: 'quantitative' as const },
+          },
+        },
+        {
+          mark: { type: 'text' as const, align: 'right' as const, baseline: 'bottom' as const, dx: -3, dy: -2, fontSize: 9 },
+          encoding: { x, y, text: { field: 'label' }, color },
+        },
+      ],
+    };
+  });
+  const notes = [
+    `against ${xMetric.label}`,
+    ...(others.length > 0 ? [`one line per ${others.join(', ')}`] : []),
+    `points labelled with ${along}`,
+    ...(plan.axes.includes(REPEAT_AXIS) ? ['means of the repeats'] : []),
+  ];
+  return topLevel(plan, pairs, panels, notes);
 }
 
 /** The chart as SVG text, or null when there is nothing to draw against. */

@@ -10,6 +10,7 @@
 import { createHash } from 'node:crypto';
 import { applySet, assignInPlace } from '../config/set-override.js';
 import type { RunConfig } from '../config/types.js';
+import type { ChartOptions } from './chart-options.js';
 import type { SweepFile } from './sweep-file.js';
 
 /** Validates a raw run config (defaults filled); throws with a dotted `path` on the first bad field. */
@@ -39,6 +40,8 @@ export interface PlanOutline {
   /** Axes whose values came from a log2 range or form a doubling sequence (charts use a log scale). */
   log2Axes: string[];
   points: OutlinePoint[];
+  /** What the chart draws (the sweep file's `chart`); the default chart when absent. */
+  chart?: ChartOptions;
 }
 
 export interface Plan extends PlanOutline {
@@ -285,5 +288,5 @@ function* planSteps({ sweep, baseRaw, baseLabel, validate }: BuildPlanInput): Ge
   const axes = [...sweep.grid.map((a) => a.key), ...sweep.zip.map((a) => a.key)];
   if (sweep.repeats > 1) axes.push('repeat');
   const log2Axes = [...sweep.grid, ...sweep.zip].filter((a) => a.scale === 'log2' || isDoubling(a.values)).map((a) => a.key);
-  return { name: sweep.name, axes, log2Axes, points };
+  return { name: sweep.name, axes, log2Axes, points, ...(sweep.chart === null ? {} : { chart: sweep.chart }) };
 }

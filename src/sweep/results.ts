@@ -14,6 +14,7 @@ import { z } from 'zod';
 import { formatValue } from '../config/errors.js';
 import { outputError, writeOutputFile } from '../io/write-output.js';
 import type { PointSummary } from './point-summary.js';
+import type { ChartOptions } from './chart-options.js';
 import type { Overrides, PlanOutline } from './plan.js';
 
 export const PLAN_FILE = 'plan.json';
@@ -217,6 +218,8 @@ export interface PlanFile {
   axes: string[];
   log2_axes: string[];
   points: Array<{ index: number; id: string; overrides: Overrides }>;
+  /** The sweep file's `chart`, when it has one. */
+  chart?: ChartOptions;
 }
 
 export function planFileContent(plan: PlanOutline): string {
@@ -225,6 +228,7 @@ export function planFileContent(plan: PlanOutline): string {
     axes: plan.axes,
     log2_axes: plan.log2Axes,
     points: plan.points.map((p) => ({ index: p.index, id: p.id, overrides: p.overrides })),
+    ...(plan.chart === undefined ? {} : { chart: plan.chart }),
   };
   return `${JSON.stringify(content, null, 2)}\n`;
 }
@@ -252,5 +256,6 @@ export function outlineFromPlanFile(file: PlanFile): PlanOutline {
     axes: file.axes,
     log2Axes: file.log2_axes ?? [],
     points: file.points.map((p) => ({ index: p.index, id: p.id, overrides: p.overrides })),
+    ...(file.chart === undefined ? {} : { chart: file.chart }),
   };
 }

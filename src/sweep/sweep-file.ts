@@ -9,6 +9,7 @@ import { basename, dirname, extname, isAbsolute, relative, resolve } from 'node:
 import { z } from 'zod';
 import { readYamlFile } from '../config/load.js';
 import { MAX_SWEEP_POINTS, formatCount } from '../config/limits.js';
+import { parseChartOptions, type ChartOptions } from './chart-options.js';
 
 /** An error in a sweep file, or in expanding it into points. */
 export class SweepError extends Error {
@@ -45,6 +46,8 @@ export interface SweepFile {
   /** Lists that advance together (all of one length); the zip is the innermost axis of the product. */
   zip: SweepAxis[];
   repeats: number;
+  /** What `sweep.svg` draws, when the file says (`chart`). */
+  chart: ChartOptions | null;
 }
 
 /** Ranges stop growing here so that a typo cannot ask for a billion points. */
@@ -68,6 +71,7 @@ const topLevelSchema = z
     grid: z.record(z.string(), z.unknown()).nullish(),
     zip: z.record(z.string(), z.unknown()).nullish(),
     repeats: z.number().int().positive().optional(),
+    chart: z.unknown().optional(),
   })
   .strict();
 
@@ -84,7 +88,7 @@ function formatZodIssue(file: string, prefix: string[], issue: z.core.$ZodIssue)
   const path = [...prefix, ...issue.path.map(String)].join('.');
   if (issue.code === 'unrecognized_keys') {
     const keys = (issue as { keys: string[] }).keys.map((k) => JSON.stringify(k)).join(', ');
-    return new SweepError(file, path, `unknown key ${keys} (allowed: name, base, set, grid, zip, repeats)`);
+    return new SweepError(file, path, `unknown key ${keys} (allowed: name, base, set, grid, zip, repeats, chart)`);
   }
   if (issue.code === 'invalid_union' && path === 'base') {
     return new SweepError(file, path, 'must be a path to a run config or an inline run config mapping');
@@ -143,7 +147,7 @@ function parseAxis(file: string, section: 'grid' | 'zip', key: string, raw: unkn
 /** Checks and expands a sweep file already read into memory. `file` is used in messages. */
 export function parseSweepFile(raw: unknown, file: string): SweepFile {
   if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) {
-    throw new SweepError(file, '', 'a sweep file is a mapping with base, and optionally name, set, grid, zip, repeats');
+    throw new SweepError(file, '', 'a sweep file is a mapping with base, and optionally name, set, grid, zip, repeats, chart');
   }
   const parsed = topLevelSchema.safeParse(raw);
   if (!parsed.success) throw formatZodIssue(file, [], parsed.error.issues[0]);
@@ -202,8 +206,18 @@ export function parseSweepFile(raw: unknown, file: string): SweepFile {
     );
   }
 
+  let chart: ChartOptions | null = null;
+  if (top.chart !== undefined && top.chart !== null) {
+    const parsedChart = parseChartOptions(
+      top.chart,
+      [...grid, ...zip].map((axis) => axis.key),
+    );
+    if ('message' in parsedChart) throw new SweepError(file, parsedChart.path, parsedChart.message);
+    chart = parsedChart;
+  }
+
   const name = top.name ?? basename(file, extname(file));
-  return { name, file, base: top.base, set, grid, zip, repeats };
+  return { name, file, base: top.base, set, grid, zip, repeats, chart };
 }
 
 /** Reads and parses a YAML sweep file (YAML errors are `InputError`s naming the file and line). */
