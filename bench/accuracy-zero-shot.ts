@@ -30,7 +30,7 @@ import {
 import { accuracyFileText, stratumOf, type AccuracyRow } from '../src/catalog/accuracy.js';
 import { coldStallConcurrencies, COLD_STALL_MIN_TTFT_MS, engineVersionOf, WARMUP_FROM } from '../src/calibrate/silicon-deployments.js';
 import { resolveSimLoad } from '../src/calibrate/sim-load.js';
-import { EFFICIENCY_NAMES, efficiencyFor, type EfficiencyFactors } from '../src/catalog/efficiency.js';
+import { EFFICIENCY_NAMES, efficiencyFor, loadEfficiencyTable, type EfficiencyFactors } from '../src/catalog/efficiency.js';
 import { packageRoot } from '../src/catalog/load.js';
 import { writeOutputFile } from '../src/io/write-output.js';
 import { benchEnvironment, describeEnvironment, JSON_OUTPUT, say } from './environment.js';
@@ -155,12 +155,15 @@ export async function zeroShotBench(): Promise<void> {
       throw new Error(`--factor ${process.argv[i + 1]}: NAME=VALUE with NAME one of ${EFFICIENCY_NAMES.join(', ')}`);
     overrides[name as keyof EfficiencyFactors] = Number(value);
   });
+  // `--efficiency FILE`: replay at the factors of another table than the shipped one.
+  const efficiencyPath = argText('--efficiency');
+  const table = efficiencyPath !== undefined ? loadEfficiencyTable(efficiencyPath) : undefined;
   const replayAtShipped = async (list: readonly MeasuredPoint[]) =>
     (
       await recordPoints(
         pool,
         list,
-        (p) => ({ ...efficiencyFor(p.hardware, p.backend, undefined, engineVersionOf(p.deployment)).factors, ...overrides }),
+        (p) => ({ ...efficiencyFor(p.hardware, p.backend, table, engineVersionOf(p.deployment)).factors, ...overrides }),
         load,
       )
     ).map((r, i) =>

@@ -92,8 +92,8 @@ describe('the silicon sample as it was measured', () => {
     expect(measuredCaps({ ...gap, backend: 'vllm' }, 8)).toEqual({ max_batched_tokens: 2532, max_sequences: 8 });
     // TensorRT-LLM rounds up to 32-token blocks: 2532 -> 80 x 32 = 2560.
     expect(measuredCaps({ ...gap, backend: 'trtllm' }, 8)).toEqual({ max_batched_tokens: 2560, max_sequences: 8 });
-    // SGLang: max_prefill_tokens = ISL + 1500 = 2524.
-    expect(measuredCaps({ ...gap, backend: 'sglang' }, 8)).toEqual({ max_batched_tokens: 2524, max_sequences: 8 });
+    // SGLang rows keep the engine's defaults (the rows do not say whether its rule applied).
+    expect(measuredCaps({ ...gap, backend: 'sglang' }, 8)).toEqual({});
     expect(measuredCaps({ protocol: { source: 'inferencex' }, isl: 1024, backend: 'vllm' }, 8)).toEqual({});
   });
 

@@ -486,16 +486,18 @@ export function engineVersionOf(d: Partial<Pick<SiliconDeployment, 'version' | '
  * (ai-dynamo/aiconfigurator src/aiconfigurator/generator/rule_plugin/{vllm,trtllm,sglang}.rule,
  * from 95ddf241 of 2025-12-04) give an aggregated worker max_batch_size = the batch it was sized
  * for and a token budget of that batch + ISL + 1500 (TensorRT-LLM: rounded up to its 32-token
- * blocks; SGLang: max_prefill_tokens = ISL + 1500, which bounds its prefill batches). The batch
- * is the row's batch_size (clients per replica and attention-DP rank). Other sources: the
- * engine's defaults (data/engine-defaults.yaml), nothing set here.
+ * blocks). The batch is the row's batch_size (clients per replica and attention-DP rank).
+ * SGLang's rule sets max_prefill_tokens = ISL + 1500 only where the generator also enabled a
+ * chunked prefill, which the rows do not say: its rows, and other sources, keep the engine's
+ * defaults (data/engine-defaults.yaml), nothing set here.
  */
 export function measuredCaps(
   d: Pick<SiliconDeployment, 'backend' | 'isl'> & { protocol: Pick<SiliconProtocol, 'source'> },
   batchSize: number,
 ): NonNullable<LaunchSettings['scheduler']> {
-  if (d.protocol.source !== 'gap-analysis') return {};
-  if (d.backend === 'sglang') return { max_batched_tokens: d.isl + 1500, max_sequences: Math.max(1, batchSize) };
+  // SGLang's generated launch maps no token budget onto a flag it is known to have run with:
+  // its rows keep the engine's defaults.
+  if (d.protocol.source !== 'gap-analysis' || d.backend === 'sglang') return {};
   const tokens = batchSize + d.isl + 1500;
   return { max_batched_tokens: d.backend === 'trtllm' ? Math.ceil(tokens / 32) * 32 : tokens, max_sequences: Math.max(1, batchSize) };
 }
