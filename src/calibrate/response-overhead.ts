@@ -10,11 +10,12 @@
  * several slots, so on each `worker_id` the ends are paired with later starts first-in first-out
  * (the slot that freed first is the one that sends next); at concurrency 1 that is the whole run.
  */
-import { existsSync, statSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { InputError } from '../config/errors.js';
 import { findAiperfFiles, findAiperfRunDirs } from '../io/read-aiperf.js';
 import { readAiperfJsonl } from '../io/read-aiperf-jsonl.js';
+import { inputPathKind } from '../io/read-text.js';
 import type { AiperfRequestRecord } from '../io/read-aiperf-types.js';
 import { fitLinearModel, log2Bucket, type FitOptions, type FitRow, type LinearFit, type LinearModelSpec } from './fit-linear.js';
 import { numberCell, requireColumn, type Table } from './read-table.js';
@@ -110,9 +111,8 @@ export function gapsOfRecords(
 
 /** Gaps from AIPerf runs: a run folder, a folder of runs, or a `profile_export.jsonl` file. */
 export function readAiperfGaps(path: string): GapExtraction {
-  if (!existsSync(path)) throw new InputError(path, 0, 'no such file or folder');
   const files: string[] = [];
-  if (statSync(path).isFile()) files.push(path);
+  if (inputPathKind(path) === 'file') files.push(path);
   else {
     for (const dir of findAiperfRunDirs(path)) {
       const found = findAiperfFiles(dir).jsonl;

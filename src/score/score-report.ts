@@ -5,7 +5,7 @@
  * printed on the terminal.
  */
 import { join } from 'node:path';
-import { makeOutputDir, writeOutputFile } from '../io/write-output.js';
+import { writeOutputFiles } from '../io/write-output.js';
 import { stringify } from 'csv-stringify/sync';
 import { renderScoreCharts, type ScoreCharts } from './charts.js';
 import { formatKey, keyValueText, type PointKey } from './points.js';
@@ -438,16 +438,24 @@ export interface WrittenScoreReport {
   files: string[];
 }
 
-/** Writes the four files into `dir` (created). */
-export async function writeScoreReport(dir: string, result: ScoreResult, limits: readonly LimitCheck[] = []): Promise<WrittenScoreReport> {
+/** The four files of a score report in `dir`, with their content (for `writeOutputFiles`). */
+export async function scoreReportFiles(
+  dir: string,
+  result: ScoreResult,
+  limits: readonly LimitCheck[] = [],
+): Promise<Array<[string, string]>> {
   const charts = await renderScoreCharts(result);
-  makeOutputDir(dir);
-  const files: Array<[string, string]> = [
-    [SCORE_FILES.json, formatScoresJson(result)],
-    [SCORE_FILES.csv, formatScoresCsv(result)],
-    [SCORE_FILES.markdown, formatMarkdownReport(result, limits)],
-    [SCORE_FILES.html, formatHtmlReport(result, charts, limits)],
+  return [
+    [join(dir, SCORE_FILES.json), formatScoresJson(result)],
+    [join(dir, SCORE_FILES.csv), formatScoresCsv(result)],
+    [join(dir, SCORE_FILES.markdown), formatMarkdownReport(result, limits)],
+    [join(dir, SCORE_FILES.html), formatHtmlReport(result, charts, limits)],
   ];
-  for (const [name, text] of files) writeOutputFile(join(dir, name), text);
-  return { dir, files: files.map(([name]) => join(dir, name)) };
+}
+
+/** Writes the four files into `dir` (created), together or not at all. */
+export async function writeScoreReport(dir: string, result: ScoreResult, limits: readonly LimitCheck[] = []): Promise<WrittenScoreReport> {
+  const files = await scoreReportFiles(dir, result, limits);
+  writeOutputFiles(files);
+  return { dir, files: files.map(([file]) => file) };
 }

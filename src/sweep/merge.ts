@@ -10,7 +10,7 @@
  * folder without sweep results: merging onto another sweep's folder
  * would overwrite its results.
  */
-import { existsSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, rmSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { checkOutputDir, makeOutputDir } from '../io/write-output.js';
 import { canonicalJson, type PlanOutline } from './plan.js';
@@ -27,6 +27,7 @@ import {
   outlineFromPlanFile,
   planFileContent,
   readPlanFile,
+  readOwnFile,
   readPoints,
   writeFileAtomic,
   type PointRecord,
@@ -115,7 +116,7 @@ export async function mergeSweeps(options: MergeOptions): Promise<MergeResult> {
       }
     }
     const timingsPath = join(dir, TIMINGS_FILE);
-    if (existsSync(timingsPath)) timings += readFileSync(timingsPath, 'utf8');
+    if (existsSync(timingsPath)) timings += readOwnFile(timingsPath);
   }
   if (plan === undefined) throw new ResultsError('sweep merge: nothing to merge');
 

@@ -8,10 +8,12 @@
  * - `timings.jsonl` holds what is not deterministic: wall times, one line per attempt.
  * - `plan.json` lists the points in plan order with their ids and overrides.
  */
-import { appendFileSync, existsSync, readFileSync, truncateSync } from 'node:fs';
+import { appendFileSync, existsSync, truncateSync } from 'node:fs';
 import { join } from 'node:path';
 import { z } from 'zod';
 import { formatValue } from '../config/errors.js';
+import { InputError } from '../config/errors.js';
+import { readInputBytes } from '../io/read-text.js';
 import { outputError, writeOutputFile } from '../io/write-output.js';
 import type { PointSummary } from './point-summary.js';
 import type { Overrides, PlanOutline } from './plan.js';
@@ -127,7 +129,7 @@ export interface ReadPointsResult {
  */
 export function readPoints(file: string, repair = false): ReadPointsResult {
   if (!existsSync(file)) return { records: [], lines: [], tornBytes: 0 };
-  const text = readFileSync(file, 'utf8');
+  const text = readOwnFile(file);
   const records: PointRecord[] = [];
   const lines: number[] = [];
   let start = 0;
@@ -163,6 +165,15 @@ export function readPoints(file: string, repair = false): ReadPointsResult {
     start = end + 1;
   }
   return { records, lines, tornBytes };
+}
+
+/**
+ * The text of a file a sweep wrote (plan.json, points.jsonl, timings.jsonl), read through the
+ * checked reader (a regular file, within the size limit). Bytes are not checked as UTF-8 here: a
+ * torn last line is the readers' to judge.
+ */
+export function readOwnFile(file: string): string {
+  return readInputBytes(file, file).toString('utf8');
 }
 
 /** The last record of each id. */
@@ -233,9 +244,12 @@ export function readPlanFile(dir: string): PlanFile {
   const file = join(dir, PLAN_FILE);
   let text: string;
   try {
-    text = readFileSync(file, 'utf8');
-  } catch {
-    throw new ResultsError(`${file}: missing; is ${dir} a sweep output directory?`);
+    text = readOwnFile(file);
+  } catch (err) {
+    if (err instanceof InputError && err.reason === 'no such file') {
+      throw new ResultsError(`${file}: missing; is ${dir} a sweep output directory?`);
+    }
+    throw err;
   }
   try {
     const parsed = JSON.parse(text) as PlanFile;
