@@ -1574,6 +1574,12 @@ add('calibration inputs', [
     expect: ['perf.csv:1', 'batch_size'],
   },
   {
+    name: 'response-overhead on gaps all at one output length and load',
+    files: { 'gaps.csv': 'output_tokens,gap_ms\n128,1.5\n128,1.7\n128,1.2\n' },
+    argv: ['calibrate', 'response-overhead', '--input', 'gaps.csv', '--out', 'out'],
+    expect: ['gaps.csv', 'one point', '--force'],
+  },
+  {
     name: 'a gap CSV with negative output tokens',
     files: { 'gaps.csv': 'output_tokens,gap_ms\n10,1.5\n-3,1.4\n' },
     argv: ['calibrate', 'response-overhead', '--input', 'gaps.csv', '--out', 'out'],

@@ -156,6 +156,21 @@ export const RESPONSE_OVERHEAD_SPEC: LinearModelSpec = {
   yUnit: 'ms',
 };
 
+/**
+ * Why the gaps cannot be fitted: every one is at the same point (the same output tokens and the
+ * same others in flight), so a fit there is their mean and nothing checks how the gap changes with
+ * either; null when they spread over two or more points.
+ */
+export function singlePointReason(gaps: readonly ResponseGap[]): string | null {
+  if (gaps.length === 0) return null;
+  const { outputTokens, inflight } = gaps[0];
+  if (gaps.some((gap) => gap.outputTokens !== outputTokens || gap.inflight !== inflight)) return null;
+  return (
+    `every gap is at one point (${outputTokens} output tokens, ${inflight} other requests in flight): the fit would be their mean, ` +
+    'and nothing in them shows how the gap changes with output tokens or load; give gaps at several output lengths or concurrencies'
+  );
+}
+
 export function fitResponseOverhead(gaps: readonly ResponseGap[], options: FitOptions = {}): LinearFit {
   const rows: FitRow[] = gaps.map((gap) => ({
     x: [gap.outputTokens, gap.inflight],
