@@ -153,6 +153,8 @@ const rooflineRun = (extra: Record<string, unknown> = {}) =>
   );
 /** The bundled H100 entry with `edit` applied to its text: a catalog file of one's own. */
 const gpuEntry = (edit: (text: string) => string) => edit(readFileSync(join(REPO, 'data', 'hardware', 'h100_sxm.yaml'), 'utf8'));
+/** The bundled Llama-3.1-8B entry with `edit` applied to its text: a model entry of one's own that replaces it. */
+const modelEntry = (edit: (text: string) => string) => edit(readFileSync(join(REPO, 'data', 'models', 'llama-3.1-8b.yaml'), 'utf8'));
 /** The silicon sample's header, and a row of it with `mode` and `batch_size` set. */
 const SILICON_SAMPLE = join(REPO, 'data', 'silicon', 'aic-silicon-sample.csv');
 const siliconRows = (mode: string) => {
@@ -1245,6 +1247,26 @@ add('paths', [
     },
     argv: replay(),
     expect: ['run.yaml', 'engine.hardware', 'tpu-v9', 'not in the catalog'],
+  },
+  {
+    name: 'a catalog model whose stated parameters disagree with its architecture',
+    files: {
+      'run.yaml': rooflineRun(),
+      'catalog/models/llama-3.1-8b.yaml': modelEntry((t) => t.replace('layers: 32', 'layers: 80')),
+    },
+    env: { SERVESIM_CATALOG: 'catalog' },
+    argv: replay(),
+    expect: [join('catalog', 'models', 'llama-3.1-8b.yaml'), 'parameters.total', '3 %'],
+  },
+  {
+    name: 'a catalog model with more KV heads than heads',
+    files: {
+      'run.yaml': rooflineRun(),
+      'catalog/models/llama-3.1-8b.yaml': modelEntry((t) => t.replace('kv_heads: 8', 'kv_heads: 64')),
+    },
+    env: { SERVESIM_CATALOG: 'catalog' },
+    argv: replay(),
+    expect: [join('catalog', 'models', 'llama-3.1-8b.yaml'), 'architecture.attention.kv_heads', 'at most heads'],
   },
   // Special files: reading a device never ends and reading a FIFO waits for a writer; each path
   // must be a regular file, checked before it is read. Run as processes only: an older build
