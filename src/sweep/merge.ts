@@ -23,6 +23,7 @@ import {
   TIMINGS_FILE,
   ResultsError,
   compactPoints,
+  droppedRecordsNote,
   latestById,
   outlineFromPlanFile,
   planFileContent,
@@ -124,7 +125,8 @@ export async function mergeSweeps(options: MergeOptions): Promise<MergeResult> {
   writeFileAtomic(join(outDir, PLAN_FILE), planText);
   rmSync(join(outDir, SHARD_FILE), { force: true });
   const records = [...chosen.values()];
-  compactPoints(join(outDir, POINTS_FILE), plan, records);
+  const dropped = droppedRecordsNote(join(outDir, POINTS_FILE), compactPoints(join(outDir, POINTS_FILE), plan, records, 'drop'));
+  if (dropped !== null) note(dropped);
   // Wall times of every input, in command-line order (not deterministic; see results.ts).
   writeFileAtomic(join(outDir, TIMINGS_FILE), timings);
   writeFileAtomic(join(outDir, SUMMARY_FILE), summaryCsv(plan, plan.points, chosen));

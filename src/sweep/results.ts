@@ -207,10 +207,13 @@ export function writeFileAtomic(file: string, content: string): void {
 }
 
 /**
- * Rewrites `points.jsonl` with one line per point: plan points in plan order, then any records
- * of ids outside this plan (from an earlier version of the sweep file) in their original order.
+ * Rewrites `points.jsonl` with one line per point: plan points in plan order, then, with
+ * `others: 'keep'`, the records of ids outside this plan in their original order (a capacity
+ * plan's log keeps replays an earlier search ran). A sweep's log is its results: `'drop'` leaves
+ * records of ids outside the plan (an earlier version of the sweep file, a line from elsewhere)
+ * out, so that the file is what a fresh run of the plan writes. Returns the ids left out.
  */
-export function compactPoints(file: string, plan: PlanOutline, records: PointRecord[]): void {
+export function compactPoints(file: string, plan: PlanOutline, records: PointRecord[], others: 'keep' | 'drop' = 'keep'): string[] {
   const byId = latestById(records);
   const planIds = new Set(plan.points.map((p) => p.id));
   let out = '';
@@ -218,8 +221,17 @@ export function compactPoints(file: string, plan: PlanOutline, records: PointRec
     const record = byId.get(point.id);
     if (record !== undefined) out += formatPointLine(record);
   }
-  for (const [id, record] of byId) if (!planIds.has(id)) out += formatPointLine(record);
+  const outside = [...byId.keys()].filter((id) => !planIds.has(id));
+  if (others === 'keep') for (const id of outside) out += formatPointLine(byId.get(id) as PointRecord);
   writeFileAtomic(file, out);
+  return others === 'keep' ? [] : outside;
+}
+
+/** The note for records a sweep's rewrite of `points.jsonl` left out (`compactPoints`), or null. */
+export function droppedRecordsNote(file: string, ids: readonly string[]): string | null {
+  if (ids.length === 0) return null;
+  const shown = ids.slice(0, 5).join(', ') + (ids.length > 5 ? `, ... (${ids.length - 5} more)` : '');
+  return `${file}: dropped ${ids.length} record(s) of points not in this sweep (${shown}): not results of it`;
 }
 
 /** The deterministic content of `plan.json`. */

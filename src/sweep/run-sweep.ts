@@ -26,6 +26,7 @@ import {
   appendPoint,
   appendTiming,
   compactPoints,
+  droppedRecordsNote,
   latestById,
   planFileContent,
   readOwnFile,
@@ -333,7 +334,8 @@ async function runInDir(
   // Stopped before a point ran: the files are as the last run left them (and a large plan's
   // summary and chart would only delay the exit).
   if (!(interrupted && ran === 0)) {
-    compactPoints(pointsPath, plan, records);
+    const dropped = droppedRecordsNote(pointsPath, compactPoints(pointsPath, plan, records, 'drop'));
+    if (dropped !== null) note(dropped);
     writeFileAtomic(join(outDir, SUMMARY_FILE), summaryCsv(plan, slice, byId));
     if (options.chart !== false) await writeChart(plan, slice, byId, join(outDir, CHART_FILE), note);
   }
