@@ -162,6 +162,29 @@ describe.skipIf(process.getuid?.() !== 0)('a full disk (tmpfs)', () => {
     }
   });
 
+  it('a read-only file system: one line naming the folder it could not make, EROFS, exit 1', () => {
+    const readOnly = join(work, 'read-only');
+    mkdirSync(readOnly, { recursive: true });
+    expect(spawnSync('mount', ['-t', 'tmpfs', '-o', 'size=64k,ro', 'tmpfs', readOnly]).status).toBe(0);
+    try {
+      writeFileSync(join(work, 'base.yaml'), config(40));
+      writeFileSync(join(work, 'sweep-ro.yaml'), 'base: base.yaml\ngrid:\n  traffic.load.concurrency: [1, 2]\n');
+      for (const args of [
+        ['replay', 'base.yaml', '--out', join(readOnly, 'replay', 'deeper')],
+        ['sweep', 'sweep-ro.yaml', '--workers', '1', '--out', join(readOnly, 'sweep')],
+      ]) {
+        const run = servesim(...args);
+        expect(run.code, run.stderr).toBe(1);
+        const lines = run.stderr.split('\n').filter((line) => line.trim() !== '');
+        expect(lines).toHaveLength(1);
+        // Not the ENOENT a recursive mkdir reports there.
+        expect(lines[0]).toMatch(/^error: cannot write .*read-only\/(replay|sweep): the file system is read-only \(EROFS\)$/);
+      }
+    } finally {
+      spawnSync('umount', [readOnly]);
+    }
+  });
+
   it('replay --aiperf: one line, exit 1, no half-written AIPerf file (into a new folder: no folder left)', () => {
     const out = join(disk, 'aiperf');
     writeFileSync(join(work, 'large.yaml'), config(3000));

@@ -232,11 +232,23 @@ export function checkOutputDir(dir: string, flag = '--out'): void {
  */
 export function makeOutputDir(dir: string, flag = '--out'): string | undefined {
   checkOutputDir(dir, flag);
-  try {
-    return mkdirSync(dir, { recursive: true });
-  } catch (err) {
-    throw outputError(dir, err);
+  // One level at a time, outermost first: a recursive mkdir reports ENOENT for a read-only file
+  // system, where the folder's own mkdir says EROFS (or EACCES, ENOSPC).
+  const missing: string[] = [];
+  for (let path = resolve(dir); !existsSync(path); path = dirname(path)) {
+    missing.unshift(path);
+    if (dirname(path) === path) break;
   }
+  for (const path of missing) {
+    try {
+      mkdirSync(path);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'EEXIST' && statSync(path).isDirectory()) continue;
+      if (path !== missing[0]) removeEmptyFolders(missing[0]);
+      throw outputError(path, err);
+    }
+  }
+  return missing[0];
 }
 
 /**
