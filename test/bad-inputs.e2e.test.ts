@@ -1,7 +1,7 @@
 /**
  * A corpus of bad inputs, written as a new user would trip over them: configs, traces, AIPerf
  * and CSV files, catalog files, calibration inputs, sweep files and state, plan files, and command-line flags,
- * in eleven classes (274 cases). Every case must end with
+ * in eleven classes (296 cases). Every case must end with
  *   - exit status 2 (bad input),
  *   - a message naming the file and the dotted field or the line (or the flag at fault),
  *   - no stack trace (no `    at ` line, no raw `Error:` / `RangeError:` prefix), one line plus at
@@ -11,12 +11,14 @@
  *     byte for byte what it was before,
  *   - in under 2 s (scaled up by the load average when the machine is busier than its cores).
  *
- * How it runs: 274 Node starts would cost more CPU than the checks themselves on a shared 2-core
+ * How it runs: 296 Node starts would cost more CPU than the checks themselves on a shared 2-core
  * machine, so every case runs in this process through the command line's own entry
  * (`src/cli/cli.ts` `main`: argv in, exit status out, no process.exit inside), with the working
- * folder, exit code and output streams swapped per call (test/helpers/cli-in-process.ts). The 33
+ * folder, exit code and output streams swapped per call (test/helpers/cli-in-process.ts). The 35
  * cases marked `child` also run as a real `node dist/src/cli/main.js` process, which checks the
- * real exit status, what a user sees on stderr and the bound with Node's start included.
+ * real exit status, what a user sees on stderr and the bound with Node's start included. The 8
+ * marked `processOnly` (special files: a FIFO, /dev/zero) run only as a process: an older build
+ * hangs on them, and only a process can be killed out of a hang.
  * SERVESIM_BAD_INPUTS_PROCESSES=1 runs every case as a process (a hang is killed after 20 s), and
  * SERVESIM_CLI=path runs them against another build (how the count of cases that failed before
  * the fixes was measured). Needs `npm run build` (sweep pools run compiled code). A full disk
