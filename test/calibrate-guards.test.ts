@@ -147,7 +147,8 @@ describe('flags', () => {
   });
 
   it('refuse a linear engine fit on one point before fitting, and say what --train found', async () => {
-    const started = performance.now();
+    // That it is refused before any replay runs is timed in the bad-input corpus (bad-inputs.e2e.test.ts,
+    // "--train lowest:3 finding one point", under 2 s): wall clocks stay out of the unit suite.
     const error = await runEngineCalibration({
       config: join(REPO, 'calibration', 'minimax-m25-b200-tp4.base.yaml'),
       measured: [join(REPO, 'data', 'silicon', 'dynosim-b200-minimax-m25-tp4-isl1k-osl1k.csv')],
@@ -165,6 +166,5 @@ describe('flags', () => {
     expect(error?.message).toBe(
       '--train lowest:3: the fit cannot be trusted: --train lowest:3 found 1 of the 1 measured points: 1 x 2 metrics = 2 measured values for 4 constants (base_ms, decode_kv_token_ns, prefill_token_us, client_delay_ms); train on more points (--train lowest:N)\nfix the input, or pass --force to write the fit anyway',
     );
-    expect(performance.now() - started).toBeLessThan(2000);
   });
 });
