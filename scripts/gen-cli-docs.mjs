@@ -49,13 +49,24 @@ left in place\`). 130: a sweep or a plan stopped with Ctrl-C (finished points an
 kept; the message says how to resume). Errors are one line, plus one on what to do where that
 helps; no stack trace.
 
+**Inputs** are read from regular files only (a symlink to one is fine): a folder, a FIFO, a
+device such as \`/dev/zero\` or a socket in the place of a config, trace, catalog entry or measured
+file is refused before it is read, naming the path (exit status 2). Each kind of file has a size
+limit, applied to the bytes read whatever size the file claims, and a trace line has a length
+limit ([config.md](config.md#limits)).
+
 **Outputs** are written whole or not at all: each file goes to a temporary file beside it
 (\`<file>.<number>\`) and is renamed over the old one once complete, so a full disk or a kill
-leaves the previous complete file. A \`--out\` that is a file is refused before the run.
+leaves the previous complete file. The files of one result (a replay's \`summary.json\`,
+\`requests.jsonl\` and AIPerf files; a fit's files; a score or plan report) are renamed together
+once every one is complete: after a failed write none of the new ones is in place, and a folder
+the command created for them is removed again. A sweep or plan that cannot write its \`.lock\`
+leaves none. A \`--out\` that is a file is refused before the run.
 
 **Overrides.** \`--set dotted.key=value\` (replay, calibrate engine) sets any run-config key; the
 value is read as YAML (\`512\`, \`true\`, \`{type: fixed, blocks: 1000}\`, \`max\`) and validated like the
-file, and an error names the override.
+file, and an error names the override. A tag (\`!!js/function\`, \`!mytag\`) is refused, in
+\`--set\` as in a file.
 
 | command | what it does | more |
 |---|---|---|

@@ -16,6 +16,7 @@ import {
   type AiperfMetric,
 } from '../src/io/read-aiperf.js';
 import { loadFromCliCommand, loadFromFolderName } from '../src/io/read-aiperf-load.js';
+import { findDuplicateKey } from '../src/io/read-aiperf-errors.js';
 import { tagFromHeaderCell } from '../src/io/read-aiperf-tags.js';
 import { thrownBy } from './helpers/errors.js';
 
@@ -213,6 +214,64 @@ describe('broken copies are errors that name the file and the line or key', () =
     early.records.ttft.avg = [1];
     expect(errorOf(() => parseAiperfJson(JSON.stringify(early), 'early.json')).message).toContain(
       'early.json: records.ttft.avg: expected a number',
+    );
+  });
+
+  it('refuses a duplicated key, naming its path and line, where JSON.parse would keep the last silently', () => {
+    const text = real('mlx-qwen3-0.6b-m1/concurrency1', 'profile_export_aiperf.json');
+    const lines = text.split('\n');
+    const at = lines.findIndex((line) => line.includes('"time_to_first_token"'));
+    const avg = lines.findIndex((line, i) => i > at && /^\s*"avg":/.test(line));
+    // The block's avg given twice, the second one 1000 times the first.
+    const doubled = [
+      ...lines.slice(0, avg + 1),
+      lines[avg].replace(/"avg": ([\d.]+)/, (_m, v: string) => `"avg": ${Number(v) * 1000}`),
+      ...lines.slice(avg + 1),
+    ];
+    const error = errorOf(() => parseAiperfJson(doubled.join('\n'), 'dup/profile_export_aiperf.json'));
+    expect(error.message).toMatch(
+      new RegExp(
+        `^dup/profile_export_aiperf\\.json:${avg + 2}: time_to_first_token\\.avg: the key "avg" appears twice in one object \\(column \\d+\\); remove one of them$`,
+      ),
+    );
+    // Keys that repeat in different objects are fine; an escaped spelling is the same key.
+    expect(findDuplicateKey('{"a": {"k": 1}, "b": [{"k": 1}, {"k": 2}], "k": 3}')).toBeNull();
+    expect(findDuplicateKey('{"records": {"ttft": {"avg": 1, "a\\u0076g": 2}}}')).toEqual({
+      path: 'records.ttft.avg',
+      key: 'avg',
+      line: 1,
+      column: 33,
+    });
+    expect(findDuplicateKey('{"x": "{\\"y\\": 1, \\"y\\": 2}", "l": [[1], {"q": 1, "q": 2}]}')?.path).toBe('l.1.q');
+  });
+
+  it('refuses a negative metric value, and a list where a metric block belongs, naming the key', () => {
+    const document = JSON.parse(real('mlx-qwen3-0.6b-m1/concurrency1', 'profile_export_aiperf.json')) as Record<string, unknown>;
+    const negative = structuredClone(document) as Record<string, Record<string, unknown>>;
+    negative.time_to_first_token.avg = -12.5;
+    expect(errorOf(() => parseAiperfJson(JSON.stringify(negative), 'neg.json')).message).toBe(
+      'neg.json: time_to_first_token.avg: must be 0 or more (Time to First Token is never negative), got -12.5',
+    );
+    const list = { ...document, time_to_first_token: [12.5, 13] };
+    expect(errorOf(() => parseAiperfJson(JSON.stringify(list), 'list.json')).message).toBe(
+      'list.json: time_to_first_token: expected a metric block {unit, avg, ...}, got a list',
+    );
+    // A signed metric may be negative.
+    const signed = { ...document, osl_mismatch_diff_pct: { unit: '%', avg: -2.5, min: -5, max: 0 } };
+    expect(parseAiperfJson(JSON.stringify(signed), 'ok.json').metrics.osl_mismatch_diff_pct.stats.avg).toBe(-2.5);
+  });
+
+  it('refuses a negative statistic in a summary CSV at its line', () => {
+    const text = real('mlx-qwen3-0.6b-m1/concurrency8', 'profile_export_aiperf.csv');
+    const lines = text.split('\r\n');
+    const row = lines.findIndex((line) => line.startsWith('Time to First Token (ms)'));
+    const cells = lines[row].split(',');
+    cells[1] = `-${cells[1]}`;
+    lines[row] = cells.join(',');
+    expect(errorOf(() => parseAiperfCsv(lines.join('\r\n'), 'neg.csv')).message).toMatch(
+      new RegExp(
+        `^neg\\.csv:${row + 1}: "Time to First Token \\(ms\\)" avg: must be 0 or more \\(Time to First Token is never negative\\), got -`,
+      ),
     );
   });
 

@@ -1,7 +1,7 @@
 /**
  * A corpus of bad inputs, written as a new user would trip over them: configs, traces, AIPerf
  * and CSV files, catalog files, calibration inputs, sweep files and state, plan files, and command-line flags,
- * in eleven classes (274 cases). Every case must end with
+ * in eleven classes (296 cases). Every case must end with
  *   - exit status 2 (bad input),
  *   - a message naming the file and the dotted field or the line (or the flag at fault),
  *   - no stack trace (no `    at ` line, no raw `Error:` / `RangeError:` prefix), one line plus at
@@ -11,20 +11,34 @@
  *     byte for byte what it was before,
  *   - in under 2 s (scaled up by the load average when the machine is busier than its cores).
  *
- * How it runs: 274 Node starts would cost more CPU than the checks themselves on a shared 2-core
+ * How it runs: 296 Node starts would cost more CPU than the checks themselves on a shared 2-core
  * machine, so every case runs in this process through the command line's own entry
  * (`src/cli/cli.ts` `main`: argv in, exit status out, no process.exit inside), with the working
- * folder, exit code and output streams swapped per call (test/helpers/cli-in-process.ts). The 33
+ * folder, exit code and output streams swapped per call (test/helpers/cli-in-process.ts). The 35
  * cases marked `child` also run as a real `node dist/src/cli/main.js` process, which checks the
- * real exit status, what a user sees on stderr and the bound with Node's start included.
+ * real exit status, what a user sees on stderr and the bound with Node's start included. The 8
+ * marked `processOnly` (special files: a FIFO, /dev/zero) run only as a process: an older build
+ * hangs on them, and only a process can be killed out of a hang.
  * SERVESIM_BAD_INPUTS_PROCESSES=1 runs every case as a process (a hang is killed after 20 s), and
  * SERVESIM_CLI=path runs them against another build (how the count of cases that failed before
  * the fixes was measured). Needs `npm run build` (sweep pools run compiled code). A full disk
  * (exit status 1) is in test/output-faults.e2e.test.ts.
  */
-import { spawnSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { cpSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  cpSync,
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  readlinkSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -80,6 +94,10 @@ interface Case {
   maxLines?: number;
   /** Environment variables set for the run (e.g. SERVESIM_CATALOG, relative to the case folder). */
   env?: Record<string, string>;
+  /** Special files made in the case folder: a FIFO, or a symlink to a target (e.g. `/dev/zero`). */
+  special?: Record<string, 'fifo' | { symlink: string }>;
+  /** Run only as a real process (where a hang is killed), never in this process. */
+  processOnly?: boolean;
 }
 
 // ---- small builders ----------------------------------------------------------------------
@@ -137,6 +155,8 @@ const rooflineRun = (extra: Record<string, unknown> = {}) =>
   );
 /** The bundled H100 entry with `edit` applied to its text: a catalog file of one's own. */
 const gpuEntry = (edit: (text: string) => string) => edit(readFileSync(join(REPO, 'data', 'hardware', 'h100_sxm.yaml'), 'utf8'));
+/** The bundled Llama-3.1-8B entry with `edit` applied to its text: a model entry of one's own that replaces it. */
+const modelEntry = (edit: (text: string) => string) => edit(readFileSync(join(REPO, 'data', 'models', 'llama-3.1-8b.yaml'), 'utf8'));
 /** The silicon sample's header, and a row of it with `mode` and `batch_size` set. */
 const SILICON_SAMPLE = join(REPO, 'data', 'silicon', 'aic-silicon-sample.csv');
 const siliconRows = (mode: string) => {
@@ -220,6 +240,15 @@ function openLoopExport(): string {
     request_rate: 2,
   }));
   return JSON.stringify(exported);
+}
+/** The concurrency-1 AIPerf export of the fixture with `edit` applied. */
+function aiperfJsonWith(edit: (doc: Record<string, Record<string, unknown>>) => void): string {
+  const doc = JSON.parse(readFileSync(join(MLX, 'concurrency1', 'profile_export_aiperf.json'), 'utf8')) as Record<
+    string,
+    Record<string, unknown>
+  >;
+  edit(doc);
+  return JSON.stringify(doc, null, 2);
 }
 const lines = (records: unknown[]) => records.map((r) => `${typeof r === 'string' ? r : JSON.stringify(r)}\n`).join('');
 
@@ -449,6 +478,39 @@ add('silent wrong numbers', [
     argv: replay(),
     expect: ['catalog/hardware/my_gpu.yaml', 'memory.bandwidth_gb_per_s', '-3350'],
     child: true,
+  },
+]);
+
+// YAML tags: the YAML library turned an unknown tag into a plain string without a word (and
+// printed a raw Node warning for one in --set).
+add('silent wrong numbers', [
+  {
+    name: 'a run config value with a custom tag',
+    files: { 'run.yaml': 'engine: {model: !mytag m}\ntraffic: {source: {input_tokens: 64, output_tokens: 8}, stop: {requests: 20}}\n' },
+    argv: replay(),
+    expect: ['run.yaml:1', '!mytag', 'not supported'],
+  },
+  {
+    name: 'a run config value with !!js/function',
+    files: {
+      'run.yaml':
+        'engine: {model: m}\ntraffic:\n  source: {input_tokens: !!js/function "function () { return 64 }", output_tokens: 8}\n  stop: {requests: 20}\n',
+    },
+    argv: replay(),
+    expect: ['run.yaml:3', '!!js/function', 'not supported'],
+  },
+  {
+    name: 'a --set value with !!js/function',
+    files: { 'run.yaml': run() },
+    argv: replay('run.yaml', '--set', 'engine.model=!!js/function "x"'),
+    expect: ['--set', 'engine.model', '!!js/function', 'not supported'],
+    child: true,
+  },
+  {
+    name: 'a sweep file with a custom tag',
+    files: { 'run.yaml': run(), 'sweep.yaml': 'base: run.yaml\ngrid:\n  traffic.load.concurrency: !range [1, 4]\n' },
+    argv: ['sweep', 'sweep.yaml', '--out', 'out'],
+    expect: ['sweep.yaml:3', '!range', 'not supported'],
   },
 ]);
 
@@ -717,6 +779,21 @@ add('impossible sizes', [
     files: { 'run.yaml': run({ engine: { frontend: { base_ms: 1e12 } } }) },
     argv: replay(),
     expect: ['run.yaml', 'engine.frontend.base_ms', '1,000,000,000'],
+  },
+  {
+    // 52 MB on one line: parsing it took 16 s and 1.1 GB to find the count wrong.
+    name: 'a trace line of 26 million hash ids',
+    files: () => ({
+      'run.yaml': traceConfig(),
+      'trace.jsonl': Buffer.concat([
+        Buffer.from(`${row(600, 5)}\n{"timestamp": 1, "input_length": 600, "output_length": 5, "hash_ids": [`),
+        Buffer.alloc(26_000_000 * 2, '0,'),
+        Buffer.from('0]}\n'),
+      ]),
+    }),
+    argv: replay(),
+    expect: ['trace.jsonl:2', 'longer than 3.0 MiB', 'block_size 512'],
+    child: true,
   },
 ]);
 
@@ -1173,6 +1250,94 @@ add('paths', [
     argv: replay(),
     expect: ['run.yaml', 'engine.hardware', 'tpu-v9', 'not in the catalog'],
   },
+  {
+    name: 'a catalog model whose stated parameters disagree with its architecture',
+    files: {
+      'run.yaml': rooflineRun(),
+      'catalog/models/llama-3.1-8b.yaml': modelEntry((t) => t.replace('layers: 32', 'layers: 80')),
+    },
+    env: { SERVESIM_CATALOG: 'catalog' },
+    argv: replay(),
+    expect: [join('catalog', 'models', 'llama-3.1-8b.yaml'), 'parameters.total', '3 %'],
+  },
+  {
+    name: 'a catalog model with more KV heads than heads',
+    files: {
+      'run.yaml': rooflineRun(),
+      'catalog/models/llama-3.1-8b.yaml': modelEntry((t) => t.replace('kv_heads: 8', 'kv_heads: 64')),
+    },
+    env: { SERVESIM_CATALOG: 'catalog' },
+    argv: replay(),
+    expect: [join('catalog', 'models', 'llama-3.1-8b.yaml'), 'architecture.attention.kv_heads', 'at most heads'],
+  },
+  // Special files: reading a device never ends and reading a FIFO waits for a writer; each path
+  // must be a regular file, checked before it is read. Run as processes only: an older build
+  // hangs on them, which only a process can be killed out of.
+  {
+    name: 'a sweep base of /dev/zero',
+    files: { 'sweep.yaml': yaml({ base: '/dev/zero' }) },
+    argv: ['sweep', 'sweep.yaml', '--out', 'out'],
+    expect: ['sweep.yaml', 'base', '/dev/zero', 'not a regular file'],
+    processOnly: true,
+  },
+  {
+    name: 'a sweep base of /dev/urandom',
+    files: { 'sweep.yaml': yaml({ base: '/dev/urandom' }) },
+    argv: ['sweep', 'sweep.yaml', '--out', 'out'],
+    expect: ['sweep.yaml', 'base', '/dev/urandom', 'not a regular file'],
+    processOnly: true,
+  },
+  {
+    name: 'a run config that is a FIFO',
+    special: { 'run.yaml': 'fifo' },
+    argv: replay(),
+    expect: ['run.yaml', 'FIFO', 'not a regular file'],
+    processOnly: true,
+  },
+  {
+    name: 'a trace that is a FIFO',
+    files: { 'run.yaml': traceConfig() },
+    special: { 'trace.jsonl': 'fifo' },
+    argv: replay(),
+    expect: ['run.yaml', 'traffic.source.path', 'trace.jsonl', 'FIFO'],
+    processOnly: true,
+  },
+  {
+    name: 'a trace that is a symlink to /dev/urandom',
+    files: { 'run.yaml': traceConfig() },
+    special: { 'trace.jsonl': { symlink: '/dev/urandom' } },
+    argv: replay(),
+    expect: ['run.yaml', 'traffic.source.path', 'trace.jsonl', 'character device'],
+    processOnly: true,
+  },
+  {
+    name: 'a catalog model file that is a FIFO',
+    special: { 'cat/models/x.yaml': 'fifo' },
+    env: { SERVESIM_CATALOG: 'cat' },
+    argv: ['catalog', 'models'],
+    expect: [join('cat', 'models', 'x.yaml'), 'FIFO'],
+    processOnly: true,
+  },
+  {
+    name: 'a catalog of symlinks to /dev/zero',
+    files: { 'run.yaml': rooflineRun() },
+    special: {
+      'cat/models/a.yaml': { symlink: '/dev/zero' },
+      'cat/models/b.yaml': { symlink: '/dev/zero' },
+      'cat/hardware/c.yaml': { symlink: '/dev/zero' },
+    },
+    env: { SERVESIM_CATALOG: 'cat' },
+    argv: replay(),
+    expect: [join('cat', 'models', 'a.yaml'), 'character device'],
+    processOnly: true,
+  },
+  {
+    name: 'score --measured that is a FIFO',
+    special: { 'measured.csv': 'fifo' },
+    argv: ['score', '--sim', SIM, '--measured', 'measured.csv', '--out', 'out'],
+    expect: ['measured.csv', 'FIFO'],
+    processOnly: true,
+  },
 ]);
 
 add('calibration inputs', [
@@ -1433,6 +1598,12 @@ add('calibration inputs', [
     expect: ['perf.csv:1', 'batch_size'],
   },
   {
+    name: 'response-overhead on gaps all at one output length and load',
+    files: { 'gaps.csv': 'output_tokens,gap_ms\n128,1.5\n128,1.7\n128,1.2\n' },
+    argv: ['calibrate', 'response-overhead', '--input', 'gaps.csv', '--out', 'out'],
+    expect: ['gaps.csv', 'one point', '--force'],
+  },
+  {
     name: 'a gap CSV with negative output tokens',
     files: { 'gaps.csv': 'output_tokens,gap_ms\n10,1.5\n-3,1.4\n' },
     argv: ['calibrate', 'response-overhead', '--input', 'gaps.csv', '--out', 'out'],
@@ -1573,6 +1744,43 @@ add('calibration inputs', [
 ]);
 
 add('scoring', [
+  {
+    name: 'a measured AIPerf JSON with a duplicated key',
+    files: () => ({
+      'run1/profile_export_aiperf.json': readFileSync(join(MLX, 'concurrency1', 'profile_export_aiperf.json'), 'utf8').replace(
+        /("time_to_first_token": \{\n(\s*)"unit": "ms",)/,
+        '$1\n$2"avg": 1,',
+      ),
+    }),
+    argv: ['score', '--sim', SIM, '--measured', 'run1', '--out', 'out'],
+    expect: [/profile_export_aiperf\.json:\d+: time_to_first_token\.avg: the key "avg" appears twice/],
+  },
+  {
+    name: 'a measured AIPerf JSON with a negative time_to_first_token.avg',
+    files: () => ({ 'run1/profile_export_aiperf.json': aiperfJsonWith((doc) => (doc.time_to_first_token.avg = -5)) }),
+    argv: ['score', '--sim', SIM, '--measured', 'run1', '--out', 'out'],
+    expect: ['profile_export_aiperf.json', 'time_to_first_token.avg', 'got -5'],
+  },
+  {
+    name: 'a measured AIPerf JSON with a list in place of time_to_first_token',
+    files: () => ({
+      'run1/profile_export_aiperf.json': aiperfJsonWith((doc) => ((doc as Record<string, unknown>).time_to_first_token = [1, 2])),
+    }),
+    argv: ['score', '--sim', SIM, '--measured', 'run1', '--out', 'out'],
+    expect: ['profile_export_aiperf.json', 'time_to_first_token', 'got a list'],
+  },
+  {
+    name: 'a header-only measured CSV beside one with rows',
+    files: { 'full.csv': 'concurrency,isl,osl,ttft_ms\n1,512,128,10\n', 'm.csv': 'concurrency,isl,osl,ttft_ms\n' },
+    argv: ['score', '--sim', SIM, '--measured', 'full.csv', 'm.csv', '--out', 'out'],
+    expect: ['m.csv:1', 'no rows'],
+  },
+  {
+    name: 'a negative concurrency in a measured CSV',
+    files: { 'm.csv': 'concurrency,isl,osl,ttft_ms\n1,512,128,10\n-2,512,128,11\n' },
+    argv: ['score', '--sim', SIM, '--measured', 'm.csv', '--out', 'out'],
+    expect: ['m.csv:3', 'concurrency', '"-2"'],
+  },
   {
     name: 'a measured AIPerf JSON of another schema',
     files: { 'run1/profile_export_aiperf.json': '{"foo": 1}\n' },
@@ -2272,7 +2480,7 @@ add('plan files', [
     name: 'a plan folder locked by a running plan',
     files: { 'plan.yaml': planFile(), ...earlierPlan('') },
     argv: plan(),
-    expect: [join('out', '.lock'), /in use|running/],
+    expect: [join('out', '.lock'), 'in use by a running plan'],
   },
 ]);
 
@@ -2345,6 +2553,10 @@ function snapshot(dir: string): Map<string, string> {
     if (stat.isDirectory()) {
       out.set(`${rel}/`, 'dir');
       for (const name of readdirSync(path).sort()) visit(join(path, name), rel === '' ? name : `${rel}/${name}`);
+    } else if (stat.isSymbolicLink()) {
+      out.set(rel, `symlink to ${readlinkSync(path)}`);
+    } else if (!stat.isFile()) {
+      out.set(rel, 'special file');
     } else {
       out.set(rel, createHash('sha256').update(readFileSync(path)).digest('hex'));
     }
@@ -2363,6 +2575,11 @@ function setUp(c: Case): string {
   for (const [rel, body] of Object.entries(files)) {
     mkdirSync(dirname(join(dir, rel)), { recursive: true });
     writeFileSync(join(dir, rel), body);
+  }
+  for (const [rel, kind] of Object.entries(c.special ?? {})) {
+    mkdirSync(dirname(join(dir, rel)), { recursive: true });
+    if (kind === 'fifo') execFileSync('mkfifo', [join(dir, rel)]);
+    else symlinkSync(kind.symlink, join(dir, rel));
   }
   return dir;
 }
@@ -2455,7 +2672,7 @@ describe.skipIf(ALL_PROCESSES)('bad inputs: every case exits 2 with the file and
     expect(names.size).toBe(cases.length);
   });
 
-  for (const c of cases) {
+  for (const c of cases.filter((x) => x.processOnly !== true)) {
     it(`${c.cls}: ${c.name}`, async () => {
       const dir = setUp(c);
       try {
@@ -2478,7 +2695,7 @@ describe.skipIf(ALL_PROCESSES)('bad inputs: every case exits 2 with the file and
 });
 
 describe('bad inputs in a real process: exit status, no stack trace, under 2 s with the Node start', () => {
-  for (const c of cases.filter((x) => ALL_PROCESSES || x.child === true)) {
+  for (const c of cases.filter((x) => ALL_PROCESSES || x.child === true || x.processOnly === true)) {
     it(`${c.cls}: ${c.name}`, () => {
       const dir = setUp(c);
       try {
@@ -2490,6 +2707,8 @@ describe('bad inputs in a real process: exit status, no stack trace, under 2 s w
           env: { ...process.env, ...c.env },
           encoding: 'utf8',
           timeout: 20_000,
+          // A sweep handles SIGTERM (it stops between points): a process stuck in a read would ignore it.
+          killSignal: 'SIGKILL',
           maxBuffer: 64 * 1024 * 1024,
         });
         const ms = performance.now() - started;

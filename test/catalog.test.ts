@@ -135,6 +135,58 @@ describe('catalog files with mistakes', () => {
     expect(() => loadCatalog([...catalogFolders(), hw])).toThrow(/my-gpu\.yaml: memory\.bandwidth_gb_per_s: is required/);
   });
 
+  it('refuses more KV heads than heads, and GQA heads the KV heads do not divide', () => {
+    const more = llama() as unknown as { architecture: { attention: Record<string, unknown> } };
+    more.architecture.attention.kv_heads = 64;
+    const folder = folderWith('models', 'kv.yaml', yaml({ ...more, id: 'kv', name: 'kv', aliases: [] }));
+    expect(() => loadCatalog([...catalogFolders(), folder])).toThrow(
+      /kv\.yaml: architecture\.attention\.kv_heads: must be at most heads \(32\), got 64/,
+    );
+    more.architecture.attention.kv_heads = 6;
+    const uneven = folderWith('models', 'kv.yaml', yaml({ ...more, id: 'kv', name: 'kv', aliases: [] }));
+    expect(() => loadCatalog([...catalogFolders(), uneven])).toThrow(
+      /kv\.yaml: architecture\.attention\.kv_heads: must divide heads \(32\), got 6/,
+    );
+  });
+
+  it('refuses stated parameter counts more than 3 % (total) or 5 % (active) from the architecture', () => {
+    // Llama-3.1-8B's architecture gives 8,030,261,248 parameters; its card says 8.0B.
+    const computed = 32 * (4096 * 4096 * 2 + 2 * 4096 * 1024 + 3 * 4096 * 14336) + 2 * 128256 * 4096;
+    const withCounts = (total: number, active: number) => {
+      const entry = { ...llama(), id: 'counted', name: 'counted', aliases: [], parameters: { total, active } };
+      return folderWith('models', 'counted.yaml', yaml(entry));
+    };
+    expect(() => loadCatalog([...catalogFolders(), withCounts(computed * 1.029, computed * 1.029)])).not.toThrow();
+    expect(() => loadCatalog([...catalogFolders(), withCounts(70e9, 70e9)])).toThrow(
+      "counted.yaml: parameters.total: is 70.00 B, but the architecture gives 8.030 B (-88.5 %, more than the 3 % the counts may differ): check it and the architecture fields against the checkpoint's config.json",
+    );
+    // Active: 7,504,924,672 without the input embedding (the closer convention here), 8,030,261,248 with it.
+    expect(() => loadCatalog([...catalogFolders(), withCounts(computed, 7.505e9 * 0.956)])).not.toThrow();
+    expect(() => loadCatalog([...catalogFolders(), withCounts(computed, 6.8e9)])).toThrow(
+      /counted\.yaml: parameters\.active: is 6\.800 B, but the architecture gives 7\.505 B \(10\.4 %, more than the 5 %/,
+    );
+    // A layer count off by half changes the computed count, not the stated one.
+    const halved = llama() as unknown as { architecture: Record<string, unknown> };
+    halved.architecture.layers = 16;
+    const folder = folderWith('models', 'halved.yaml', yaml({ ...halved, id: 'halved', name: 'halved', aliases: [] }));
+    expect(() => loadCatalog([...catalogFolders(), folder])).toThrow(
+      /halved\.yaml: parameters\.total: is 8\.000 B, but the architecture gives 4\.540 B \(-43\.2 %/,
+    );
+  });
+
+  it('names the file of a model found by name outside the whole catalog', () => {
+    const bad = { ...llama(), id: 'one-model', name: 'one-model', aliases: [], parameters: { total: 70e9, active: 70e9 } };
+    const folder = folderWith('models', 'one-model.yaml', yaml(bad));
+    const saved = process.env.SERVESIM_CATALOG;
+    process.env.SERVESIM_CATALOG = folder;
+    try {
+      expect(() => findModel('one-model')).toThrow(/^models\/one-model\.yaml: parameters\.total: |one-model\.yaml: parameters\.total: /);
+    } finally {
+      if (saved === undefined) delete process.env.SERVESIM_CATALOG;
+      else process.env.SERVESIM_CATALOG = saved;
+    }
+  });
+
   it('lets an extra folder replace a bundled entry of the same id', () => {
     const mine = { ...llama(), max_context: 4096 };
     const folder = folderWith('models', 'llama-3.1-8b.yaml', yaml(mine));

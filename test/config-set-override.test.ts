@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { ConfigError } from '../src/config/errors.js';
 import { loadRunConfig, loadRunConfigFromObject } from '../src/config/load.js';
 import { applySet, parseSetAssignment } from '../src/config/set-override.js';
@@ -59,6 +59,29 @@ describe('applySet', () => {
     const err = errorOf(() => parseSetAssignment('a.b={x: 1'));
     expect(err.path).toBe('a.b');
     expect(err.message).toMatch(/^--set: a\.b: the value is not valid YAML: /);
+  });
+
+  it('refuses a tag on the value, naming the override, and writes nothing to stderr', () => {
+    const warned = vi.spyOn(process, 'emitWarning').mockImplementation(() => {});
+    try {
+      for (const [assignment, tag] of [
+        ['engine.model=!!js/function "x"', '!!js/function'],
+        ['engine.model=!foo x', '!foo'],
+        ['engine.model=!!binary aGVsbG8=', '!!binary'],
+        ['traffic.load=!load {type: poisson}', '!load'],
+      ]) {
+        const err = errorOf(() => parseSetAssignment(assignment));
+        expect(err.message).toBe(
+          `--set: ${assignment.slice(0, assignment.indexOf('='))}: the value is not valid YAML: the tag ${tag} is not supported;` +
+            ' write a plain value (a string, number, boolean, list or mapping) without a tag',
+        );
+      }
+      expect(warned).not.toHaveBeenCalled();
+    } finally {
+      warned.mockRestore();
+    }
+    // The core tags are plain values.
+    expect(parseSetAssignment('engine.model=!!str 512').value).toBe('512');
   });
 
   it('rejects keys that would reach the object prototype', () => {

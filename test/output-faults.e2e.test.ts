@@ -2,8 +2,11 @@
  * A full disk, for real: a tiny tmpfs mounted for the test (needs root; the file is skipped
  * otherwise, and test/write-output.test.ts injects the same failure through the writers' file
  * system interface). Every command that writes outputs ends with one line naming the file and
- * exit status 1, leaves the previous complete file in place and no temporary file behind; a sweep
- * interrupted by the full disk resumes, once there is room, to the bytes of an uninterrupted run.
+ * exit status 1, leaves the previous complete file in place and no temporary file behind; the
+ * files of one result (a replay's summary.json and requests.jsonl) appear together or not at all,
+ * and a folder the command created for them is removed again; a sweep or a plan that cannot write
+ * its lock leaves no lock; a sweep interrupted by the full disk resumes, once there is room, to the
+ * bytes of an uninterrupted run.
  */
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statfsSync, writeFileSync } from 'node:fs';
@@ -12,10 +15,12 @@ import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 const REPO = resolve(import.meta.dirname, '..');
-const CLI = join(REPO, 'dist', 'src', 'cli', 'main.js');
+/** The built command line; SERVESIM_CLI points at another build (to see an older one fail). */
+const CLI = process.env.SERVESIM_CLI ?? join(REPO, 'dist', 'src', 'cli', 'main.js');
 const DETOK_JOBS = join(REPO, 'calibration', 'detokenization-jobs.csv');
 const MLX = join(REPO, 'test', 'fixtures', 'aiperf', 'mlx-qwen3-0.6b-m1');
 const SILICON_SAMPLE = join(REPO, 'data', 'silicon', 'aic-silicon-sample.csv');
+const SMALL_PLAN = join(REPO, 'sweeps', 'plans', 'qwen3-8b-small.yaml');
 
 const work = mkdtempSync(join(tmpdir(), 'servesim-disk-'));
 const disk = join(work, 'disk');
@@ -59,9 +64,10 @@ function expectOneLine(stderr: string, file: string): void {
   expect(stderr).not.toMatch(/^\s+at /m);
 }
 
-/** Files under `dir` that are a write's temporary file (`name.<number>`). */
+/** Files under `dir` that are a write's temporary file (`name.<number>`); none when `dir` is gone. */
 function temporaries(dir: string): string[] {
   const found: string[] = [];
+  if (!existsSync(dir)) return found;
   const visit = (d: string) => {
     for (const entry of readdirSync(d, { withFileTypes: true })) {
       if (entry.isDirectory()) visit(join(d, entry.name));
@@ -99,7 +105,87 @@ describe.skipIf(process.getuid?.() !== 0)('a full disk (tmpfs)', () => {
     }
   });
 
-  it('replay --aiperf: one line, exit 1, no half-written AIPerf file', () => {
+  it('replay --out at 8 to 64 KiB free: summary.json and requests.jsonl appear together or not at all', () => {
+    writeFileSync(join(work, 'large.yaml'), config(3000));
+    writeFileSync(join(work, 'small.yaml'), config(10));
+    for (const left of [8, 16, 32, 64]) {
+      // Into a new folder: nothing at all is left, not even the folder.
+      const fresh = join(disk, `replay-${left}`);
+      let free = fill(left * 1024);
+      try {
+        const run = servesim('replay', 'large.yaml', '--out', fresh, '--per-request');
+        expect(run.code, `${left} KiB: ${run.stderr}`).toBe(1);
+        expectOneLine(run.stderr, 'requests.jsonl');
+        expect(existsSync(fresh), `${left} KiB`).toBe(false);
+      } finally {
+        free();
+      }
+      // Over an earlier complete pair: both stay as they were.
+      const earlier = join(disk, `earlier-${left}`);
+      expect(servesim('replay', 'small.yaml', '--out', earlier, '--per-request').code).toBe(0);
+      const before = ['summary.json', 'requests.jsonl'].map((name) => readFileSync(join(earlier, name), 'utf8'));
+      free = fill(left * 1024);
+      try {
+        expect(servesim('replay', 'large.yaml', '--out', earlier, '--per-request').code).toBe(1);
+        expect(['summary.json', 'requests.jsonl'].map((name) => readFileSync(join(earlier, name), 'utf8'))).toEqual(before);
+        expect(temporaries(earlier)).toEqual([]);
+      } finally {
+        free();
+        rmSync(earlier, { recursive: true, force: true });
+      }
+    }
+  });
+
+  it('sweep and plan at 0 bytes free: one line naming the lock, exit 1, no lock and no folder left', () => {
+    writeFileSync(join(work, 'base.yaml'), config(40));
+    writeFileSync(join(work, 'sweep0.yaml'), 'base: base.yaml\ngrid:\n  traffic.load.concurrency: [1, 2]\n');
+    const free = fill(0);
+    try {
+      for (const [args, out] of [
+        [['sweep', 'sweep0.yaml', '--workers', '1'], join(disk, 'sweep0')],
+        [['plan', SMALL_PLAN, '--workers', '1'], join(disk, 'plan0')],
+      ] as const) {
+        const run = servesim(...args, '--out', out);
+        expect(run.code, run.stderr).toBe(1);
+        expectOneLine(
+          run.stderr
+            .split('\n')
+            .filter((line) => line.startsWith('error:'))
+            .join('\n'),
+          '.lock',
+        );
+        expect(run.stderr).not.toMatch(/^\s+at /m);
+        expect(existsSync(out), out).toBe(false);
+      }
+    } finally {
+      free();
+    }
+  });
+
+  it('a read-only file system: one line naming the folder it could not make, EROFS, exit 1', () => {
+    const readOnly = join(work, 'read-only');
+    mkdirSync(readOnly, { recursive: true });
+    expect(spawnSync('mount', ['-t', 'tmpfs', '-o', 'size=64k,ro', 'tmpfs', readOnly]).status).toBe(0);
+    try {
+      writeFileSync(join(work, 'base.yaml'), config(40));
+      writeFileSync(join(work, 'sweep-ro.yaml'), 'base: base.yaml\ngrid:\n  traffic.load.concurrency: [1, 2]\n');
+      for (const args of [
+        ['replay', 'base.yaml', '--out', join(readOnly, 'replay', 'deeper')],
+        ['sweep', 'sweep-ro.yaml', '--workers', '1', '--out', join(readOnly, 'sweep')],
+      ]) {
+        const run = servesim(...args);
+        expect(run.code, run.stderr).toBe(1);
+        const lines = run.stderr.split('\n').filter((line) => line.trim() !== '');
+        expect(lines).toHaveLength(1);
+        // Not the ENOENT a recursive mkdir reports there.
+        expect(lines[0]).toMatch(/^error: cannot write .*read-only\/(replay|sweep): the file system is read-only \(EROFS\)$/);
+      }
+    } finally {
+      spawnSync('umount', [readOnly]);
+    }
+  });
+
+  it('replay --aiperf: one line, exit 1, no half-written AIPerf file (into a new folder: no folder left)', () => {
     const out = join(disk, 'aiperf');
     writeFileSync(join(work, 'large.yaml'), config(3000));
     const free = fill(32 * 1024);
@@ -107,6 +193,7 @@ describe.skipIf(process.getuid?.() !== 0)('a full disk (tmpfs)', () => {
       const run = servesim('replay', 'large.yaml', '--out', out, '--aiperf');
       expect(run.code).toBe(1);
       expectOneLine(run.stderr, 'profile_export');
+      expect(existsSync(out)).toBe(false);
       const folder = join(out, 'servesim-m-concurrency8');
       for (const name of existsSync(folder) ? readdirSync(folder) : []) {
         // What is there is whole: the JSON parses.
@@ -172,13 +259,14 @@ describe.skipIf(process.getuid?.() !== 0)('a full disk (tmpfs)', () => {
     }
   });
 
-  it('calibrate: one line, exit 1, no half-written fit', () => {
+  it('calibrate: one line, exit 1, no half-written fit (into a new folder: no folder left)', () => {
     const out = join(disk, 'fit');
     const free = fill(2 * 1024);
     try {
       const run = servesim('calibrate', 'detokenization', '--input', DETOK_JOBS, '--out', out);
       expect(run.code).toBe(1);
       expectOneLine(run.stderr, 'fit/');
+      expect(existsSync(out)).toBe(false);
       for (const name of existsSync(out) ? readdirSync(out) : []) {
         if (name.endsWith('.json')) expect(() => JSON.parse(readFileSync(join(out, name), 'utf8'))).not.toThrow();
       }

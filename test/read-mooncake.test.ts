@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { InputError } from '../src/config/errors.js';
-import { parseMooncakeTrace, readMooncakeTrace } from '../src/io/read-mooncake.js';
+import { maxTraceLineBytes, parseMooncakeTrace, readMooncakeTrace } from '../src/io/read-mooncake.js';
 
 const DIR = 'test/fixtures/traces';
 const CONVERSATION = `${DIR}/mooncake-conversation-head200.jsonl`;
@@ -178,22 +178,39 @@ describe('parseMooncakeTrace row rules', () => {
   });
 });
 
-describe('readMooncakeTrace speed', () => {
-  it('reads 50k rows in well under a second', () => {
+describe('over-long lines', () => {
+  // Millions of hash ids on one line: the count is wrong for any input_length, and parsing such a
+  // line (26 million ids) took 16 s and 1.1 GB. It is refused from its length alone, unparsed
+  // (the time bound is in read-mooncake.e2e.test.ts).
+  const longLine = () => `{"timestamp": 0, "input_length": 600, "output_length": 5, "hash_ids": [${'0,'.repeat(2_000_000)}0]}\n`;
+
+  it('refuses a line longer than the longest row at its block size, naming the line and the limit', () => {
+    const text = `${row({})}\n${longLine()}`;
+    expect(inputErrorOf(() => parseMooncakeTrace(text, { label: 't.jsonl' })).message).toBe(
+      't.jsonl:2: is longer than 3.0 MiB (the longest row a trace can have at block_size 512, with 195,313 hash ids); it is not parsed',
+    );
+  });
+
+  it('refuses it in a file too, reading only the start of the line', () => {
     const dir = mkdtempSync(join(tmpdir(), 'servesim-mooncake-'));
-    const path = join(dir, 'big.jsonl');
-    const head = readFileSync(CONVERSATION, 'utf8');
-    writeFileSync(path, head.repeat(250));
     try {
-      const start = performance.now();
-      const trace = readMooncakeTrace(path);
-      const elapsedMs = performance.now() - start;
-      expect(trace.rows).toBe(50_000);
-      // About 0.1 s on one shared core; 1M rows (254 MB) read in about 2 s. The bound is loose for busy machines.
-      expect(elapsedMs).toBeLessThan(1500);
+      writeFileSync(join(dir, 'long.jsonl'), `${row({})}\n${longLine()}`);
+      const err = inputErrorOf(() => readMooncakeTrace(join(dir, 'long.jsonl'), { label: 'long.jsonl' }));
+      expect(err.line).toBe(2);
+      expect(err.reason).toMatch(/^is longer than 3\.0 MiB/);
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
+  });
+
+  it('scales the limit with the block size: a smaller block allows more ids', () => {
+    expect(maxTraceLineBytes(512)).toBe(64 * 1024 + 16 * Math.ceil(1e8 / 512));
+    expect(maxTraceLineBytes(16)).toBe(64 * 1024 + 16 * Math.ceil(1e8 / 16));
+    // The longest valid row at block size 512 (100,000,000 tokens, ids of 10 digits) is within it.
+    const ids = Array.from({ length: Math.ceil(1e8 / 512) }, (_, k) => 2_000_000_000 + k);
+    const longest = JSON.stringify({ timestamp: 0, input_length: 1e8, output_length: 1, hash_ids: ids });
+    expect(Buffer.byteLength(longest)).toBeLessThan(maxTraceLineBytes(512));
+    expect(parseMooncakeTrace(longest).hashIds.length).toBe(ids.length);
   });
 });
 

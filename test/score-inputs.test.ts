@@ -1,4 +1,4 @@
-import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -79,6 +79,38 @@ describe('measured points from a table', () => {
     expect(errorOf(() => parseTabularPoints('a,b\n1,2\n', 'nokey.csv')).message).toMatch(/^nokey\.csv:1: no column maps to a load key/);
     expect(errorOf(() => readTabularPoints(SILICON, { select: [{ column: 'gpu', value: 'h100' }] })).message).toMatch(
       /:1: no column "gpu" to select on/,
+    );
+  });
+
+  it('names a table with a header and no rows, also beside other measured files', () => {
+    expect(errorOf(() => parseTabularPoints('concurrency,ttft_ms\n', 'empty.csv')).message).toBe(
+      'empty.csv:1: has a header and no rows: no measured point in it',
+    );
+    const dir = mkdtempSync(join(tmpdir(), 'servesim-measured-'));
+    try {
+      writeFileSync(join(dir, 'full.csv'), 'concurrency,ttft_ms\n1,12\n');
+      writeFileSync(join(dir, 'empty.csv'), 'concurrency,ttft_ms\n');
+      expect(errorOf(() => readMeasuredPoints([join(dir, 'full.csv'), join(dir, 'empty.csv')])).message).toBe(
+        `${join(dir, 'empty.csv')}:1: has a header and no rows: no measured point in it`,
+      );
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('refuses a load key that cannot be one, and a negative metric, at the line', () => {
+    const bad = (cell: string, column = 'concurrency') =>
+      errorOf(() => parseTabularPoints(`${column},ttft_ms\n1,12\n${cell},12\n`, 'm.csv')).message;
+    expect(bad('-2')).toBe('m.csv:3: concurrency: the key concurrency must be a positive whole number, got "-2"');
+    expect(bad('0')).toBe('m.csv:3: concurrency: the key concurrency must be a positive whole number, got "0"');
+    expect(bad('2.5')).toBe('m.csv:3: concurrency: the key concurrency must be a positive whole number, got "2.5"');
+    expect(bad('high')).toBe('m.csv:3: concurrency: the key concurrency must be a positive whole number, got "high"');
+    expect(bad('-1', 'request_rate')).toBe(
+      'm.csv:3: request_rate: the key request_rate must be a positive number (requests per second), got "-1"',
+    );
+    expect(bad('-1', 'isl')).toBe('m.csv:3: isl: the key isl must be a number of tokens, 0 or more, got "-1"');
+    expect(errorOf(() => parseTabularPoints('concurrency,ttft_ms\n1,12\n2,-3\n', 'm.csv')).message).toBe(
+      'm.csv:3: ttft_ms: time_to_first_token.avg must be 0 or more (Time to First Token is never negative), got -3',
     );
   });
 

@@ -6,7 +6,14 @@ import { describe, expect, it } from 'vitest';
 import { parseMetricList } from '../src/score/metric-names.js';
 import { pairPoints } from '../src/score/pair.js';
 import type { PointKey, ScorePoint } from '../src/score/points.js';
-import { formatScoresJson, formatTerminalTable, writeScoreReport } from '../src/score/score-report.js';
+import {
+  escapeHtml,
+  formatMarkdownReport,
+  formatScoresJson,
+  formatTerminalTable,
+  markdownText,
+  writeScoreReport,
+} from '../src/score/score-report.js';
 import { buildScore, checkLimits, type ScoreResult } from '../src/score/score-result.js';
 
 const CHROMIUM = '/usr/bin/chromium';
@@ -61,6 +68,24 @@ describe('score report files', () => {
     expect(text).toContain('unmatched measured points (1): concurrency=8, isl=128');
     expect(text).toContain(`FAIL: time_to_first_token.avg: MAPE ${(ttft.mape as number).toFixed(2)} % is above the limit 1 %`);
     expect(text).toMatch(/ok: inter_token_latency\.avg: MAPE [\d.]+ % <= 50 %/);
+  });
+
+  it('writes report.md with every label escaped as report.html escapes it: a <script> label stays text', () => {
+    const result = sampleResult();
+    result.inputs.sim_label = '<script>alert(1)</script>';
+    result.inputs.sim = 'out/`sim`';
+    result.inputs.measured_notes = ['[click](javascript:alert(1)) & *bold*'];
+    const markdown = formatMarkdownReport(result);
+    expect(markdown).not.toMatch(/<script|<b>|<new>/);
+    expect(markdown.split('\n')[0]).toBe('# Score of &lt;script&gt;alert(1)&lt;/script&gt;');
+    expect(markdown).toContain('- simulated: `` out/`sim` ``');
+    expect(markdown).toContain('  - \\[click\\](javascript:alert(1)) &amp; \\*bold\\*');
+    // The failed sim point's reason, `boom <b>`, in the unmatched list; the table header names the label too.
+    expect(markdown).toContain('(status failed: boom &lt;b&gt;)');
+    expect(markdown).toContain('MAPE % &lt;script&gt;alert(1)&lt;/script&gt;');
+    // The HTML report escapes the same texts.
+    expect(escapeHtml('<script>alert(1)</script>')).toBe('&lt;script&gt;alert(1)&lt;/script&gt;');
+    expect(markdownText('a | b')).toBe('a | b');
   });
 
   it('writes JSON in the documented shape, with non-finite numbers as null', () => {

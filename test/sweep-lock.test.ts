@@ -1,9 +1,10 @@
 /**
- * The `.lock` of a sweep folder (src/sweep/lock.ts): a running sweep's lock holds; a lock left by
- * a dead process, by this process's own pid (a restart), or by a pid now used by another program
- * (another start time) is stale and taken over; another host's lock holds.
+ * The `.lock` of a sweep or plan folder (src/sweep/lock.ts): a running sweep's lock holds; a lock
+ * left by a dead process, by this process's own pid (a restart), or by a pid now used by another
+ * program (another start time) is stale and taken over; another host's lock holds. A lock that
+ * cannot be written (a full disk) is in test/output-faults.e2e.test.ts.
  */
-import { spawn } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -42,6 +43,23 @@ describe('sweep folder lock', () => {
       `${file}: in use by a running sweep (pid ${process.ppid}); give each run or shard its own --out`,
     );
     expect(readFileSync(file, 'utf8')).toBe(lock(process.ppid, processStartTime(process.ppid)));
+  });
+
+  it('names a plan as the holder of a plan folder', () => {
+    const { dir, file } = lockIn(lock(1, 'x', 'another-host'));
+    expect(thrownBy(() => takeLock(dir, () => {}, 'plan'), SweepError).message).toBe(
+      `${file}: in use by a running plan (host another-host, pid 1); give each run its own --out, or remove ${file} if no plan is running on another-host`,
+    );
+  });
+
+  it('treats a FIFO or a device in place of the lock as an unreadable lock, without blocking on it', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'servesim-lock-'));
+    dirs.push(dir);
+    execFileSync('mkfifo', [join(dir, LOCK_FILE)]);
+    expect(readLock(join(dir, LOCK_FILE))).toBeNull();
+    const notes: string[] = [];
+    takeLock(dir, (line) => notes.push(line))();
+    expect(notes).toEqual([`${join(dir, LOCK_FILE)}: took over an unreadable lock`]);
   });
 
   it("is stale when it holds this process's own pid (a container restarted with the same pid)", () => {

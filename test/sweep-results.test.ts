@@ -1,10 +1,10 @@
-import { appendFileSync, writeFileSync } from 'node:fs';
+import { appendFileSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { ReplaySummary } from '../src/core/report-types.js';
 import { createProgress, formatDuration } from '../src/sweep/progress.js';
 import { splitWallTime } from '../src/sweep/point-summary.js';
-import { appendPoint, compactPoints, formatPointLine, readPoints, type PointRecord } from '../src/sweep/results.js';
+import { appendPoint, compactPoints, droppedRecordsNote, formatPointLine, readPoints, type PointRecord } from '../src/sweep/results.js';
 import { summaryColumns, summaryCsv } from '../src/sweep/summary-csv.js';
 import type { PlanOutline } from '../src/sweep/plan.js';
 import { read, useTempDirs } from './fixtures/sweep/helpers.js';
@@ -78,15 +78,27 @@ describe('points.jsonl', () => {
     }
   });
 
-  it('compacts to one line per point in plan order, the latest attempt winning, foreign ids last', () => {
+  it('compacts to one line per point in plan order, the latest attempt winning, foreign ids last (a plan log)', () => {
     const file = join(dir(), 'points.jsonl');
     const records = [record('cccccccccccc'), record('aaaaaaaaaaaa', 'failed'), record('zzzzzzzzzzzz'), record('aaaaaaaaaaaa')];
-    compactPoints(file, outline, records);
+    expect(compactPoints(file, outline, records)).toEqual([]);
     expect(readPoints(file).records.map((r) => [r.id, r.status])).toEqual([
       ['aaaaaaaaaaaa', 'ok'],
       ['cccccccccccc', 'ok'],
       ['zzzzzzzzzzzz', 'ok'],
     ]);
+  });
+
+  it("drops ids outside the plan from a sweep's log and says which", () => {
+    const file = join(dir(), 'points.jsonl');
+    const records = [record('zzzzzzzzzzzz'), record('cccccccccccc'), record('aaaaaaaaaaaa'), record('yyyyyyyyyyyy', 'failed')];
+    const dropped = compactPoints(file, outline, records, 'drop');
+    expect(dropped).toEqual(['zzzzzzzzzzzz', 'yyyyyyyyyyyy']);
+    expect(readFileSync(file, 'utf8')).toBe(formatPointLine(records[2]) + formatPointLine(records[1]));
+    expect(droppedRecordsNote(file, dropped)).toBe(
+      `${file}: dropped 2 record(s) of points not in this sweep (zzzzzzzzzzzz, yyyyyyyyyyyy): not results of it`,
+    );
+    expect(droppedRecordsNote(file, [])).toBeNull();
   });
 
   it('keeps the simulator wall-time fields out of the recorded summary', () => {

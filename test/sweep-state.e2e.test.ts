@@ -1,6 +1,7 @@
 /**
  * What a sweep does with the state it finds and the threads it is given (src/sweep/run-sweep.ts,
- * merge.ts): temporary files of a killed write are removed on resume, --workers is capped at the
+ * merge.ts): temporary files of a killed write are removed on resume, records of points outside
+ * the sweep are dropped from the log, --workers is capped at the
  * cores, a merge accepts identical results, its own input as --out, and an --out holding an
  * earlier merge of the same sweep. Needs `npm run build`.
  */
@@ -29,6 +30,28 @@ describe('sweep state', () => {
     expect(existsSync(join(out, 'points.jsonl.2718281828'))).toBe(false);
     expect(existsSync(join(out, 'summary.csv.4242.tmp'))).toBe(false);
     expect(notes.some((n) => /removed 2 temporary file\(s\) an interrupted write left/.test(n))).toBe(true);
+  });
+
+  it('resumed, keeps no record of a point outside the sweep: the log ends as a fresh run writes it', async () => {
+    const d = dir();
+    const sweep = writeSweep(d, 'grid:\n  traffic.load.concurrency: [1, 2]\n');
+    const fresh = join(d, 'fresh');
+    await runSweep({ sweepFile: sweep, outDir: fresh, poolThreads: 1, note: () => {} });
+    const out = join(d, 'out');
+    await runSweep({ sweepFile: sweep, outDir: out, poolThreads: 1, note: () => {} });
+    // An ok record of an id the sweep does not have (a line from elsewhere), at concurrency 99.
+    const [first] = read(join(out, 'points.jsonl')).trim().split('\n');
+    const foreign = { ...(JSON.parse(first) as object), id: 'feedfacefeed', overrides: { 'traffic.load.concurrency': 99 } };
+    writeFileSync(join(out, 'points.jsonl'), `${read(join(out, 'points.jsonl'))}${JSON.stringify(foreign)}\n`);
+    const notes: string[] = [];
+    const result = await runSweep({ sweepFile: sweep, outDir: out, poolThreads: 1, note: (line) => notes.push(line) });
+    expect(result.ok).toBe(2);
+    expect(result.ran).toBe(0);
+    expect(notes).toContain(
+      `${join(out, 'points.jsonl')}: dropped 1 record(s) of points not in this sweep (feedfacefeed): not results of it`,
+    );
+    for (const name of ['points.jsonl', 'summary.csv', 'plan.json']) expect(read(join(out, name)), name).toBe(read(join(fresh, name)));
+    expect(read(join(out, 'points.jsonl'))).not.toContain('feedfacefeed');
   });
 
   it('caps --workers at the cores, with a note', async () => {

@@ -12,8 +12,10 @@ import {
   OutputError,
   checkOutputDir,
   fileSystemIo,
+  removeEmptyFolders,
   removeStaleTemporaries,
   writeOutputFile,
+  writeOutputFiles,
   type OutputIo,
 } from '../src/io/write-output.js';
 import { thrownBy } from './helpers/errors.js';
@@ -94,6 +96,78 @@ describe('writeOutputFile', () => {
     };
     expect(() => writeOutputFile(join(d, 'x'), ['a'], io)).toThrow(TypeError);
     expect(readdirSync(d)).toEqual([]);
+  });
+});
+
+describe('writeOutputFiles: the files of one result appear together or not at all', () => {
+  it('writes every file and creates their folders', () => {
+    const d = tempDir();
+    writeOutputFiles([
+      [join(d, 'out', 'summary.json'), '{}\n'],
+      [join(d, 'out', 'requests.jsonl'), ['{"id":0}\n', '{"id":1}\n']],
+      [join(d, 'out', 'aiperf', 'profile_export_aiperf.json'), '{"a":1}\n'],
+    ]);
+    expect(readFileSync(join(d, 'out', 'requests.jsonl'), 'utf8')).toBe('{"id":0}\n{"id":1}\n');
+    expect(readdirSync(join(d, 'out')).sort()).toEqual(['aiperf', 'requests.jsonl', 'summary.json']);
+  });
+
+  it('when a later file fails, the earlier ones are not put in place either and no temporary is left', () => {
+    const d = tempDir();
+    writeFileSync(join(d, 'summary.json'), 'old summary\n');
+    writeFileSync(join(d, 'requests.jsonl'), 'old requests\n');
+    // The summary (100 characters) fits; the requests do not.
+    const error = thrownBy(
+      () =>
+        writeOutputFiles(
+          [
+            [join(d, 'summary.json'), 's'.repeat(100)],
+            [join(d, 'requests.jsonl'), Array.from({ length: 1000 }, (_, i) => `{"request_id":${i}}\n`)],
+          ],
+          fullDisk(5000),
+        ),
+      OutputError,
+    );
+    expect(error.message).toBe(
+      `cannot write ${join(d, 'requests.jsonl')}: no space left on the device (ENOSPC); the previous version is left in place`,
+    );
+    expect(readFileSync(join(d, 'summary.json'), 'utf8')).toBe('old summary\n');
+    expect(readFileSync(join(d, 'requests.jsonl'), 'utf8')).toBe('old requests\n');
+    expect(readdirSync(d).sort()).toEqual(['requests.jsonl', 'summary.json']);
+  });
+
+  it('removes the folders it created when it fails, and keeps folders that were there', () => {
+    const d = tempDir();
+    mkdirSync(join(d, 'kept'));
+    const failing = (): void =>
+      writeOutputFiles(
+        [
+          [join(d, 'kept', 'a.json'), 'a'],
+          [join(d, 'new', 'deeper', 'b.json'), 'b'.repeat(100)],
+        ],
+        fullDisk(50, 'EDQUOT'),
+      );
+    expect(thrownBy(failing, OutputError).code).toBe('EDQUOT');
+    expect(readdirSync(d)).toEqual(['kept']);
+    expect(readdirSync(join(d, 'kept'))).toEqual([]);
+  });
+
+  it('refuses a file in the way of a folder as bad input, writing nothing', () => {
+    const d = tempDir();
+    writeFileSync(join(d, 'out'), 'x');
+    expect(thrownBy(() => writeOutputFiles([[join(d, 'out', 'summary.json'), '{}']]), InputError).exitCode).toBe(2);
+    expect(readdirSync(d)).toEqual(['out']);
+  });
+});
+
+describe('removeEmptyFolders', () => {
+  it('removes a tree of empty folders and keeps one that holds a file', () => {
+    const d = tempDir();
+    mkdirSync(join(d, 'a', 'b', 'c'), { recursive: true });
+    expect(removeEmptyFolders(join(d, 'a'))).toBe(true);
+    mkdirSync(join(d, 'x', 'y'), { recursive: true });
+    writeFileSync(join(d, 'x', 'y', 'f'), '');
+    expect(removeEmptyFolders(join(d, 'x'))).toBe(false);
+    expect(readdirSync(d)).toEqual(['x']);
   });
 });
 

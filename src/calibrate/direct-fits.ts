@@ -14,7 +14,7 @@ import { LINEAR_TERMS } from '../config/linear-timing.js';
 import { fitPassTime, passRoleColumns, readPasses, type PassLayout } from './pass-time.js';
 import { readTable, selectRows, type Table } from './read-table.js';
 import { formatSelection, type ColumnSelection } from '../io/selection.js';
-import { fitResponseOverhead, readAiperfGaps, readGapTable, type ResponseGap } from './response-overhead.js';
+import { fitResponseOverhead, readAiperfGaps, readGapTable, singlePointReason, type ResponseGap } from './response-overhead.js';
 
 export interface DirectFitCommon {
   /** Output folder; nothing is written when undefined. */
@@ -177,6 +177,8 @@ export async function runResponseOverheadFit(
     throw new InputError(source, 0, `no response-to-next-request gap in ${inputs.join(', ')} (a slot needs two requests)`);
   const fit = fitResponseOverhead(gaps, { holdout: options.holdout });
   const reasons = [...fit.untrusted];
+  const onePoint = singlePointReason(gaps);
+  if (onePoint !== null && reasons.length === 0) reasons.push(onePoint);
   if (openLoop !== null) {
     reasons.unshift(
       `${openLoop}: the next request does not wait for the response, so the gap measures the load's schedule, not the client; measure at a fixed concurrency`,

@@ -15,13 +15,13 @@ import { loadRunConfig, readYamlFile, type LoadedRunConfig } from '../config/loa
 import type { RunConfig } from '../config/types.js';
 import { EFFICIENCY_NAMES } from '../catalog/efficiency.js';
 import { parseMappingArguments } from '../io/read-tabular.js';
-import { checkOutputDir, makeOutputDir, writeOutputFile } from '../io/write-output.js';
+import { checkOutputDir, writeOutputFiles } from '../io/write-output.js';
 import { parseMetricList, type MetricName } from '../score/metric-names.js';
 import { selectPoints } from '../score/pair.js';
 import { formatKey, metricValue, missingMetrics, type ScorePoint } from '../score/points.js';
 import { readMeasuredPoints, shortPath } from '../score/score-inputs.js';
 import { selectTraining, TrainSelectionError } from '../score/train-select.js';
-import { writeScoreReport } from '../score/score-report.js';
+import { scoreReportFiles } from '../score/score-report.js';
 import type { ScoreResult } from '../score/score-result.js';
 import { CalibrateUsageError, parseSelectionArgs, refuseUntrusted } from './arguments.js';
 import { calibrateEngine, type EngineCalibration } from './engine-calibration.js';
@@ -315,11 +315,11 @@ async function writeFitFiles(
   files: ReadonlyArray<[string, string]>,
   calibration: { holdout: readonly unknown[]; score: ScoreResult },
 ): Promise<string[]> {
-  makeOutputDir(out);
-  for (const [name, text] of files) writeOutputFile(join(out, name), text);
-  const written = files.map(([name]) => join(out, name));
-  if (calibration.holdout.length > 0) written.push(...(await writeScoreReport(join(out, 'score'), calibration.score)).files);
-  return written;
+  // The fit and its score report appear together or not at all.
+  const all: Array<readonly [string, string]> = files.map(([name, text]) => [join(out, name), text] as const);
+  if (calibration.holdout.length > 0) all.push(...(await scoreReportFiles(join(out, 'score'), calibration.score)));
+  writeOutputFiles(all);
+  return all.map(([file]) => file);
 }
 
 export function engineSnippet(constants: EngineConstants): Record<string, unknown> {

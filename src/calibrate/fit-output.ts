@@ -9,7 +9,7 @@ import { stringify as stringifyCsv } from 'csv-stringify/sync';
 import type { TopLevelSpec } from 'vega-lite';
 import { barScale, readableScale } from '../io/chart-scale.js';
 import { renderSvg } from '../io/render-svg.js';
-import { makeOutputDir, writeOutputFile } from '../io/write-output.js';
+import { writeOutputFiles } from '../io/write-output.js';
 import { stringify as stringifyYaml } from 'yaml';
 import type { LinearFit } from './fit-linear.js';
 
@@ -452,7 +452,6 @@ export async function writeFitReport(outDir: string, report: FitReport, featureN
     'residuals.csv': residualsCsv(report.fit, featureNames),
     'fit.svg': await fitChartSvg(report, featureNames),
   };
-  makeOutputDir(outDir);
-  for (const [name, text] of Object.entries(files)) writeOutputFile(join(outDir, name), text);
+  writeOutputFiles(Object.entries(files).map(([name, text]) => [join(outDir, name), text] as const));
   return Object.keys(files).map((name) => join(outDir, name));
 }

@@ -10,11 +10,12 @@
  * several slots, so on each `worker_id` the ends are paired with later starts first-in first-out
  * (the slot that freed first is the one that sends next); at concurrency 1 that is the whole run.
  */
-import { existsSync, statSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { InputError } from '../config/errors.js';
 import { findAiperfFiles, findAiperfRunDirs } from '../io/read-aiperf.js';
 import { readAiperfJsonl } from '../io/read-aiperf-jsonl.js';
+import { inputPathKind } from '../io/read-text.js';
 import type { AiperfRequestRecord } from '../io/read-aiperf-types.js';
 import { fitLinearModel, log2Bucket, type FitOptions, type FitRow, type LinearFit, type LinearModelSpec } from './fit-linear.js';
 import { numberCell, requireColumn, type Table } from './read-table.js';
@@ -110,9 +111,8 @@ export function gapsOfRecords(
 
 /** Gaps from AIPerf runs: a run folder, a folder of runs, or a `profile_export.jsonl` file. */
 export function readAiperfGaps(path: string): GapExtraction {
-  if (!existsSync(path)) throw new InputError(path, 0, 'no such file or folder');
   const files: string[] = [];
-  if (statSync(path).isFile()) files.push(path);
+  if (inputPathKind(path) === 'file') files.push(path);
   else {
     for (const dir of findAiperfRunDirs(path)) {
       const found = findAiperfFiles(dir).jsonl;
@@ -155,6 +155,21 @@ export const RESPONSE_OVERHEAD_SPEC: LinearModelSpec = {
   yName: 'gap_ms',
   yUnit: 'ms',
 };
+
+/**
+ * Why the gaps cannot be fitted: every one is at the same point (the same output tokens and the
+ * same others in flight), so a fit there is their mean and nothing checks how the gap changes with
+ * either; null when they spread over two or more points.
+ */
+export function singlePointReason(gaps: readonly ResponseGap[]): string | null {
+  if (gaps.length === 0) return null;
+  const { outputTokens, inflight } = gaps[0];
+  if (gaps.some((gap) => gap.outputTokens !== outputTokens || gap.inflight !== inflight)) return null;
+  return (
+    `every gap is at one point (${outputTokens} output tokens, ${inflight} other requests in flight): the fit would be their mean, ` +
+    'and nothing in them shows how the gap changes with output tokens or load; give gaps at several output lengths or concurrencies'
+  );
+}
 
 export function fitResponseOverhead(gaps: readonly ResponseGap[], options: FitOptions = {}): LinearFit {
   const rows: FitRow[] = gaps.map((gap) => ({

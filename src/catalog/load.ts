@@ -13,7 +13,16 @@ import { ConfigError, makeConfigIssue, type ConfigIssue } from '../config/errors
 import { MAX_YAML_BYTES } from '../config/limits.js';
 import { readYamlFile } from '../config/yaml.js';
 import { readTextFile } from '../io/read-text.js';
+import { parameterCounts } from './architecture.js';
 import { hardwareEntrySchema, modelEntrySchema, type HardwareEntry, type ModelEntry } from './schema.js';
+
+/**
+ * How far the parameter counts a model entry states may be from the counts its architecture gives
+ * (`parameterCounts`): publishers round their figures (8.2B), and count embeddings and small
+ * weights (norms, biases) their own way. Every shipped entry is within 2.7 % (total) and 4.2 %
+ * (active, under the closer of the two embedding conventions); a wider gap is a wrong field.
+ */
+export const PARAMETER_TOLERANCE = { total: 0.03, active: 0.05 } as const;
 
 /** The package root: dist/src/catalog/load.js or src/catalog/load.ts -> the folder with package.json. */
 export function packageRoot(): string {
@@ -71,8 +80,12 @@ function readEntry<T extends { id: string }>(folder: string, name: string, schem
   if (entry.id !== id)
     throw new ConfigError(shown, 'id', `must equal the file name without .yaml (${JSON.stringify(id)}), got ${JSON.stringify(entry.id)}`);
   files.set(id, shown);
+  entryFiles.set(entry, shown);
   return entry;
 }
+
+/** The file each entry read was read from (for the messages of `checkModel`). */
+const entryFiles = new WeakMap<object, string>();
 
 function readEntries<T extends { id: string }>(folder: string, schema: z.ZodType<T>, files: Map<string, string>): Map<string, T> {
   const out = new Map<string, T>();
@@ -162,6 +175,50 @@ function checkModel(model: ModelEntry, file: string): void {
       `must be at most parameters.total (${model.parameters.total}), got ${model.parameters.active}`,
     );
   }
+  if (attention.kv_heads > attention.heads) {
+    throw new ConfigError(
+      file,
+      'architecture.attention.kv_heads',
+      `must be at most heads (${attention.heads}), got ${attention.kv_heads}: a KV head serves one or more query heads`,
+    );
+  }
+  if (attention.type === 'gqa' && attention.heads % attention.kv_heads !== 0) {
+    throw new ConfigError(
+      file,
+      'architecture.attention.kv_heads',
+      `must divide heads (${attention.heads}), got ${attention.kv_heads}: each KV head serves the same number of query heads`,
+    );
+  }
+  checkParameterCounts(model, file);
+}
+
+function billions(count: number): string {
+  return `${(count / 1e9).toPrecision(4)} B`;
+}
+
+/**
+ * The stated parameter counts must agree with the architecture within PARAMETER_TOLERANCE: a
+ * wrong layer count, width or expert count changes the computed count (and every roofline time
+ * and memory figure built on it), a wrong stated count is wrong on the page.
+ */
+function checkParameterCounts(model: ModelEntry, file: string): void {
+  const counts = parameterCounts(model);
+  const check = (field: 'total' | 'active', computed: number[]): void => {
+    const stated = model.parameters[field];
+    const gaps = computed.map((c) => c / stated - 1);
+    const closest = gaps.reduce((best, gap) => (Math.abs(gap) < Math.abs(best) ? gap : best));
+    if (Math.abs(closest) <= PARAMETER_TOLERANCE[field]) return;
+    const computedShown = computed[gaps.indexOf(closest)];
+    throw new ConfigError(
+      file,
+      `parameters.${field}`,
+      `is ${billions(stated)}, but the architecture gives ${billions(computedShown)} (${(closest * 100).toFixed(1)} %, more than the ` +
+        `${PARAMETER_TOLERANCE[field] * 100} % the counts may differ): check it and the architecture fields against the checkpoint's config.json`,
+    );
+  };
+  check('total', [counts.total]);
+  // Publishers count the active parameters with or without the input embedding.
+  check('active', [counts.active, counts.activeWithEmbedding]);
 }
 
 function lookup<T extends { id: string; name: string; aliases: string[] }>(entries: readonly T[], name: string): T | undefined {
@@ -210,7 +267,7 @@ export function findModel(name: string, catalog?: Catalog): ModelEntry | undefin
   if (catalog !== undefined) return lookup(catalog.models, name);
   const folders = catalogFolders();
   const entry = findOne('models', name, modelEntrySchema, folders);
-  if (entry !== undefined) checkModel(entry, entry.id);
+  if (entry !== undefined) checkModel(entry, entryFiles.get(entry) ?? entry.id);
   return entry;
 }
 

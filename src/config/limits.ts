@@ -61,6 +61,12 @@ export const MAX_TRACE_MS = 1e15;
 export const MAX_YAML_BYTES = 256 * 1024;
 /** ... and above this nesting depth. */
 export const MAX_YAML_DEPTH = 64;
+/**
+ * Any other text input read whole (AIPerf exports, CSV tables, a sweep's points.jsonl): the
+ * longest text a JavaScript string holds is 512 MiB, and a file is refused at this size before
+ * that limit is met.
+ */
+export const MAX_TEXT_FILE_BYTES = 500 * 1024 * 1024;
 /** Points of one sweep (the grid x zip x repeats product). */
 export const MAX_SWEEP_POINTS = 100_000;
 

@@ -3,8 +3,9 @@
  * YAML (`512` is a number, `true` a boolean, `{type: fixed, blocks: 100}` a mapping, `max`
  * a string); missing intermediate mappings are created.
  */
-import { parse as parseYaml } from 'yaml';
+import { parseDocument } from 'yaml';
 import { ConfigError, formatValue } from './errors.js';
+import { PLAIN_VALUES, unsupportedTag } from './yaml.js';
 
 /** The file label of errors in the assignment itself. */
 export const SET_LABEL = '--set';
@@ -33,9 +34,17 @@ export function parseSetAssignment(assignment: string): SetAssignment {
   }
   const bad = segments.find((segment) => FORBIDDEN_KEYS.has(segment));
   if (bad !== undefined) throw new ConfigError(SET_LABEL, path, `key ${JSON.stringify(bad)} is not allowed`);
+  // Parsed as a document, not with parse(), which prints the library's warnings (an unresolved
+  // tag) to stderr as they come: a tag is refused here like in a file.
+  const text = assignment.slice(eq + 1);
+  const doc = parseDocument(text, PLAIN_VALUES);
+  const error = doc.errors[0];
+  if (error !== undefined) throw new ConfigError(SET_LABEL, path, `the value is not valid YAML: ${error.message.split('\n')[0]}`);
+  const tag = unsupportedTag(doc, text);
+  if (tag !== null) throw new ConfigError(SET_LABEL, path, `the value is not valid YAML: ${tag.reason}`);
   let value: unknown;
   try {
-    value = parseYaml(assignment.slice(eq + 1)) ?? null;
+    value = doc.toJS() ?? null;
   } catch (err) {
     const detail = err instanceof Error ? err.message.split('\n')[0] : String(err);
     throw new ConfigError(SET_LABEL, path, `the value is not valid YAML: ${detail}`);

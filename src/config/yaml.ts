@@ -1,9 +1,25 @@
 /**
  * Reading YAML (or JSON) files as one document, with syntax errors turned into `InputError`s
  * that name the file and the line. Shared by run configs, sweep files and the catalog. Inputs
- * past the size and depth limits (limits.ts) are refused before they are parsed.
+ * past the size and depth limits (limits.ts) are refused before they are parsed. Values are plain
+ * (strings, numbers, booleans, null, lists, mappings): a custom tag (`!mytag`, `!!js/function`)
+ * and YAML 1.1's typed tags (`!!binary`, `!!timestamp`, `!!set`, `!!omap`, `!!pairs`) are
+ * refused at their line, where the YAML library would turn them into a string, a byte array or
+ * a date without a word. The core tags (`!!str`, `!!int`, `!!float`, `!!bool`, `!!null`, `!!map`,
+ * `!!seq`) are accepted.
  */
-import { Composer, isMap, isScalar, isSeq, LineCounter, Parser, type Document } from 'yaml';
+import {
+  Composer,
+  isMap,
+  isScalar,
+  isSeq,
+  LineCounter,
+  Parser,
+  type Document,
+  type DocumentOptions,
+  type ParseOptions,
+  type SchemaOptions,
+} from 'yaml';
 import { readTextFile } from '../io/read-text.js';
 import { InputError } from './errors.js';
 import { MAX_YAML_BYTES, MAX_YAML_DEPTH, formatFileSize } from './limits.js';
@@ -30,7 +46,7 @@ export function parseYamlText(text: string, label: string, what = 'config or swe
   // The library's own duplicate-key check compares each key with every earlier key of its
   // mapping (quadratic: 40,000 keys took a minute); `uniqueKeys: false` turns it off and
   // `checkUniqueKeys` does the same check with a set per mapping.
-  const docs = [...new Composer({ uniqueKeys: false }).compose(tokens, true, text.length)];
+  const docs = [...new Composer({ ...PLAIN_VALUES, uniqueKeys: false }).compose(tokens, true, text.length)];
   const doc = docs[0];
   const first = doc.errors[0];
   if (first !== undefined) {
@@ -41,12 +57,35 @@ export function parseYamlText(text: string, label: string, what = 'config or swe
     const position = lineCounter.linePos(docs[1].range[0]);
     throw new InputError(label, position.line, 'invalid YAML: the file holds several documents (a line of ---); a config is one');
   }
+  const tag = unsupportedTag(doc, text);
+  if (tag !== null) {
+    const { line, col } = lineCounter.linePos(tag.offset);
+    throw new InputError(label, line, `invalid YAML: ${tag.reason} (column ${col})`);
+  }
   checkUniqueKeys(doc, label, lineCounter);
   try {
     return doc.toJS() ?? {};
   } catch (err) {
     throw new InputError(label, 0, `invalid YAML: ${err instanceof Error ? err.message : String(err)}`);
   }
+}
+
+/** Parser options that keep values plain: YAML 1.1's typed tags are not resolved (see the header). */
+export const PLAIN_VALUES: ParseOptions & DocumentOptions & SchemaOptions = { resolveKnownTags: false };
+
+/**
+ * The first tag of `doc` the library could not resolve (a custom or YAML 1.1 tag), with its
+ * offset in `text` and the reason to give; null when there is none.
+ */
+export function unsupportedTag(doc: Document, text: string): { offset: number; reason: string } | null {
+  const warning = doc.warnings.find((w) => w.code === 'TAG_RESOLVE_FAILED');
+  if (warning === undefined) return null;
+  const offset = warning.pos[0];
+  const tag = /^!\S*/.exec(text.slice(offset))?.[0] ?? 'a tag';
+  return {
+    offset,
+    reason: `the tag ${tag} is not supported; write a plain value (a string, number, boolean, list or mapping) without a tag`,
+  };
 }
 
 /** A YAML syntax tree node as the parser yields it (only the fields the walk reads). */

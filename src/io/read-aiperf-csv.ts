@@ -10,7 +10,7 @@ import { basename } from 'node:path';
 import { parse } from 'csv-parse/sync';
 import { AiperfInputError } from './read-aiperf-errors.js';
 import { parseNumberText } from './read-aiperf-json.js';
-import { getMetricInfo, tagFromHeaderCell } from './read-aiperf-tags.js';
+import { getMetricInfo, metricValueProblem, tagFromHeaderCell } from './read-aiperf-tags.js';
 import {
   AIPERF_STATS,
   type AiperfLayout,
@@ -181,6 +181,8 @@ function parseStatRow(row: CsvLine, statColumns: string[], kind: AiperfMetric['k
       if (/^(nan|n\/a|none|null)$/i.test(trimmed)) continue;
       throw new AiperfInputError(file, { line: row.line }, `"${first}" ${column}: expected a number, got "${cell}"`);
     }
+    const problem = metricValueProblem(parsed.tag, value);
+    if (problem !== null) throw new AiperfInputError(file, { line: row.line }, `"${first}" ${column}: ${problem}`);
     stats[column as AiperfStat] = value;
   }
   return { tag: parsed.tag, unit, kind, stats };

@@ -52,11 +52,13 @@ export function locateOffset(text: string, offset: number): { line: number; colu
 /**
  * JSON.parse with an error that names the file, line and column. Node 20's messages carry
  * `position N` for most syntax errors and nothing for a truncated document, which is then
- * placed at its end.
+ * placed at its end. A key that appears twice in one object (JSON.parse keeps the last one without
+ * a word) is an error naming the key's dotted path and line.
  */
 export function parseJsonText(text: string, file: string, baseLine = 1): unknown {
+  let value: unknown;
   try {
-    return JSON.parse(text);
+    value = JSON.parse(text);
   } catch (error) {
     const message = error instanceof Error ? error.message : String(error);
     const position = /position (\d+)/.exec(message);
@@ -67,6 +69,75 @@ export function parseJsonText(text: string, file: string, baseLine = 1): unknown
     const reason = endsEarly ? `the JSON ends early (truncated file?): ${message}` : `not valid JSON (${message})`;
     throw new AiperfInputError(file, { line, column: where.column }, reason);
   }
+  const duplicate = findDuplicateKey(text);
+  if (duplicate !== null) {
+    throw new AiperfInputError(
+      file,
+      { line: duplicate.line + baseLine - 1, key: duplicate.path },
+      `the key ${JSON.stringify(duplicate.key)} appears twice in one object (column ${duplicate.column}); remove one of them`,
+    );
+  }
+  return value;
+}
+
+const QUOTE = 0x22;
+const BACKSLASH = 0x5c;
+
+/**
+ * The first key that repeats a key of its own object in a JSON text that JSON.parse accepted:
+ * its dotted path (array items by index), the key, and its 1-based line and column; null when
+ * every object's keys are distinct. One pass over the text; strings are skipped with indexOf.
+ * (A general JSON parser that reports keys, jsonc-parser 3.3.1, took 3.5 times as long as
+ * JSON.parse on a 38 MB AIPerf JSONL; this pass costs a fraction of it.)
+ */
+export function findDuplicateKey(text: string): { path: string; key: string; line: number; column: number } | null {
+  /** Open containers: an object's keys so far and its current key, or an array's current index. */
+  const frames: Array<{ keys: Set<string> | null; child: string }> = [];
+  let expectKey = false;
+  let line = 1;
+  let lineStart = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c === QUOTE) {
+      // The closing quote is the next one not escaped by an odd run of backslashes.
+      let end = text.indexOf('"', i + 1);
+      for (;;) {
+        let slashes = 0;
+        while (text.charCodeAt(end - 1 - slashes) === BACKSLASH) slashes++;
+        if (slashes % 2 === 0) break;
+        end = text.indexOf('"', end + 1);
+      }
+      const top = frames[frames.length - 1];
+      if (expectKey && top !== undefined && top.keys !== null) {
+        const raw = text.slice(i + 1, end);
+        const key = raw.includes('\\') ? (JSON.parse(`"${raw}"`) as string) : raw;
+        if (top.keys.has(key)) {
+          const path = [...frames.slice(0, -1).map((frame) => frame.child), key].join('.');
+          return { path, key, line, column: i - lineStart + 1 };
+        }
+        top.keys.add(key);
+        top.child = key;
+        expectKey = false;
+      }
+      i = end;
+    } else if (c === 0x7b /* { */) {
+      frames.push({ keys: new Set(), child: '' });
+      expectKey = true;
+    } else if (c === 0x5b /* [ */) {
+      frames.push({ keys: null, child: '0' });
+      expectKey = false;
+    } else if (c === 0x7d /* } */ || c === 0x5d /* ] */) {
+      frames.pop();
+    } else if (c === 0x2c /* , */) {
+      const top = frames[frames.length - 1];
+      if (top?.keys === null) top.child = String(Number(top.child) + 1);
+      else expectKey = true;
+    } else if (c === 0x0a) {
+      line++;
+      lineStart = i + 1;
+    }
+  }
+  return null;
 }
 
 /** A value as error messages show it (strings quoted, containers named). */

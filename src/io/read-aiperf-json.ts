@@ -7,7 +7,7 @@
 import { basename } from 'node:path';
 import { readTextFile } from './read-text.js';
 import { AiperfInputError, describeValue, parseJsonText } from './read-aiperf-errors.js';
-import { canonicalTag, getMetricInfo } from './read-aiperf-tags.js';
+import { canonicalTag, getMetricInfo, metricValueProblem } from './read-aiperf-tags.js';
 import {
   AIPERF_STATS,
   CSV_ROW_STATS,
@@ -68,7 +68,8 @@ export function parseAiperfJson(text: string, file: string): AiperfSummary {
   for (const [rawKey, block] of Object.entries(blocks)) {
     if (!hasRecords && NON_METRIC_KEYS.has(rawKey)) continue;
     if (!isObject(block)) {
-      if (hasRecords) {
+      // A catalogued metric in the place of a block is a damaged file, not an unknown addition.
+      if (hasRecords || getMetricInfo(canonicalTag(rawKey)) !== undefined) {
         throw new AiperfInputError(
           file,
           { key: keyPrefix + rawKey },
@@ -145,18 +146,14 @@ function parseMetricBlock(rawTag: string, block: Record<string, unknown>, keyPat
   for (const stat of AIPERF_STATS) {
     const value = block[stat];
     if (value === undefined || value === null) continue;
-    if (typeof value === 'number' && !Number.isNaN(value)) {
-      stats[stat] = value;
-      continue;
+    const parsed =
+      typeof value === 'number' && !Number.isNaN(value) ? value : typeof value === 'string' ? parseNumberText(value) : undefined;
+    if (parsed === undefined) {
+      throw new AiperfInputError(file, { key: `${keyPath}.${stat}` }, `expected a number, got ${describeValue(value)}`);
     }
-    if (typeof value === 'string') {
-      const parsed = parseNumberText(value);
-      if (parsed !== undefined) {
-        stats[stat] = parsed;
-        continue;
-      }
-    }
-    throw new AiperfInputError(file, { key: `${keyPath}.${stat}` }, `expected a number, got ${describeValue(value)}`);
+    const problem = metricValueProblem(tag, parsed);
+    if (problem !== null) throw new AiperfInputError(file, { key: `${keyPath}.${stat}` }, problem);
+    stats[stat] = parsed;
   }
   const hasSpread = Object.keys(stats).some((stat) => stat !== 'avg' && stat !== 'count');
   const kind: AiperfMetric['kind'] = info ? (info.kind === 'single' ? 'single' : 'distribution') : hasSpread ? 'distribution' : 'single';

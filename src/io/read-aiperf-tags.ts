@@ -128,6 +128,19 @@ export function getMetricInfo(tag: string): AiperfMetricInfo | undefined {
   return BY_TAG.get(canonical.startsWith('adj_') ? canonical.slice(4) : canonical);
 }
 
+/** Catalogued metrics that may be negative: a signed difference. */
+const SIGNED_TAGS = new Set(['osl_mismatch_diff_pct']);
+
+/**
+ * Why `value` cannot be a statistic of the metric `tag` (a time, a count, a rate or a share, which
+ * is never below 0), or null when it can. Metrics outside the catalogue are not checked.
+ */
+export function metricValueProblem(tag: string, value: number): string | null {
+  const info = getMetricInfo(tag);
+  if (info === undefined || SIGNED_TAGS.has(info.tag) || !(value < 0)) return null;
+  return `must be 0 or more (${info.header} is never negative), got ${value}`;
+}
+
 /** The header AIPerf prints for a tag and unit: `Header (unit)`, `Header (error-adjusted) (unit)`,
  * the unit left out for `requests` and `count`. */
 export function headerCellOf(tag: string, unit: string): string {

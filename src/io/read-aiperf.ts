@@ -8,13 +8,14 @@
  * one file each; `read-aiperf-load.ts` finds the load parameters; `read-aiperf-stats.ts`
  * recomputes a summary from the JSONL; `read-aiperf-tags.ts` is the metric catalogue.
  */
-import { existsSync, readdirSync, statSync } from 'node:fs';
+import { readdirSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { readAiperfCsv } from './read-aiperf-csv.js';
 import { AiperfInputError } from './read-aiperf-errors.js';
 import { readAiperfJson } from './read-aiperf-json.js';
 import { readAiperfJsonl } from './read-aiperf-jsonl.js';
 import { resolveAiperfLoad } from './read-aiperf-load.js';
+import { inputPathKind, isFolder, isRegularFile } from './read-text.js';
 import type { AiperfLoad, AiperfRequestRecord, AiperfSummary } from './read-aiperf-types.js';
 
 export * from './read-aiperf-types.js';
@@ -55,7 +56,7 @@ function pick(names: string[], preferred: string[], suffixes: string[]): string 
 
 /** The summary and per-request files of an artifact folder (undefined where absent). */
 export function findAiperfFiles(dir: string): AiperfRunFiles {
-  const names = readdirSync(dir).filter((name) => statSync(join(dir, name)).isFile());
+  const names = readdirSync(dir).filter((name) => isRegularFile(join(dir, name)));
   const json = pick(names, ['profile_export_aiperf.json', 'profile_export_genai_perf.json'], ['_aiperf.json', '_genai_perf.json']);
   const csv = pick(names, ['profile_export_aiperf.csv', 'profile_export_genai_perf.csv'], ['_aiperf.csv', '_genai_perf.csv']);
   const jsonl = pick(
@@ -80,14 +81,13 @@ function isRunFolder(dir: string): boolean {
  * sorted by path. A path to a summary file stands for its folder.
  */
 export function findAiperfRunDirs(path: string, maxDepth = 4): string[] {
-  if (!existsSync(path)) throw new AiperfInputError(path, undefined, 'no such file or folder');
-  if (statSync(path).isFile()) return [dirname(path)];
+  if (inputPathKind(path) === 'file') return [dirname(path)];
   if (isRunFolder(path)) return [path];
   const found: string[] = [];
   const visit = (dir: string, depth: number): void => {
     for (const name of readdirSync(dir).sort()) {
       const child = join(dir, name);
-      if (!statSync(child).isDirectory()) continue;
+      if (!isFolder(child)) continue;
       if (isRunFolder(child)) found.push(child);
       else if (depth < maxDepth) visit(child, depth + 1);
     }
@@ -98,10 +98,9 @@ export function findAiperfRunDirs(path: string, maxDepth = 4): string[] {
 
 /** Reads one measured run: a folder, or a path to its summary JSON or CSV. */
 export function readAiperfRun(path: string, options: ReadAiperfRunOptions = {}): AiperfRun {
-  if (!existsSync(path)) throw new AiperfInputError(path, undefined, 'no such file or folder');
   let dir = path;
   let files: AiperfRunFiles;
-  if (statSync(path).isFile()) {
+  if (inputPathKind(path) === 'file') {
     dir = dirname(path);
     const found = findAiperfFiles(dir);
     files = path.endsWith('.csv') ? { json: undefined, csv: path, jsonl: found.jsonl } : { json: path, csv: found.csv, jsonl: found.jsonl };

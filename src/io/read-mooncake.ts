@@ -9,13 +9,14 @@
  * Accepted on purpose: unknown keys (ignored), `null` for the optional keys (same as
  * absent), CRLF line ends, timestamps in any order (file order is kept; the replay sorts
  * by timestamp when it needs to), a UTF-8 byte-order mark. Rejected: blank lines anywhere but the
- * final newline, a line that is not UTF-8 text or holds a NUL byte, lengths above
+ * final newline, a line that is not UTF-8 text or holds a NUL byte, a line longer than any row
+ * can be (`maxTraceLineBytes`, refused before it is parsed), lengths above
  * MAX_TOKENS_PER_REQUEST and times above MAX_TRACE_MS (docs/config.md, "Limits").
  */
 import { InputError, formatValue } from '../config/errors.js';
-import { MAX_TOKENS_PER_REQUEST, MAX_TRACE_MS, formatCount } from '../config/limits.js';
+import { MAX_TEXT_FILE_BYTES, MAX_TOKENS_PER_REQUEST, MAX_TRACE_MS, formatCount, formatFileSize } from '../config/limits.js';
 import type { TraceRows } from '../core/run.js';
-import { lineBytesProblem, readInputBytes } from './read-text.js';
+import { forEachLine, lineBytesProblem } from './read-text.js';
 
 /**
  * The trace as the replay core takes it (`TraceRows`: rows kept, valid ones in file order, at
@@ -47,11 +48,35 @@ export interface ReadMooncakeOptions {
 export const MOONCAKE_BLOCK_SIZE = 512;
 const INT32_MAX = 2 ** 31 - 1;
 
-/** Reads and checks a whole Mooncake trace file. */
+/**
+ * The longest line a trace row can take at `blockSize`: every hash id of the longest prompt
+ * (MAX_TOKENS_PER_REQUEST tokens) written with 10 digits and a few bytes of separator, plus room
+ * for the other keys. A longer line cannot hold a valid row and is refused before it is parsed
+ * (parsing 26 million ids took 16 s and 1.1 GB to find the count wrong).
+ */
+export function maxTraceLineBytes(blockSize: number): number {
+  return Math.min(MAX_TEXT_FILE_BYTES, 64 * 1024 + 16 * maxHashIds(blockSize));
+}
+
+function maxHashIds(blockSize: number): number {
+  return Math.ceil(MAX_TOKENS_PER_REQUEST / blockSize);
+}
+
+function longLineReason(blockSize: number): string {
+  return `the longest row a trace can have at block_size ${blockSize}, with ${formatCount(maxHashIds(blockSize))} hash ids`;
+}
+
+/**
+ * Reads and checks a Mooncake trace file, line by line (the file is never held whole; reading
+ * stops after `limit` rows). A line longer than `maxTraceLineBytes` is refused unparsed.
+ */
 export function readMooncakeTrace(path: string, opts: ReadMooncakeOptions = {}): MooncakeTrace {
   const label = opts.label ?? path;
-  const bytes = readInputBytes(path, label);
-  const trace = parseMooncakeTrace(bytes, { ...opts, label });
+  const builder = new TraceBuilder({ ...opts, label });
+  forEachLine(path, label, maxTraceLineBytes(builder.blockSize), longLineReason(builder.blockSize), (bytes, line) =>
+    builder.addLine(bytes, line),
+  );
+  const trace = builder.finish();
   trace.path = path;
   return trace;
 }
@@ -94,79 +119,110 @@ function grow<T extends Float64Array | Int32Array>(array: T, size: number): T {
   return bigger;
 }
 
-/**
- * Parses Mooncake JSONL bytes (or text). `opts.label` names the source in errors; the
- * returned `path` is that label.
- */
-export function parseMooncakeTrace(input: Buffer | string, opts: ReadMooncakeOptions = {}): MooncakeTrace {
-  const label = opts.label ?? '<trace>';
-  const blockSize = opts.blockSize ?? MOONCAKE_BLOCK_SIZE;
-  const limit = opts.limit ?? Infinity;
-  const skipInvalid = opts.skipInvalid ?? false;
-  if (!Number.isInteger(blockSize) || blockSize < 1) throw new RangeError(`blockSize must be a positive integer, got ${blockSize}`);
-  const bytes = typeof input === 'string' ? Buffer.from(input, 'utf8') : input;
+/** Rows as they are read, line by line; `finish` gives the trace. */
+class TraceBuilder {
+  readonly label: string;
+  readonly blockSize: number;
+  private readonly limit: number;
+  private readonly skipInvalid: boolean;
+  private readonly cols = new Columns();
+  private readonly sessionIds: string[] = [];
+  private readonly row: RowParser;
+  private hasSession = false;
+  private hasPriority = false;
+  private rows = 0;
+  private skipped = 0;
 
-  const cols = new Columns();
-  const sessionIds: string[] = [];
-  let hasSession = false;
-  let hasPriority = false;
-  let rows = 0;
-  let skipped = 0;
-  let lineNo = 0;
-  // A UTF-8 byte-order mark is not part of the first line.
-  let pos = bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf ? 3 : 0;
-  const row = new RowParser(blockSize);
+  constructor(opts: ReadMooncakeOptions) {
+    this.label = opts.label ?? '<trace>';
+    this.blockSize = opts.blockSize ?? MOONCAKE_BLOCK_SIZE;
+    this.limit = opts.limit ?? Infinity;
+    this.skipInvalid = opts.skipInvalid ?? false;
+    if (!Number.isInteger(this.blockSize) || this.blockSize < 1)
+      throw new RangeError(`blockSize must be a positive integer, got ${this.blockSize}`);
+    this.row = new RowParser(this.blockSize);
+  }
 
-  while (pos < bytes.length && rows < limit) {
-    const newline = bytes.indexOf(10, pos);
-    const end = newline < 0 ? bytes.length : newline;
-    lineNo++;
-    const bytesProblem = lineBytesProblem(bytes.subarray(pos, end));
-    let text = bytesProblem === null ? bytes.toString('utf8', pos, end) : '';
-    pos = end + 1;
+  /** Adds one line's bytes (without its LF); returns false once `limit` rows are kept. */
+  addLine(raw: Buffer, lineNo: number): boolean {
+    if (this.rows >= this.limit) return false;
+    // A UTF-8 byte-order mark is not part of the first line.
+    const bytes = lineNo === 1 && raw[0] === 0xef && raw[1] === 0xbb && raw[2] === 0xbf ? raw.subarray(3) : raw;
+    const bytesProblem = lineBytesProblem(bytes);
+    let text = bytesProblem === null ? bytes.toString('utf8') : '';
     if (text.endsWith('\r')) text = text.slice(0, -1);
-
-    const problem = bytesProblem ?? row.parse(text);
+    const problem = bytesProblem ?? this.row.parse(text);
     if (problem !== null) {
-      if (!skipInvalid) throw new InputError(label, lineNo, problem);
-      skipped++;
-      continue;
+      if (!this.skipInvalid) throw new InputError(this.label, lineNo, problem);
+      this.skipped++;
+      return true;
     }
+    const { cols, row, rows } = this;
     cols.ensureRow(rows);
     cols.timestampMs[rows] = row.timestampMs;
     cols.inputLength[rows] = row.inputLength;
     cols.outputLength[rows] = row.outputLength;
     cols.delayMs[rows] = row.delayMs;
     cols.priority[rows] = row.priority;
-    if (row.hasPriority) hasPriority = true;
+    if (row.hasPriority) this.hasPriority = true;
     const ids = row.hashIds;
     cols.ensureHashIds(ids.length);
     for (let k = 0; k < ids.length; k++) cols.hashIds[cols.hashIdCount + k] = ids[k];
     cols.hashIdCount += ids.length;
     cols.hashIdOffsets[rows + 1] = cols.hashIdCount;
-    sessionIds.push(row.sessionId);
-    if (row.sessionId !== '') hasSession = true;
-    rows++;
+    this.sessionIds.push(row.sessionId);
+    if (row.sessionId !== '') this.hasSession = true;
+    this.rows++;
+    return this.rows < this.limit;
   }
 
-  if (rows === 0) {
-    const why = skipped > 0 ? ` (all ${skipped} lines were invalid and skipped)` : '';
-    throw new InputError(label, 0, `the trace has no rows${why}`);
+  finish(): MooncakeTrace {
+    const { cols, rows, skipped } = this;
+    if (rows === 0) {
+      const why = skipped > 0 ? ` (all ${skipped} lines were invalid and skipped)` : '';
+      throw new InputError(this.label, 0, `the trace has no rows${why}`);
+    }
+    return {
+      path: this.label,
+      rows,
+      timestampMs: cols.timestampMs.slice(0, rows),
+      inputLength: cols.inputLength.slice(0, rows),
+      outputLength: cols.outputLength.slice(0, rows),
+      sessionId: this.hasSession ? this.sessionIds : null,
+      delayMs: cols.delayMs.slice(0, rows),
+      hashIdOffsets: cols.hashIdOffsets.slice(0, rows + 1),
+      hashIds: cols.hashIds.slice(0, cols.hashIdCount),
+      priority: this.hasPriority ? cols.priority.slice(0, rows) : null,
+      skipped,
+    };
   }
+}
 
-  return {
-    path: label,
-    rows,
-    timestampMs: cols.timestampMs.slice(0, rows),
-    inputLength: cols.inputLength.slice(0, rows),
-    outputLength: cols.outputLength.slice(0, rows),
-    sessionId: hasSession ? sessionIds : null,
-    delayMs: cols.delayMs.slice(0, rows),
-    hashIdOffsets: cols.hashIdOffsets.slice(0, rows + 1),
-    hashIds: cols.hashIds.slice(0, cols.hashIdCount),
-    priority: hasPriority ? cols.priority.slice(0, rows) : null,
-    skipped,
-  };
+/**
+ * Parses Mooncake JSONL bytes (or text) held in memory, with the rules `readMooncakeTrace`
+ * applies to a file. `opts.label` names the source in errors; the returned `path` is that label.
+ */
+export function parseMooncakeTrace(input: Buffer | string, opts: ReadMooncakeOptions = {}): MooncakeTrace {
+  const builder = new TraceBuilder(opts);
+  const bytes = typeof input === 'string' ? Buffer.from(input, 'utf8') : input;
+  const maxLine = maxTraceLineBytes(builder.blockSize);
+  let pos = 0;
+  let lineNo = 0;
+  while (pos < bytes.length) {
+    const newline = bytes.indexOf(10, pos);
+    const end = newline < 0 ? bytes.length : newline;
+    lineNo++;
+    if (end - pos > maxLine) {
+      throw new InputError(
+        builder.label,
+        lineNo,
+        `is longer than ${formatFileSize(maxLine)} (${longLineReason(builder.blockSize)}); it is not parsed`,
+      );
+    }
+    if (!builder.addLine(bytes.subarray(pos, end), lineNo)) break;
+    pos = end + 1;
+  }
+  return builder.finish();
 }
 
 /** Checks one line; on success its fields hold the row, on failure `parse` returns the reason. */

@@ -7,7 +7,7 @@
 import { parse } from 'csv-parse/sync';
 import { AiperfInputError } from './read-aiperf-errors.js';
 import { parseNumberText } from './read-aiperf-json.js';
-import { canonicalTag, getMetricInfo } from './read-aiperf-tags.js';
+import { canonicalTag, getMetricInfo, metricValueProblem } from './read-aiperf-tags.js';
 import { readTextFile } from './read-text.js';
 import { matchesSelection, type ColumnSelection } from './selection.js';
 
@@ -62,6 +62,18 @@ export interface ReadTabularOptions {
   explicitOnly?: boolean;
   /** A selection on a column the file does not have: an error (default), or left to the caller. */
   unknownSelectColumns?: 'error' | 'ignore';
+}
+
+/**
+ * Why a value cannot be the load key `target` (a concurrency is a whole number of slots, a request
+ * rate a positive number, ISL and OSL token counts 0 or more), or null; other keys are free.
+ */
+function loadKeyProblem(target: string, value: number | undefined): string | null {
+  const finite = value !== undefined && Number.isFinite(value);
+  if (target === 'concurrency') return finite && Number.isInteger(value) && value >= 1 ? null : 'must be a positive whole number';
+  if (target === 'request_rate') return finite && value > 0 ? null : 'must be a positive number (requests per second)';
+  if (target === 'isl' || target === 'osl') return finite && value >= 0 ? null : 'must be a number of tokens, 0 or more';
+  return null;
 }
 
 /** True when a mapping target names a metric (`tag.stat` or a known tag) rather than a key. */
@@ -171,6 +183,9 @@ export function parseTabularPoints(text: string, file: string, options: ReadTabu
       'no column maps to a metric; map one with --map COLUMN=time_to_first_token.avg',
     );
   }
+  if (records.length === 1) {
+    throw new AiperfInputError(file, { line: header.info.lines }, 'has a header and no rows: no measured point in it');
+  }
   const points: TabularPoint[] = [];
   let skippedRows = 0;
   const rowsByKey = new Map<string, { line: number; cells: string[] }>();
@@ -188,6 +203,8 @@ export function parseTabularPoints(text: string, file: string, options: ReadTabu
       const cell = record[columnIndex.get(column) as number].trim();
       if (cell === '') throw new AiperfInputError(file, { line }, `${column}: the key ${target} is empty`);
       const value = parseNumberText(cell);
+      const problem = loadKeyProblem(target, value);
+      if (problem !== null) throw new AiperfInputError(file, { line }, `${column}: the key ${target} ${problem}, got "${cell}"`);
       key[target] = value ?? cell;
     }
     const metrics: Record<string, number | null> = {};
@@ -199,6 +216,8 @@ export function parseTabularPoints(text: string, file: string, options: ReadTabu
       }
       const value = parseNumberText(cell);
       if (value === undefined) throw new AiperfInputError(file, { line }, `${column}: expected a number, got "${cell}"`);
+      const problem = metricValueProblem(target.split('.')[0], value);
+      if (problem !== null) throw new AiperfInputError(file, { line }, `${column}: ${target} ${problem}`);
       metrics[target] = value;
     }
     const keyText = JSON.stringify(Object.entries(key).sort());

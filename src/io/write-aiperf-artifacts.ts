@@ -17,7 +17,7 @@ import type { ReplaySummary, RequestRecord } from '../core/report-types.js';
 import { aggregateAiperfRequests } from './read-aiperf-stats.js';
 import { getMetricInfo, headerCellOf } from './read-aiperf-tags.js';
 import { CSV_ROW_STATS, type AiperfMetric, type AiperfStat } from './read-aiperf-types.js';
-import { makeOutputDir, writeOutputFile } from './write-output.js';
+import { checkOutputDir, writeOutputFiles, type OutputContent } from './write-output.js';
 
 /** Virtual time 0 (the first request sent) as a wall-clock timestamp: 2023-11-14T22:13:20Z. */
 export const AIPERF_EPOCH_NS = 1_700_000_000_000_000_000n;
@@ -487,9 +487,28 @@ export interface WrittenAiperfArtifacts {
 }
 
 /**
+ * The files of `writeAiperfArtifacts` with their content, for a caller that writes them together
+ * with others (`writeOutputFiles`).
+ */
+export function aiperfArtifactFiles(
+  dir: string,
+  summary: ReplaySummary,
+  records: readonly RequestRecord[] | undefined,
+  config: RunConfig,
+): Array<[string, OutputContent]> {
+  const exported = buildAiperfExport(summary, records, config);
+  const files: Array<[string, OutputContent]> = [
+    [join(dir, AIPERF_FILES.json), exported.jsonText],
+    [join(dir, AIPERF_FILES.csv), exported.csvText],
+  ];
+  if (exported.jsonlLines !== undefined) files.push([join(dir, AIPERF_FILES.jsonl), exported.jsonlLines]);
+  return files;
+}
+
+/**
  * Writes `profile_export_aiperf.json`, `profile_export_aiperf.csv` and (with records)
- * `profile_export.jsonl` into `dir`, creating it. Callers name the folder with
- * `aiperfFolderName(config)`.
+ * `profile_export.jsonl` into `dir`, creating it; together or not at all. Callers name the
+ * folder with `aiperfFolderName(config)`.
  */
 export function writeAiperfArtifacts(
   dir: string,
@@ -497,14 +516,8 @@ export function writeAiperfArtifacts(
   records: readonly RequestRecord[] | undefined,
   config: RunConfig,
 ): WrittenAiperfArtifacts {
-  const exported = buildAiperfExport(summary, records, config);
-  makeOutputDir(dir, 'AIPerf folder');
-  const files = [join(dir, AIPERF_FILES.json), join(dir, AIPERF_FILES.csv)];
-  writeOutputFile(files[0], exported.jsonText);
-  writeOutputFile(files[1], exported.csvText);
-  if (exported.jsonlLines !== undefined) {
-    files.push(join(dir, AIPERF_FILES.jsonl));
-    writeOutputFile(files[2], exported.jsonlLines);
-  }
-  return { dir, files };
+  checkOutputDir(dir, 'AIPerf folder');
+  const files = aiperfArtifactFiles(dir, summary, records, config);
+  writeOutputFiles(files);
+  return { dir, files: files.map(([file]) => file) };
 }

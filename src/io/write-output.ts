@@ -3,8 +3,11 @@
  * in the same folder (`<file>.<unsigned 32-bit number>`), is flushed, and is renamed over the old
  * one. A write that fails (a full disk, a quota, a read-only folder) removes its temporary file,
  * leaves the previous complete file in place and becomes one `OutputError` naming the file (exit
- * status 1). A folder given with `--out` that is a file, or sits under one, is bad input (exit
- * status 2) found before any work is done.
+ * status 1). The files of one result (a replay's summary.json and requests.jsonl, a fit's files)
+ * are written as a group (`writeOutputFiles`): all of them to temporary files first, then renamed
+ * together, so they appear together or not at all, and folders the group created are removed
+ * again when it fails. A folder given with `--out` that is a file, or sits under one, is bad input
+ * (exit status 2) found before any work is done.
  *
  * Why not write-file-atomic (7.0.1 was tried): it makes one write() per file and ignores how many
  * bytes the system took. On a full disk the first write is short without an error, so a
@@ -92,25 +95,13 @@ const CHUNK_CHARS = 1 << 20;
  * or an iterable of pieces (lines) written as they come, so that an output larger than one string
  * can hold is never joined. Throws `OutputError` when the write fails.
  */
-export function writeOutputFile(file: string, content: string | Buffer | Iterable<string>, io: OutputIo = fileSystemIo): void {
+export function writeOutputFile(file: string, content: OutputContent, io: OutputIo = fileSystemIo): void {
   const existed = existsSync(file);
   const tmp = `${file}.${randomInt(2 ** 32 - 1)}`;
   let fd: number | undefined;
   try {
     fd = io.open(tmp);
-    if (typeof content === 'string' || Buffer.isBuffer(content)) {
-      io.write(fd, content);
-    } else {
-      let chunk = '';
-      for (const piece of content) {
-        chunk += piece;
-        if (chunk.length >= CHUNK_CHARS) {
-          io.write(fd, chunk);
-          chunk = '';
-        }
-      }
-      if (chunk !== '') io.write(fd, chunk);
-    }
+    writeContent(fd, content, io);
     io.sync(fd);
     io.close(fd);
     fd = undefined;
@@ -125,6 +116,90 @@ export function writeOutputFile(file: string, content: string | Buffer | Iterabl
     }
     io.remove(tmp);
     throw outputError(file, err, existed);
+  }
+}
+
+/** What an output file holds: the whole text, or pieces (lines) written as they come. */
+export type OutputContent = string | Buffer | Iterable<string>;
+
+/** Writes `content` to the open descriptor `fd`, in chunks when it comes in pieces. */
+function writeContent(fd: number, content: OutputContent, io: OutputIo): void {
+  if (typeof content === 'string' || Buffer.isBuffer(content)) {
+    io.write(fd, content);
+    return;
+  }
+  let chunk = '';
+  for (const piece of content) {
+    chunk += piece;
+    if (chunk.length >= CHUNK_CHARS) {
+      io.write(fd, chunk);
+      chunk = '';
+    }
+  }
+  if (chunk !== '') io.write(fd, chunk);
+}
+
+/**
+ * Writes the files of one result so that they appear together or not at all: each to a temporary
+ * file beside it (flushed), then, once every one is complete, all renamed into place. When a
+ * write fails, every temporary file is removed, the previous files stay as they were, the folders
+ * this call created are removed, and the `OutputError` names the file that failed. Folders are
+ * created as needed (`makeOutputDir`: a file in the way is bad input, exit status 2).
+ */
+export function writeOutputFiles(files: ReadonlyArray<readonly [string, OutputContent]>, io: OutputIo = fileSystemIo): void {
+  const created: string[] = [];
+  const written: Array<{ tmp: string; file: string }> = [];
+  let failed: { file: string; existed: boolean } | undefined;
+  try {
+    for (const [file, content] of files) {
+      failed = { file, existed: existsSync(file) };
+      const made = makeOutputDir(dirname(file));
+      if (made !== undefined) created.push(made);
+      const tmp = `${file}.${randomInt(2 ** 32 - 1)}`;
+      let fd: number | undefined;
+      try {
+        fd = io.open(tmp);
+        written.push({ tmp, file });
+        writeContent(fd, content, io);
+        io.sync(fd);
+        io.close(fd);
+        fd = undefined;
+      } finally {
+        if (fd !== undefined) {
+          try {
+            io.close(fd);
+          } catch {
+            // The write already failed; the close error says nothing more.
+          }
+        }
+      }
+    }
+    for (const { tmp, file } of written) {
+      failed = { file, existed: existsSync(file) };
+      io.rename(tmp, file);
+    }
+  } catch (err) {
+    for (const { tmp } of written) io.remove(tmp);
+    for (const dir of created.reverse()) removeEmptyFolders(dir);
+    if (err instanceof InputError) throw err;
+    throw failed === undefined ? err : outputError(failed.file, err, failed.existed);
+  }
+}
+
+/** Removes `dir` when it holds no file (only empty folders, or nothing); returns whether it did. */
+export function removeEmptyFolders(dir: string): boolean {
+  const holdsFile = (path: string): boolean => {
+    for (const entry of readdirSync(path, { withFileTypes: true })) {
+      if (!entry.isDirectory() || holdsFile(join(path, entry.name))) return true;
+    }
+    return false;
+  };
+  try {
+    if (holdsFile(dir)) return false;
+    rmSync(dir, { recursive: true, force: true });
+    return true;
+  } catch {
+    return false;
   }
 }
 
@@ -150,14 +225,30 @@ export function checkOutputDir(dir: string, flag = '--out'): void {
   }
 }
 
-/** Creates an output folder (and its parents); see `checkOutputDir`. */
-export function makeOutputDir(dir: string, flag = '--out'): void {
+/**
+ * Creates an output folder (and its parents); see `checkOutputDir`. Returns the first folder it
+ * created (the top of what is new, to remove when what goes into it cannot be written), or
+ * undefined when the folder was there.
+ */
+export function makeOutputDir(dir: string, flag = '--out'): string | undefined {
   checkOutputDir(dir, flag);
-  try {
-    mkdirSync(dir, { recursive: true });
-  } catch (err) {
-    throw outputError(dir, err);
+  // One level at a time, outermost first: a recursive mkdir reports ENOENT for a read-only file
+  // system, where the folder's own mkdir says EROFS (or EACCES, ENOSPC).
+  const missing: string[] = [];
+  for (let path = resolve(dir); !existsSync(path); path = dirname(path)) {
+    missing.unshift(path);
+    if (dirname(path) === path) break;
   }
+  for (const path of missing) {
+    try {
+      mkdirSync(path);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'EEXIST' && statSync(path).isDirectory()) continue;
+      if (path !== missing[0]) removeEmptyFolders(missing[0]);
+      throw outputError(path, err);
+    }
+  }
+  return missing[0];
 }
 
 /**

@@ -9,7 +9,7 @@
  * takes every replay it holds from there, so an interrupted plan continues where it stopped and
  * a finished one is rewritten without a replay.
  */
-import { existsSync, mkdirSync, rmSync } from 'node:fs';
+import { existsSync, rmSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { dirname, isAbsolute, join, relative, resolve } from 'node:path';
 import { stringify as yamlStringify } from 'yaml';
@@ -21,7 +21,7 @@ import { formatCount } from '../config/limits.js';
 import { loadRunConfigFromObject, parseRunConfig } from '../config/load.js';
 import { checkEngineStartup } from '../config/run-checks.js';
 import type { RunConfig } from '../config/types.js';
-import { checkOutputDir, makeOutputDir, removeStaleTemporaries } from '../io/write-output.js';
+import { checkOutputDir, makeOutputDir, removeEmptyFolders, removeStaleTemporaries, writeOutputFiles } from '../io/write-output.js';
 import { prepareRun, type PreparedRun } from '../replay.js';
 import { takeLock } from '../sweep/lock.js';
 import { pointId, type Overrides } from '../sweep/plan.js';
@@ -33,7 +33,6 @@ import {
   compactPoints,
   latestById,
   readPoints,
-  writeFileAtomic,
   type PointRecord,
 } from '../sweep/results.js';
 import {
@@ -326,9 +325,10 @@ export async function runPlan(options: RunPlanOptions): Promise<RunPlanResult> {
   const timingsPath = join(outDir, TIMINGS_FILE);
   // A damaged log is refused before the folder is touched (its results stay as they are).
   if (existsSync(pointsPath)) readPoints(pointsPath);
-  makeOutputDir(outDir);
-  const releaseLock = takeLock(outDir, note);
+  const created = makeOutputDir(outDir);
+  let releaseLock: (() => void) | undefined;
   try {
+    releaseLock = takeLock(outDir, note, 'plan');
     const removed = removeStaleTemporaries(outDir, REWRITTEN_FILES);
     if (removed.length > 0) note(`${outDir}: removed ${removed.length} temporary file(s) an interrupted write left: ${removed.join(', ')}`);
     const { records, tornBytes } = readPoints(pointsPath, true);
@@ -465,6 +465,8 @@ export async function runPlan(options: RunPlanOptions): Promise<RunPlanResult> {
     }
 
     // A run config per searched candidate, at its max rate: the replay that met the SLOs there.
+    // The results (configs/, plan.json, plan.csv, report.html) appear together or not at all.
+    const files: Array<[string, string]> = [];
     const configsDir = join(outDir, PLAN_FILES.configs);
     for (let i = 0; i < states.length; i++) {
       const state = states[i];
@@ -472,9 +474,8 @@ export async function runPlan(options: RunPlanOptions): Promise<RunPlanResult> {
       if (state.status !== 'searched' || lo <= 0) continue;
       const at = state.tested.find((t) => t.rateRps === lo);
       if (at === undefined) continue;
-      mkdirSync(configsDir, { recursive: true });
       const file = `${state.candidate.id}.yaml`;
-      writeFileAtomic(join(configsDir, file), configFileText(at.summary.config as RunConfig, baseDir, configsDir));
+      files.push([join(configsDir, file), configFileText(at.summary.config as RunConfig, baseDir, configsDir)]);
       extras[i] = {
         ...extras[i],
         config: `${PLAN_FILES.configs}/${file}`,
@@ -487,16 +488,16 @@ export async function runPlan(options: RunPlanOptions): Promise<RunPlanResult> {
     const json = planJson(plan, rows, ranked, best, counts);
     const top = topTable(plan, ranked);
     const why = whyBest(plan, rows, ranked, best);
-    writeFileAtomic(join(outDir, PLAN_FILES.json), planJsonText(json));
-    writeFileAtomic(join(outDir, PLAN_FILES.csv), planCsv(plan, rows));
+    files.push([join(outDir, PLAN_FILES.json), planJsonText(json)], [join(outDir, PLAN_FILES.csv), planCsv(plan, rows)]);
     if (options.report !== false) {
       try {
         const charts = await renderPlanCharts(plan, states, json, meanOutputTokens);
-        writeFileAtomic(join(outDir, PLAN_FILES.html), formatPlanHtml(json, charts, top, why));
+        files.push([join(outDir, PLAN_FILES.html), formatPlanHtml(json, charts, top, why)]);
       } catch (err) {
         note(`report.html not written: ${(err as Error).message}`);
       }
     }
+    writeOutputFiles(files);
     return {
       name: plan.name,
       outDir,
@@ -512,7 +513,13 @@ export async function runPlan(options: RunPlanOptions): Promise<RunPlanResult> {
       why,
       wallMs: performance.now() - started,
     };
+  } catch (err) {
+    releaseLock?.();
+    releaseLock = undefined;
+    // A folder this run created and could not put a file in (a full disk) is removed again.
+    if (created !== undefined) removeEmptyFolders(created);
+    throw err;
   } finally {
-    releaseLock();
+    releaseLock?.();
   }
 }

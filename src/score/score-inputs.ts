@@ -6,13 +6,14 @@
  * - measured: AIPerf artifact folders (every layout) or a tabular CSV with a column mapping.
  * Errors name the file and the line or key.
  */
-import { existsSync, readFileSync, readdirSync, statSync } from 'node:fs';
+import { existsSync, readdirSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import type { RunConfig } from '../config/types.js';
 import type { ReplaySummary } from '../core/report-types.js';
 import { displayPath } from '../io/paths.js';
 import { findAiperfRunDirs, readAiperfRun, type AiperfRun } from '../io/read-aiperf.js';
 import { AiperfInputError, parseJsonText } from '../io/read-aiperf-errors.js';
+import { inputPathKind, isFolder, isRegularFile, readInputHead, readTextFile } from '../io/read-text.js';
 import { readTabularColumns, readTabularPoints, type TabularRead } from '../io/read-tabular.js';
 import { formatSelection, type ColumnSelection } from '../io/selection.js';
 import { pointRecordProblem } from '../sweep/results.js';
@@ -50,7 +51,7 @@ function isObject(value: unknown): value is Record<string, unknown> {
 }
 
 function readJsonFile(file: string): unknown {
-  return parseJsonText(readFileSync(file, 'utf8'), file);
+  return parseJsonText(readTextFile(file), file);
 }
 
 function simPointFromSummary(
@@ -91,7 +92,7 @@ export function readSweepPoints(dir: string): SimSide {
       planIds = new Set(plan.points.flatMap((point) => (isObject(point) && typeof point.id === 'string' ? [point.id] : [])));
     }
   }
-  const lines = readFileSync(pointsFile, 'utf8').split('\n');
+  const lines = readTextFile(pointsFile).split('\n');
   const byId = new Map<string, { record: Record<string, unknown>; line: number }>();
   for (let index = 0; index < lines.length; index++) {
     const text = lines[index];
@@ -132,7 +133,7 @@ function findSummaryFiles(dir: string, depth = 3): string[] {
   const found: string[] = [];
   for (const name of readdirSync(dir).sort()) {
     const child = join(dir, name);
-    if (statSync(child).isDirectory()) found.push(...findSummaryFiles(child, depth - 1));
+    if (isFolder(child)) found.push(...findSummaryFiles(child, depth - 1));
   }
   return found;
 }
@@ -146,7 +147,7 @@ export interface ReadSimOptions {
 
 /** True for a CSV table of points (not an AIPerf summary CSV). */
 export function isPointTable(path: string): boolean {
-  return existsSync(path) && statSync(path).isFile() && path.endsWith('.csv') && !isAiperfSummaryCsv(path);
+  return isRegularFile(path) && path.endsWith('.csv') && !isAiperfSummaryCsv(path);
 }
 
 /**
@@ -156,25 +157,25 @@ export function isPointTable(path: string): boolean {
  * chosen with `select`), so that peers are scored on the same measured points.
  */
 export function readSimPoints(path: string, options: ReadSimOptions = {}): SimSide {
-  if (!existsSync(path)) throw new AiperfInputError(path, undefined, 'no such file or folder');
+  const kind = inputPathKind(path);
   if (isPointTable(path)) {
     const table = readTabularPoints(path, { mapping: options.mapping, select: options.select });
     for (const [column, target] of Object.entries(table.mapping)) parseMetricNameIfMetric(target, path, column);
     return { kind: 'table', path, points: pointsOfTable(table), skipped: [], axes: [] };
   }
-  if (statSync(path).isDirectory() && existsSync(join(path, 'points.jsonl'))) return readSweepPoints(path);
-  if (statSync(path).isFile() && basename(path) === 'points.jsonl') return readSweepPoints(join(path, '..'));
+  if (kind === 'folder' && existsSync(join(path, 'points.jsonl'))) return readSweepPoints(path);
+  if (kind === 'file' && basename(path) === 'points.jsonl') return readSweepPoints(join(path, '..'));
   const summaries =
-    statSync(path).isFile() && path.endsWith('.json') && basename(path) === 'summary.json'
+    kind === 'file' && path.endsWith('.json') && basename(path) === 'summary.json'
       ? [path]
-      : statSync(path).isDirectory()
+      : kind === 'folder'
         ? findSummaryFiles(path)
         : [];
   if (summaries.length > 0) {
     const points = summaries.map((file) => simPointFromSummary(readJsonFile(file), {}, [], displayPath(file), file));
     return { kind: 'replay results', path, points, skipped: [], axes: [] };
   }
-  if (statSync(path).isFile() && !/(_aiperf|_genai_perf)\.(json|csv)$/.test(basename(path))) {
+  if (kind === 'file' && !/(_aiperf|_genai_perf)\.(json|csv)$/.test(basename(path))) {
     throw new AiperfInputError(
       path,
       undefined,
@@ -224,7 +225,7 @@ export interface ReadMeasuredOptions {
 function isAiperfSummaryCsv(file: string): boolean {
   const name = basename(file);
   if (name.endsWith('_aiperf.csv') || name.endsWith('_genai_perf.csv')) return true;
-  const head = readFileSync(file, 'utf8').slice(0, 200);
+  const head = readInputHead(file, file, 200).toString('utf8');
   return /^\uFEFF?Metric,/.test(head);
 }
 
@@ -244,8 +245,7 @@ function pointsOfTable(table: TabularRead): ScorePoint[] {
 export function tabularColumnsOf(paths: readonly string[]): string[] {
   const columns: string[] = [];
   for (const path of paths) {
-    if (existsSync(path) && statSync(path).isFile() && path.endsWith('.csv') && !isAiperfSummaryCsv(path))
-      columns.push(...readTabularColumns(path));
+    if (isRegularFile(path) && path.endsWith('.csv') && !isAiperfSummaryCsv(path)) columns.push(...readTabularColumns(path));
   }
   return columns;
 }
@@ -255,8 +255,7 @@ export function readMeasuredPoints(paths: readonly string[], options: ReadMeasur
   const notes: string[] = [];
   const applied: ColumnSelection[] = [];
   for (const path of paths) {
-    if (!existsSync(path)) throw new AiperfInputError(path, undefined, 'no such file or folder');
-    if (statSync(path).isFile() && path.endsWith('.csv') && !isAiperfSummaryCsv(path)) {
+    if (inputPathKind(path) === 'file' && path.endsWith('.csv') && !isAiperfSummaryCsv(path)) {
       const table = readTabularPoints(path, { mapping: options.mapping, select: options.select, unknownSelectColumns: 'ignore' });
       for (const [column, target] of Object.entries(table.mapping)) parseMetricNameIfMetric(target, path, column);
       applied.push(...table.appliedSelections);

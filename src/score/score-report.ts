@@ -5,7 +5,7 @@
  * printed on the terminal.
  */
 import { join } from 'node:path';
-import { makeOutputDir, writeOutputFile } from '../io/write-output.js';
+import { writeOutputFiles } from '../io/write-output.js';
 import { stringify } from 'csv-stringify/sync';
 import { renderScoreCharts, type ScoreCharts } from './charts.js';
 import { formatKey, keyValueText, type PointKey } from './points.js';
@@ -197,8 +197,26 @@ export function formatScoresCsv(result: ScoreResult): string {
   return stringify([header, ...rows]);
 }
 
+/**
+ * Text from the inputs (labels, paths, keys, notes) as report.md shows it: HTML-escaped as
+ * report.html escapes it (a Markdown viewer passes HTML through, so a label `<script>` would stay
+ * a tag), and the characters that start Markdown markup (emphasis, code, links) backslash-escaped,
+ * so the label reads as written.
+ */
+export function markdownText(text: string): string {
+  return escapeHtml(text).replace(/[\\`*[\]~]/g, '\\$&');
+}
+
+/** A code span holding `text` as written, whatever backticks it has (Markdown shows a code span's text literally). */
+function markdownCode(text: string): string {
+  const longest = Math.max(0, ...(text.match(/`+/g) ?? []).map((run) => run.length));
+  const fence = '`'.repeat(longest + 1);
+  const pad = text.startsWith('`') || text.endsWith('`') ? ' ' : '';
+  return `${fence}${pad}${text}${pad}${fence}`;
+}
+
 function markdownTable(header: string[], rows: string[][], right: boolean[]): string {
-  const escape = (cell: string): string => cell.replace(/\|/g, '\\|');
+  const escape = (cell: string): string => markdownText(cell).replace(/\|/g, '\\|');
   return [
     `| ${header.map(escape).join(' | ')} |`,
     `|${right.map((isRight) => (isRight ? '---:' : '---')).join('|')}|`,
@@ -276,15 +294,19 @@ const HOW_TO_READ = [
 /** `report.md`. */
 export function formatMarkdownReport(result: ScoreResult, limits: readonly LimitCheck[] = []): string {
   const out: string[] = [];
-  out.push(`# Score of ${result.inputs.sim_label}`);
+  // Every piece of text that comes from the inputs is escaped (markdownText, markdownCode).
+  const text = markdownText;
+  out.push(`# Score of ${text(result.inputs.sim_label)}`);
   out.push('');
-  out.push(`- simulated: \`${result.inputs.sim}\``);
-  if (result.inputs.baseline) out.push(`- baseline: \`${result.inputs.baseline}\` (${result.inputs.baseline_label})`);
-  out.push(`- measured: ${result.inputs.measured.map((path) => `\`${path}\``).join(', ')}`);
-  for (const note of result.inputs.measured_notes) out.push(`  - ${note}`);
-  out.push(`- matched on: ${result.match.keys.join(', ')}${result.match.load_key ? ` (load axis: ${result.match.load_key})` : ''}`);
+  out.push(`- simulated: ${markdownCode(result.inputs.sim)}`);
+  if (result.inputs.baseline) out.push(`- baseline: ${markdownCode(result.inputs.baseline)} (${text(result.inputs.baseline_label ?? '')})`);
+  out.push(`- measured: ${result.inputs.measured.map(markdownCode).join(', ')}`);
+  for (const note of result.inputs.measured_notes) out.push(`  - ${text(note)}`);
+  out.push(
+    `- matched on: ${text(result.match.keys.join(', '))}${result.match.load_key ? ` (load axis: ${text(result.match.load_key)})` : ''}`,
+  );
   if (result.match.variant_keys.length > 0)
-    out.push(`- simulated points also differ in: ${result.match.variant_keys.join(', ')} (the measured side lacks these keys)`);
+    out.push(`- simulated points also differ in: ${text(result.match.variant_keys.join(', '))} (the measured side lacks these keys)`);
   out.push('');
   out.push('## MAPE per metric');
   out.push('');
@@ -298,18 +320,18 @@ export function formatMarkdownReport(result: ScoreResult, limits: readonly Limit
   );
   if (limits.length > 0) {
     out.push('');
-    for (const limit of limits) out.push(`- ${limit.passed ? 'ok' : '**FAIL**'}: ${limit.message}`);
+    for (const limit of limits) out.push(`- ${limit.passed ? 'ok' : '**FAIL**'}: ${text(limit.message)}`);
   }
   if (result.match.group_by.length > 0) {
     out.push('');
-    out.push(`## By ${result.match.group_by.join(', ')}`);
+    out.push(`## By ${text(result.match.group_by.join(', '))}`);
     out.push('');
     const { header, rows, right } = groupTableRows(result);
     out.push(markdownTable(header, rows, right));
   }
   for (const metric of Object.keys(result.metrics)) {
     out.push('');
-    out.push(`## ${metric} (${result.metrics[metric].unit || 'no unit'})`);
+    out.push(`## ${text(metric)} (${text(result.metrics[metric].unit || 'no unit')})`);
     out.push('');
     const { header, rows, right } = pointTableRows(result, metric);
     out.push(markdownTable(header, rows, right));
@@ -317,7 +339,7 @@ export function formatMarkdownReport(result: ScoreResult, limits: readonly Limit
   out.push('');
   out.push('## Unmatched');
   out.push('');
-  for (const line of unmatchedLines(result)) out.push(`- ${line}`);
+  for (const line of unmatchedLines(result)) out.push(`- ${text(line)}`);
   out.push('');
   out.push('## How to read this');
   out.push('');
@@ -438,16 +460,24 @@ export interface WrittenScoreReport {
   files: string[];
 }
 
-/** Writes the four files into `dir` (created). */
-export async function writeScoreReport(dir: string, result: ScoreResult, limits: readonly LimitCheck[] = []): Promise<WrittenScoreReport> {
+/** The four files of a score report in `dir`, with their content (for `writeOutputFiles`). */
+export async function scoreReportFiles(
+  dir: string,
+  result: ScoreResult,
+  limits: readonly LimitCheck[] = [],
+): Promise<Array<[string, string]>> {
   const charts = await renderScoreCharts(result);
-  makeOutputDir(dir);
-  const files: Array<[string, string]> = [
-    [SCORE_FILES.json, formatScoresJson(result)],
-    [SCORE_FILES.csv, formatScoresCsv(result)],
-    [SCORE_FILES.markdown, formatMarkdownReport(result, limits)],
-    [SCORE_FILES.html, formatHtmlReport(result, charts, limits)],
+  return [
+    [join(dir, SCORE_FILES.json), formatScoresJson(result)],
+    [join(dir, SCORE_FILES.csv), formatScoresCsv(result)],
+    [join(dir, SCORE_FILES.markdown), formatMarkdownReport(result, limits)],
+    [join(dir, SCORE_FILES.html), formatHtmlReport(result, charts, limits)],
   ];
-  for (const [name, text] of files) writeOutputFile(join(dir, name), text);
-  return { dir, files: files.map(([name]) => join(dir, name)) };
+}
+
+/** Writes the four files into `dir` (created), together or not at all. */
+export async function writeScoreReport(dir: string, result: ScoreResult, limits: readonly LimitCheck[] = []): Promise<WrittenScoreReport> {
+  const files = await scoreReportFiles(dir, result, limits);
+  writeOutputFiles(files);
+  return { dir, files: files.map(([file]) => file) };
 }

@@ -1,5 +1,5 @@
 /**
- * The `.lock` of a sweep output folder: one sweep writes a folder at a time. The lock records the
+ * The `.lock` of a sweep or plan output folder: one run writes a folder at a time. The lock records the
  * host, the pid and the pid's start time (Linux: clock ticks since boot, from /proc). A lock left
  * behind is taken over when it is stale:
  * - its pid is this process's own, and this process does not hold it (a container restarted with
@@ -9,9 +9,11 @@
  * A lock of another host cannot be checked from here: it holds, and the message says which file
  * to remove if no sweep runs there.
  */
-import { readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { closeSync, openSync, rmSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
+import { readInputBytes } from '../io/read-text.js';
+import { outputError } from '../io/write-output.js';
 import { SweepError } from './sweep-file.js';
 
 export const LOCK_FILE = '.lock';
@@ -30,7 +32,7 @@ const held = new Set<string>();
 export function processStartTime(pid: number): string | null {
   let stat: string;
   try {
-    stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    stat = readInputBytes(`/proc/${pid}/stat`, 'stat', 64 * 1024).toString('utf8');
   } catch {
     return null;
   }
@@ -43,7 +45,8 @@ export function processStartTime(pid: number): string | null {
 export function readLock(file: string): LockInfo | null {
   let text: string;
   try {
-    text = readFileSync(file, 'utf8').trim();
+    // A lock is one short line: a larger file, a FIFO or a device in its place is unreadable.
+    text = readInputBytes(file, file, 4096).toString('utf8').trim();
   } catch {
     return null;
   }
@@ -82,22 +85,48 @@ export function staleReason(file: string, lock: LockInfo, host = hostname()): st
 }
 
 /**
- * Takes `outDir`'s lock for this process, or throws `SweepError` naming the lock file when a
- * running sweep holds it. Returns the release function. `note` says when a stale lock was taken over.
+ * Creates the lock file with `text`; false when a lock is there already. A lock that cannot be
+ * written whole (a full disk) is removed again and becomes an `OutputError` naming it.
  */
-export function takeLock(outDir: string, note: (line: string) => void = () => {}): () => void {
+function createLock(file: string, text: string): boolean {
+  let fd: number;
+  try {
+    fd = openSync(file, 'wx');
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'EEXIST') return false;
+    throw outputError(file, err);
+  }
+  try {
+    writeFileSync(fd, text);
+    closeSync(fd);
+  } catch (err) {
+    try {
+      closeSync(fd);
+    } catch {
+      // The write already failed; the close error says nothing more.
+    }
+    rmSync(file, { force: true });
+    throw outputError(file, err);
+  }
+  return true;
+}
+
+/**
+ * Takes `outDir`'s lock for this process, or throws `SweepError` naming the lock file when a
+ * running sweep (or plan: `what`) holds it. Returns the release function. `note` says when a
+ * stale lock was taken over. A lock that cannot be written (a full disk) is an `OutputError`, and
+ * no lock file is left.
+ */
+export function takeLock(outDir: string, note: (line: string) => void = () => {}, what: 'sweep' | 'plan' = 'sweep'): () => void {
   const file = join(outDir, LOCK_FILE);
   const mine: LockInfo = { host: hostname(), pid: process.pid, started: processStartTime(process.pid) };
   for (let attempt = 0; attempt < 3; attempt++) {
-    try {
-      writeFileSync(file, `${JSON.stringify(mine)}\n`, { flag: 'wx' });
+    if (createLock(file, `${JSON.stringify(mine)}\n`)) {
       held.add(file);
       return () => {
         held.delete(file);
         rmSync(file, { force: true });
       };
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
     }
     const lock = readLock(file);
     if (lock !== null) {
@@ -107,8 +136,8 @@ export function takeLock(outDir: string, note: (line: string) => void = () => {}
         throw new SweepError(
           file,
           '',
-          `in use by a running sweep (${where}); give each run or shard its own --out` +
-            (lock.host === mine.host ? '' : `, or remove ${file} if no sweep is running on ${lock.host}`),
+          `in use by a running ${what} (${where}); give each run${what === 'sweep' ? ' or shard' : ''} its own --out` +
+            (lock.host === mine.host ? '' : `, or remove ${file} if no ${what} is running on ${lock.host}`),
         );
       }
       note(`${file}: took over a stale lock (${stale})`);
@@ -117,5 +146,5 @@ export function takeLock(outDir: string, note: (line: string) => void = () => {}
     }
     rmSync(file, { force: true });
   }
-  throw new SweepError(file, '', 'could not be taken (another sweep keeps taking it); give each run its own --out');
+  throw new SweepError(file, '', `could not be taken (another ${what} keeps taking it); give each run its own --out`);
 }

@@ -10,7 +10,7 @@
  * folder without sweep results: merging onto another sweep's folder
  * would overwrite its results.
  */
-import { existsSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, rmSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { checkOutputDir, makeOutputDir } from '../io/write-output.js';
 import { canonicalJson, type PlanOutline } from './plan.js';
@@ -23,10 +23,12 @@ import {
   TIMINGS_FILE,
   ResultsError,
   compactPoints,
+  droppedRecordsNote,
   latestById,
   outlineFromPlanFile,
   planFileContent,
   readPlanFile,
+  readOwnFile,
   readPoints,
   writeFileAtomic,
   type PointRecord,
@@ -115,7 +117,7 @@ export async function mergeSweeps(options: MergeOptions): Promise<MergeResult> {
       }
     }
     const timingsPath = join(dir, TIMINGS_FILE);
-    if (existsSync(timingsPath)) timings += readFileSync(timingsPath, 'utf8');
+    if (existsSync(timingsPath)) timings += readOwnFile(timingsPath);
   }
   if (plan === undefined) throw new ResultsError('sweep merge: nothing to merge');
 
@@ -123,7 +125,8 @@ export async function mergeSweeps(options: MergeOptions): Promise<MergeResult> {
   writeFileAtomic(join(outDir, PLAN_FILE), planText);
   rmSync(join(outDir, SHARD_FILE), { force: true });
   const records = [...chosen.values()];
-  compactPoints(join(outDir, POINTS_FILE), plan, records);
+  const dropped = droppedRecordsNote(join(outDir, POINTS_FILE), compactPoints(join(outDir, POINTS_FILE), plan, records, 'drop'));
+  if (dropped !== null) note(dropped);
   // Wall times of every input, in command-line order (not deterministic; see results.ts).
   writeFileAtomic(join(outDir, TIMINGS_FILE), timings);
   writeFileAtomic(join(outDir, SUMMARY_FILE), summaryCsv(plan, plan.points, chosen));

@@ -8,10 +8,12 @@
  * - `timings.jsonl` holds what is not deterministic: wall times, one line per attempt.
  * - `plan.json` lists the points in plan order with their ids and overrides.
  */
-import { appendFileSync, existsSync, readFileSync, truncateSync } from 'node:fs';
+import { appendFileSync, existsSync, truncateSync } from 'node:fs';
 import { join } from 'node:path';
 import { z } from 'zod';
 import { formatValue } from '../config/errors.js';
+import { InputError } from '../config/errors.js';
+import { readInputBytes } from '../io/read-text.js';
 import { outputError, writeOutputFile } from '../io/write-output.js';
 import type { PointSummary } from './point-summary.js';
 import type { ChartOptions } from './chart-options.js';
@@ -128,7 +130,7 @@ export interface ReadPointsResult {
  */
 export function readPoints(file: string, repair = false): ReadPointsResult {
   if (!existsSync(file)) return { records: [], lines: [], tornBytes: 0 };
-  const text = readFileSync(file, 'utf8');
+  const text = readOwnFile(file);
   const records: PointRecord[] = [];
   const lines: number[] = [];
   let start = 0;
@@ -166,6 +168,15 @@ export function readPoints(file: string, repair = false): ReadPointsResult {
   return { records, lines, tornBytes };
 }
 
+/**
+ * The text of a file a sweep wrote (plan.json, points.jsonl, timings.jsonl), read through the
+ * checked reader (a regular file, within the size limit). Bytes are not checked as UTF-8 here: a
+ * torn last line is the readers' to judge.
+ */
+export function readOwnFile(file: string): string {
+  return readInputBytes(file, file).toString('utf8');
+}
+
 /** The last record of each id. */
 export function latestById(records: PointRecord[]): Map<string, PointRecord> {
   const byId = new Map<string, PointRecord>();
@@ -197,10 +208,13 @@ export function writeFileAtomic(file: string, content: string): void {
 }
 
 /**
- * Rewrites `points.jsonl` with one line per point: plan points in plan order, then any records
- * of ids outside this plan (from an earlier version of the sweep file) in their original order.
+ * Rewrites `points.jsonl` with one line per point: plan points in plan order, then, with
+ * `others: 'keep'`, the records of ids outside this plan in their original order (a capacity
+ * plan's log keeps replays an earlier search ran). A sweep's log is its results: `'drop'` leaves
+ * records of ids outside the plan (an earlier version of the sweep file, a line from elsewhere)
+ * out, so that the file is what a fresh run of the plan writes. Returns the ids left out.
  */
-export function compactPoints(file: string, plan: PlanOutline, records: PointRecord[]): void {
+export function compactPoints(file: string, plan: PlanOutline, records: PointRecord[], others: 'keep' | 'drop' = 'keep'): string[] {
   const byId = latestById(records);
   const planIds = new Set(plan.points.map((p) => p.id));
   let out = '';
@@ -208,8 +222,17 @@ export function compactPoints(file: string, plan: PlanOutline, records: PointRec
     const record = byId.get(point.id);
     if (record !== undefined) out += formatPointLine(record);
   }
-  for (const [id, record] of byId) if (!planIds.has(id)) out += formatPointLine(record);
+  const outside = [...byId.keys()].filter((id) => !planIds.has(id));
+  if (others === 'keep') for (const id of outside) out += formatPointLine(byId.get(id) as PointRecord);
   writeFileAtomic(file, out);
+  return others === 'keep' ? [] : outside;
+}
+
+/** The note for records a sweep's rewrite of `points.jsonl` left out (`compactPoints`), or null. */
+export function droppedRecordsNote(file: string, ids: readonly string[]): string | null {
+  if (ids.length === 0) return null;
+  const shown = ids.slice(0, 5).join(', ') + (ids.length > 5 ? `, ... (${ids.length - 5} more)` : '');
+  return `${file}: dropped ${ids.length} record(s) of points not in this sweep (${shown}): not results of it`;
 }
 
 /** The deterministic content of `plan.json`. */
@@ -237,9 +260,12 @@ export function readPlanFile(dir: string): PlanFile {
   const file = join(dir, PLAN_FILE);
   let text: string;
   try {
-    text = readFileSync(file, 'utf8');
-  } catch {
-    throw new ResultsError(`${file}: missing; is ${dir} a sweep output directory?`);
+    text = readOwnFile(file);
+  } catch (err) {
+    if (err instanceof InputError && err.reason === 'no such file') {
+      throw new ResultsError(`${file}: missing; is ${dir} a sweep output directory?`);
+    }
+    throw err;
   }
   try {
     const parsed = JSON.parse(text) as PlanFile;

@@ -7,11 +7,11 @@
  * timed-out points are run again on the next run (their earlier line stays in the log until the
  * end-of-run rewrite keeps only the latest line per point).
  */
-import { existsSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, rmSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { loadRunConfigFromObject } from '../config/load.js';
 import type { RunConfig } from '../config/types.js';
-import { checkOutputDir, makeOutputDir, removeStaleTemporaries } from '../io/write-output.js';
+import { checkOutputDir, makeOutputDir, removeEmptyFolders, removeStaleTemporaries } from '../io/write-output.js';
 import { takeLock } from './lock.js';
 import { buildPlanInterruptibly, formatOverrides, type Plan, type PlanPoint, type ValidateRunConfig } from './plan.js';
 import { PointPool, defaultPoolThreadCount, describeError, type PointOutcome } from './pool.js';
@@ -26,8 +26,10 @@ import {
   appendPoint,
   appendTiming,
   compactPoints,
+  droppedRecordsNote,
   latestById,
   planFileContent,
+  readOwnFile,
   readPoints,
   writeFileAtomic,
   type PointRecord,
@@ -152,15 +154,21 @@ export async function runSweep(options: RunSweepOptions): Promise<RunSweepResult
     const slice = plan.points.filter((p) => isInShard(p.index, options.shard));
 
     const outDir = outDirOf(plan.name);
-    makeOutputDir(outDir);
-    const releaseLock = takeLock(outDir, note);
+    const created = makeOutputDir(outDir);
     try {
-      const removed = removeStaleTemporaries(outDir, REWRITTEN_FILES);
-      if (removed.length > 0)
-        note(`${outDir}: removed ${removed.length} temporary file(s) an interrupted write left: ${removed.join(', ')}`);
-      return await runInDir(options, plan, slice, base.baseDir, outDir, note, progress, t0, pool, threads);
-    } finally {
-      releaseLock();
+      const releaseLock = takeLock(outDir, note);
+      try {
+        const removed = removeStaleTemporaries(outDir, REWRITTEN_FILES);
+        if (removed.length > 0)
+          note(`${outDir}: removed ${removed.length} temporary file(s) an interrupted write left: ${removed.join(', ')}`);
+        return await runInDir(options, plan, slice, base.baseDir, outDir, note, progress, t0, pool, threads);
+      } finally {
+        releaseLock();
+      }
+    } catch (err) {
+      // A folder this run created and could not put a file in (a full disk) is removed again.
+      if (created !== undefined) removeEmptyFolders(created);
+      throw err;
     }
   } finally {
     // Destroyed whether or not it ran points (destroy is idempotent).
@@ -212,7 +220,7 @@ async function runInDir(
 
   const planPath = join(outDir, PLAN_FILE);
   const planText = planFileContent(plan);
-  if (existsSync(planPath) && readFileSync(planPath, 'utf8') !== planText) {
+  if (existsSync(planPath) && readOwnFile(planPath) !== planText) {
     note(`${planPath}: the plan changed since the last run; results of points still in it are kept`);
   }
   writeFileAtomic(planPath, planText);
@@ -326,7 +334,8 @@ async function runInDir(
   // Stopped before a point ran: the files are as the last run left them (and a large plan's
   // summary and chart would only delay the exit).
   if (!(interrupted && ran === 0)) {
-    compactPoints(pointsPath, plan, records);
+    const dropped = droppedRecordsNote(pointsPath, compactPoints(pointsPath, plan, records, 'drop'));
+    if (dropped !== null) note(dropped);
     writeFileAtomic(join(outDir, SUMMARY_FILE), summaryCsv(plan, slice, byId));
     if (options.chart !== false) await writeChart(plan, slice, byId, join(outDir, CHART_FILE), note);
   }

@@ -8,6 +8,7 @@ import { existsSync } from 'node:fs';
 import { basename, dirname, extname, isAbsolute, relative, resolve } from 'node:path';
 import { z } from 'zod';
 import { readYamlFile } from '../config/load.js';
+import { unreadableReason } from '../io/read-text.js';
 import { MAX_SWEEP_POINTS, formatCount } from '../config/limits.js';
 import { parseChartOptions, type ChartOptions } from './chart-options.js';
 
@@ -250,6 +251,8 @@ export function readSweepBase(sweep: SweepFile): SweepBase {
   if (!existsSync(absolute)) {
     throw new SweepError(sweep.file, 'base', `the base run config ${displayPath(absolute)} does not exist`);
   }
+  const unreadable = unreadableReason(absolute);
+  if (unreadable !== null) throw new SweepError(sweep.file, 'base', `the base run config ${displayPath(absolute)} ${unreadable}`);
   const label = displayPath(absolute);
   return { raw: readYamlFile(absolute, label), label, baseDir: dirname(absolute) };
 }

@@ -65,7 +65,7 @@ export async function runQuickstart(options: QuickstartOptions): Promise<Quickst
     sweepFile,
     `# written by servesim quickstart\n${stringifyYaml({ name: 'quickstart-concurrency', base: 'fit/fitted-config.yaml', grid: { 'traffic.load.concurrency': grid } })}`,
   );
-  // Started afresh: a sweep keeps the records of points an earlier fit's plan had.
+  // Started afresh: the points of an earlier fit are not this sweep's (and their timings would stay).
   const sweepDir = join(out, 'sweep');
   rmSync(sweepDir, { recursive: true, force: true });
   const sweep = await runSweep({ sweepFile, outDir: sweepDir, poolThreads: options.threads, note: () => {}, progress: undefined });

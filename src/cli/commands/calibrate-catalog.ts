@@ -18,7 +18,7 @@ import {
 } from '../../calibrate/catalog-calibration.js';
 import { resolveSimLoad } from '../../calibrate/sim-load.js';
 import { InputError } from '../../config/errors.js';
-import { checkOutputDir, makeOutputDir, writeOutputFile } from '../../io/write-output.js';
+import { checkOutputDir, writeOutputFiles } from '../../io/write-output.js';
 
 interface CatalogFitArgs {
   measured?: string;
@@ -80,8 +80,8 @@ export async function runCatalogFit(args: CatalogFitArgs, log: (line: string) =>
     const text = efficiencyFileText(table, { points, rounds, load, source: args.measured ?? CATALOG_SAMPLE });
     if (args.write !== undefined) {
       // Written next to the target and renamed over it: a failed write leaves the old table.
-      makeOutputDir(dirname(args.write), '--write');
-      writeOutputFile(args.write, text);
+      checkOutputDir(dirname(args.write), '--write');
+      writeOutputFiles([[args.write, text]]);
     }
     if (args.json === true) return `${JSON.stringify(table, null, 2)}\n`;
     return args.write !== undefined ? `wrote ${args.write}\n` : text;

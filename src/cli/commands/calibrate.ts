@@ -48,7 +48,7 @@ const FORCE_OPTION = {
   type: 'boolean',
   default: false,
   describe:
-    'write a fit that cannot be trusted (fewer measured values than constants, columns that cannot be told apart, mixed deployments, an open-loop run); refused otherwise',
+    'write a fit that cannot be trusted (fewer measured values than constants, columns that cannot be told apart, mixed deployments, an open-loop run, gaps all at one point); refused otherwise',
 } as const;
 
 function commonOptions<T>(y: Argv<T>): Argv<T> {

@@ -6,8 +6,8 @@ import { join } from 'node:path';
 import type { Argv, CommandModule } from 'yargs';
 import { loadRunConfig } from '../../config/load.js';
 import type { RequestRecord } from '../../core/report-types.js';
-import { aiperfFolderName, writeAiperfArtifacts } from '../../io/write-aiperf-artifacts.js';
-import { checkOutputDir, makeOutputDir, writeOutputFile } from '../../io/write-output.js';
+import { aiperfArtifactFiles, aiperfFolderName } from '../../io/write-aiperf-artifacts.js';
+import { checkOutputDir, writeOutputFiles, type OutputContent } from '../../io/write-output.js';
 import { replay } from '../../replay.js';
 import { formatSummaryTable } from '../format-table.js';
 
@@ -40,21 +40,24 @@ export function runReplayCommand(args: ReplayArgs): void {
   });
   const skipped = result.summary.input?.skipped_trace_rows ?? 0;
   if (skipped > 0) process.stderr.write(`warning: skipped ${skipped} invalid row(s) of ${result.summary.input?.trace}\n`);
+  // Every output of the replay is written as one group: they appear together or not at all.
   const written: string[] = [];
+  const files: Array<[string, OutputContent]> = [];
   if (args.out !== undefined) {
-    makeOutputDir(args.out);
-    writeOutputFile(join(args.out, 'summary.json'), JSON.stringify(result.summary, null, 2) + '\n');
+    files.push([join(args.out, 'summary.json'), JSON.stringify(result.summary, null, 2) + '\n']);
     written.push(join(args.out, 'summary.json'));
     if (result.requests && args.perRequest) {
-      writeOutputFile(join(args.out, 'requests.jsonl'), jsonLines(result.requests));
+      files.push([join(args.out, 'requests.jsonl'), jsonLines(result.requests)]);
       written.push(join(args.out, 'requests.jsonl'));
     }
   }
   if (args.aiperf) {
     const dir = join(args.out ?? '.', aiperfFolderName(loaded.config));
-    writeAiperfArtifacts(dir, result.summary, result.requests, loaded.config);
+    checkOutputDir(dir, 'AIPerf folder');
+    files.push(...aiperfArtifactFiles(dir, result.summary, result.requests, loaded.config));
     written.push(`${dir}/ (AIPerf artifacts)`);
   }
+  writeOutputFiles(files);
   if (args.json) process.stdout.write(JSON.stringify(result.summary, null, 2) + '\n');
   else {
     process.stdout.write(formatSummaryTable(result.summary) + '\n');

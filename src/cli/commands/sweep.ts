@@ -3,7 +3,7 @@
  * `servesim sweep merge DIR... --out DIR` (docs/sweeps.md). Parsing, signal handling and
  * messages only; the work is in src/sweep/.
  */
-import { readFileSync, readdirSync } from 'node:fs';
+import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Argv, CommandModule } from 'yargs';
 import { packageRoot } from '../../io/paths.js';
@@ -11,7 +11,8 @@ import { ConfigError, InputError } from '../../config/errors.js';
 import { mergeSweeps } from '../../sweep/merge.js';
 import { PlanError, formatOverrides } from '../../sweep/plan.js';
 import { createProgress } from '../../sweep/progress.js';
-import { PLAN_FILE, POINTS_FILE, ResultsError, readPoints } from '../../sweep/results.js';
+import { readTextFile } from '../../io/read-text.js';
+import { PLAN_FILE, POINTS_FILE, ResultsError, readOwnFile, readPoints } from '../../sweep/results.js';
 import { runSweep, type RunSweepResult } from '../../sweep/run-sweep.js';
 import { ShardError, formatShard, resolveShard, type Shard } from '../../sweep/shard.js';
 import { SweepError } from '../../sweep/sweep-file.js';
@@ -38,7 +39,7 @@ export interface SweepMergeArgs {
  * points.jsonl>]}`, for scripts and CI.
  */
 export function sweepJson(outDir: string): string {
-  const plan = JSON.parse(readFileSync(join(outDir, PLAN_FILE), 'utf8')) as unknown;
+  const plan = JSON.parse(readOwnFile(join(outDir, PLAN_FILE))) as unknown;
   const { records } = readPoints(join(outDir, POINTS_FILE));
   return `${JSON.stringify({ plan, points: records }, null, 2)}\n`;
 }
@@ -50,7 +51,7 @@ export function sweepTargetsText(): string {
     .filter((name) => name.endsWith('.yaml'))
     .sort();
   const lines = files.map((name) => {
-    const first = readFileSync(join(dir, name), 'utf8').split('\n')[0] ?? '';
+    const first = readTextFile(join(dir, name)).split('\n')[0] ?? '';
     return `  sweeps/${name.padEnd(36)} ${first.replace(/^#\s*/, '')}`;
   });
   return [
