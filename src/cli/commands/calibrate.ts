@@ -3,14 +3,11 @@
  * constants. Direct fits (`detokenization`, `response-overhead`, `pass-time`) regress measured
  * rows; `engine` runs the replay core inside an optimizer to fit the `linear` timing
  * coefficients to a few measured load points and scores the rest. `servesim quickstart` runs the
- * out-of-the-box workflow. Parsing only; the work is in src/calibrate/ and src/workflow/.
+ * out-of-the-box workflow. Parsing only; the work is in src/calibrate/ and src/workflow/, loaded
+ * when a command runs.
  */
 import type { Argv, CommandModule } from 'yargs';
-import { runDetokenizationFit, runPassTimeFit, runResponseOverheadFit, type DirectFitOutcome } from '../../calibrate/direct-fits.js';
-import { parseRoleMapping, parseSelectionArgs } from '../../calibrate/arguments.js';
-import { runEngineCalibration } from '../../calibrate/engine-command.js';
-import { fitJson } from '../../calibrate/fit-output.js';
-import { runQuickstart } from '../../workflow/quickstart.js';
+import type { DirectFitOutcome } from '../../calibrate/direct-fits.js';
 import { calibrateCatalogCommand } from './calibrate-catalog.js';
 
 interface CommonArgs {
@@ -64,8 +61,15 @@ function commonOptions<T>(y: Argv<T>): Argv<T> {
     .option('force', FORCE_OPTION);
 }
 
-function print(outcome: DirectFitOutcome, json: boolean | undefined): void {
+async function print(outcome: DirectFitOutcome, json: boolean | undefined): Promise<void> {
+  const { fitJson } = await import('../../calibrate/fit-output.js');
   process.stdout.write(json === true ? `${JSON.stringify(fitJson(outcome.report), null, 2)}\n` : outcome.text);
+}
+
+/** The fits and the parsers of their arguments, loaded when a fit runs. */
+async function fits() {
+  const [direct, args] = await Promise.all([import('../../calibrate/direct-fits.js'), import('../../calibrate/arguments.js')]);
+  return { ...direct, ...args };
 }
 
 const detokenizationCommand: CommandModule<object, CommonArgs & { input: string; model: 'two-term' | 'four-term' }> = {
@@ -80,7 +84,8 @@ const detokenizationCommand: CommandModule<object, CommonArgs & { input: string;
         describe: 'four-term adds first-output and final-output costs (needs first_outputs, final_outputs columns)',
       }),
   handler: async (argv) => {
-    print(
+    const { parseRoleMapping, runDetokenizationFit } = await fits();
+    await print(
       await runDetokenizationFit({
         input: argv.input,
         model: argv.model,
@@ -107,7 +112,8 @@ const responseOverheadCommand: CommandModule<object, CommonArgs & { aiperf?: str
       })
       .option('input', { type: 'string', describe: 'CSV with output_tokens,gap_ms and optionally inflight' }),
   handler: async (argv) => {
-    print(
+    const { parseRoleMapping, runResponseOverheadFit } = await fits();
+    await print(
       await runResponseOverheadFit({
         aiperf: argv.aiperf,
         input: argv.input,
@@ -140,7 +146,8 @@ const passTimeCommand: CommandModule<object, CommonArgs & { input: string; layou
           'COLUMN=VALUE, COLUMN=V1|V2, COLUMN!=V or COLUMN<=N (<, >, >=): keep only the rows that meet it (e.g. model=llama2-70b); repeatable',
       }),
   handler: async (argv) => {
-    print(
+    const { parseRoleMapping, parseSelectionArgs, runPassTimeFit } = await fits();
+    await print(
       await runPassTimeFit({
         input: argv.input,
         layout: argv.layout,
@@ -244,6 +251,7 @@ const engineCommand: CommandModule<object, EngineArgs> = {
       .option('out', { type: 'string', describe: 'output folder [default: calibration-engine]' })
       .option('json', JSON_OPTION) as unknown as Argv<EngineArgs>,
   handler: async (argv) => {
+    const { runEngineCalibration } = await import('../../calibrate/engine-command.js');
     const outcome = await runEngineCalibration({
       config: argv.config,
       measured: argv.measured,
@@ -292,6 +300,7 @@ export const quickstartCommand: CommandModule<object, { out: string; threads?: n
       .option('out', { type: 'string', default: 'quickstart-output', describe: 'output folder' })
       .option('threads', { type: 'number', describe: 'pool threads [default: cores]' }),
   handler: async (argv) => {
+    const { runQuickstart } = await import('../../workflow/quickstart.js');
     const outcome = await runQuickstart({ out: argv.out, threads: argv.threads });
     process.stdout.write(outcome.text);
   },

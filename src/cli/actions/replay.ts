@@ -1,0 +1,63 @@
+/**
+ * What `servesim replay RUN.yaml [--set k=v]... [--out DIR] [--per-request] [--json] [--aiperf]`
+ * does (its options are in `commands/replay.ts`): one replay, printed as an AIPerf-style table
+ * (or the summary JSON), optionally written to DIR. Loaded when the command runs.
+ */
+import { join } from 'node:path';
+import { loadRunConfig } from '../../config/load.js';
+import type { RequestRecord } from '../../core/report-types.js';
+import { checkOutputDir, makeOutputDir, writeOutputFile } from '../../io/write-output.js';
+import { replay } from '../../replay.js';
+import { formatSummaryTable } from '../format-table.js';
+
+export interface ReplayArgs {
+  config: string;
+  set: string[];
+  out?: string;
+  perRequest: boolean;
+  json: boolean;
+  aiperf: boolean;
+  skipInvalidRows: boolean;
+}
+
+function* jsonLines(records: RequestRecord[]): Generator<string> {
+  for (const record of records) yield `${JSON.stringify(record)}\n`;
+}
+
+export async function runReplayCommand(args: ReplayArgs): Promise<void> {
+  // A bad output folder is found before the run, and nothing is written until the run is done.
+  if (args.out !== undefined) checkOutputDir(args.out);
+  const loaded = loadRunConfig(args.config, args.set);
+  // AIPerf's per-request JSONL needs the per-request records.
+  const result = replay(loaded.config, {
+    baseDir: loaded.baseDir,
+    perRequest: args.perRequest || args.aiperf,
+    skipInvalidTraceRows: args.skipInvalidRows,
+    label: loaded.file,
+    perRequestFlag: args.perRequest ? '--per-request' : '--aiperf',
+    aiperf: args.aiperf,
+  });
+  const skipped = result.summary.input?.skipped_trace_rows ?? 0;
+  if (skipped > 0) process.stderr.write(`warning: skipped ${skipped} invalid row(s) of ${result.summary.input?.trace}\n`);
+  const written: string[] = [];
+  if (args.out !== undefined) {
+    makeOutputDir(args.out);
+    writeOutputFile(join(args.out, 'summary.json'), JSON.stringify(result.summary, null, 2) + '\n');
+    written.push(join(args.out, 'summary.json'));
+    if (result.requests && args.perRequest) {
+      writeOutputFile(join(args.out, 'requests.jsonl'), jsonLines(result.requests));
+      written.push(join(args.out, 'requests.jsonl'));
+    }
+  }
+  if (args.aiperf) {
+    const { aiperfFolderName, writeAiperfArtifacts } = await import('../../io/write-aiperf-artifacts.js');
+    const dir = join(args.out ?? '.', aiperfFolderName(loaded.config));
+    writeAiperfArtifacts(dir, result.summary, result.requests, loaded.config);
+    written.push(`${dir}/ (AIPerf artifacts)`);
+  }
+  if (args.json) process.stdout.write(JSON.stringify(result.summary, null, 2) + '\n');
+  else {
+    process.stdout.write(formatSummaryTable(result.summary) + '\n');
+    if (written.length > 0) process.stdout.write(`wrote ${written.join(', ')}\n`);
+  }
+}
