@@ -24,7 +24,13 @@ describe("the command line's start-up", () => {
   it('loads yargs and the options of the commands, nothing that runs one', () => {
     const { modules, packages } = loadedBy('cli/main.ts');
     expect(packages).toEqual(['yargs']);
-    expect(modules.filter((m) => !m.startsWith('cli/commands/'))).toEqual(['cli/cli.ts', 'cli/main.ts', 'config/errors.ts']);
+    expect(modules.filter((m) => !m.startsWith('cli/commands/'))).toEqual([
+      'cli/cli.ts',
+      'cli/main.ts',
+      'config/errors.ts',
+      'config/limits.ts',
+      'io/format-number.ts',
+    ]);
   });
 
   it('a replay loads the config parser and the replay core, not the pool, charts, fits or scores', () => {

@@ -6,20 +6,17 @@
  * naming it and the dotted field. Names resolve case-insensitively by id, `name` or any alias.
  */
 import { existsSync, readdirSync } from 'node:fs';
-import { basename, delimiter, dirname, join, relative, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { delimiter, join, relative, resolve } from 'node:path';
 import type * as z from 'zod';
 import { ConfigError, makeConfigIssue, type ConfigIssue } from '../config/errors.js';
 import { MAX_YAML_BYTES } from '../config/limits.js';
 import { readYamlFile } from '../config/yaml.js';
+import { packageRoot } from '../io/paths.js';
 import { readTextFile } from '../io/read-text.js';
 import { hardwareEntrySchema, modelEntrySchema, type HardwareEntry, type ModelEntry } from './schema.js';
 
-/** The package root: dist/src/catalog/load.js or src/catalog/load.ts -> the folder with package.json. */
-export function packageRoot(): string {
-  const here = dirname(fileURLToPath(import.meta.url));
-  return basename(resolve(here, '../..')) === 'dist' ? resolve(here, '../../..') : resolve(here, '../..');
-}
+/** The package root (where the bundled `data/` is). */
+export { packageRoot };
 
 export interface Catalog {
   models: ModelEntry[];
