@@ -5,10 +5,10 @@
  * bundled ones of the same id. Every file is validated strictly; a bad file is a `ConfigError`
  * naming it and the dotted field. Names resolve case-insensitively by id, `name` or any alias.
  */
-import { existsSync, readdirSync } from 'node:fs';
+import { existsSync, readdirSync, statSync } from 'node:fs';
 import { delimiter, join, relative, resolve } from 'node:path';
 import type * as z from 'zod';
-import { ConfigError, makeConfigIssue, type ConfigIssue } from '../config/errors.js';
+import { ConfigError, InputError, makeConfigIssue, type ConfigIssue } from '../config/errors.js';
 import { MAX_YAML_BYTES } from '../config/limits.js';
 import { readYamlFile } from '../config/yaml.js';
 import { packageRoot } from '../io/paths.js';
@@ -27,12 +27,23 @@ export interface Catalog {
 
 let cached: { key: string; catalog: Catalog } | undefined;
 
-/** The catalog folders in reading order: the bundled `data/` first, then `SERVESIM_CATALOG`'s. */
+/**
+ * The catalog folders in reading order: the bundled `data/` first, then `SERVESIM_CATALOG`'s. A
+ * folder it names that does not exist (a typo would otherwise leave the bundled catalog in use
+ * without a word) is an `InputError` naming the variable and the path.
+ */
 export function catalogFolders(env: NodeJS.ProcessEnv = process.env): string[] {
   const extra = (env.SERVESIM_CATALOG ?? '')
     .split(delimiter)
     .map((s) => s.trim())
     .filter((s) => s !== '');
+  for (const folder of extra) {
+    const stats = statSync(folder, { throwIfNoEntry: false });
+    if (stats === undefined || !stats.isDirectory()) {
+      const what = stats === undefined ? 'no such folder' : 'not a folder';
+      throw new InputError('SERVESIM_CATALOG', 0, `${folder}: ${what} (it names catalog folders, each holding models/ and/or hardware/)`);
+    }
+  }
   return [join(packageRoot(), 'data'), ...extra.map((folder) => resolve(folder))];
 }
 

@@ -43,15 +43,44 @@ export function sweepJson(outDir: string): string {
   return `${JSON.stringify({ plan, points: records }, null, 2)}\n`;
 }
 
-/** `servesim sweep` without a file: the shipped sweep files, each with its first comment line, and an example. */
+/**
+ * A sweep file's description: the first paragraph of its leading comment (up to a blank comment
+ * line, an indented line such as an example command, or the first key), as one line.
+ */
+export function sweepDescription(text: string): string {
+  const words: string[] = [];
+  for (const line of text.split('\n')) {
+    const comment = /^#(.*)$/.exec(line);
+    if (comment === null || comment[1].trim() === '' || /^\s{2,}/.test(comment[1])) break;
+    words.push(comment[1].trim());
+  }
+  return words.join(' ');
+}
+
+/** `text` in lines of at most `width` characters, every line after the first indented by `indent` spaces. */
+function wrap(text: string, width: number, indent: number): string {
+  const lines: string[] = [];
+  let line = '';
+  for (const word of text.split(' ')) {
+    if (line !== '' && line.length + 1 + word.length > width) {
+      lines.push(line);
+      line = word;
+    } else line = line === '' ? word : `${line} ${word}`;
+  }
+  lines.push(line);
+  return lines.join(`\n${' '.repeat(indent)}`);
+}
+
+/** `servesim sweep` without a file: the shipped sweep files, each with its description, and an example. */
 export function sweepTargetsText(): string {
   const dir = join(packageRoot(), 'sweeps');
   const files = readdirSync(dir)
     .filter((name) => name.endsWith('.yaml'))
     .sort();
+  const nameWidth = Math.max(...files.map((name) => `sweeps/${name}`.length));
   const lines = files.map((name) => {
-    const first = readFileSync(join(dir, name), 'utf8').split('\n')[0] ?? '';
-    return `  sweeps/${name.padEnd(36)} ${first.replace(/^#\s*/, '')}`;
+    const description = sweepDescription(readFileSync(join(dir, name), 'utf8'));
+    return `  ${`sweeps/${name}`.padEnd(nameWidth)}  ${wrap(description, 106 - nameWidth, nameWidth + 4)}`;
   });
   return [
     'servesim sweep needs a sweep file. The examples shipped with servesim:',

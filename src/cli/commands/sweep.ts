@@ -85,3 +85,22 @@ export function makeSweepCommand(deps: SweepCommandDeps = {}): CommandModule {
     handler: () => {},
   };
 }
+
+/** What `servesim merge` says, with or without --help: the command is `servesim sweep merge`. */
+export const MERGE_HINT =
+  'servesim has no merge command: sweep results are merged with servesim sweep merge DIR... --out DIR (servesim sweep merge --help lists its options)';
+
+/**
+ * `servesim merge ...`: not a command (merging is `sweep merge`), but one a user reaches for after
+ * reading "merge"; it says which command merges instead of printing the top-level help. Hidden
+ * from the command list.
+ */
+export const mergeHintCommand: CommandModule = {
+  command: 'merge [args..]',
+  describe: false,
+  builder: (y: Argv) => y.usage(MERGE_HINT).strict(false),
+  handler: () => {
+    process.stderr.write(`error: ${MERGE_HINT}\n`);
+    process.exitCode = 2;
+  },
+};
