@@ -4,6 +4,7 @@
  * main thread.
  */
 import { performance } from 'node:perf_hooks';
+import { costSummary, type Price } from './config/cost.js';
 import type { RunConfig } from './config/types.js';
 import { buildRequestRecords, buildSummary } from './core/report.js';
 import type { ReplaySummary, RequestRecord } from './core/report-types.js';
@@ -22,6 +23,8 @@ export interface PreparedRun {
   deployment: ReplaySummary['deployment'];
   /** With a trace source: what the summary reports of the trace. */
   input?: { trace: string; trace_rows: number; skipped_trace_rows: number };
+  /** The price per GPU-hour the summary's cost is worked out at; absent when none is known (no cost then). */
+  price?: Price;
 }
 
 /** Replays a prepared run; `config` is echoed in the summary. */
@@ -50,6 +53,9 @@ export function replayPrepared(config: RunConfig, prepared: PreparedRun, options
       virtual_end_ms: core.engine.virtual_end_ms,
     },
     deployment: prepared.deployment,
+    ...(prepared.price === undefined
+      ? {}
+      : { cost: costSummary(prepared.price, prepared.deployment.gpus, core.run.output_token_throughput) }),
     config,
   };
   if (prepared.input !== undefined) summary.input = prepared.input;

@@ -127,6 +127,14 @@ function hardwareEntry() {
       network_gb_per_s: positive().optional(),
     }),
     tdp_w: positive(),
+    /** An on-demand list price (USD per GPU-hour), where one can be cited: the default of a replay's cost. */
+    price: strict({
+      per_gpu_hour: positive(),
+      date: z
+        .string({ error: says('must be a date, YYYY-MM-DD') })
+        .regex(/^\d{4}-\d{2}-\d{2}$/, { error: says('must be a date, YYYY-MM-DD') }),
+      source: text(),
+    }).optional(),
     sources: strict({ datasheet: text(), other: z.array(text()).optional() }),
     notes: text().optional(),
   });

@@ -91,6 +91,15 @@ export function formatSummaryTable(summary: ReplaySummary): string {
       d.kv_cache_tokens_per_rank === null ? 'unlimited' : formatInteger(d.kv_cache_tokens_per_rank),
     ].join(' / '),
   ]);
+  const cost = summary.cost;
+  const perMillion = cost?.cost_per_million_output_tokens;
+  valueRows.push([
+    'Cost per hour / per million output tokens',
+    cost === undefined
+      ? 'no price known (--price-per-gpu-hour)'
+      : `${fmt(cost.cost_per_hour)} / ${perMillion === null ? '-' : fmt(perMillion as number)}`,
+  ]);
+  if (cost !== undefined) valueRows.push([`Price per GPU-hour (${cost.price_source})`, fmt(cost.price_per_gpu_hour)]);
   const sim = summary.simulator;
   const speed = `simulated ${formatInteger(sim.output_tokens)} output tokens in ${fmt(sim.wall_time_ms)} ms (${fmt(sim.us_per_output_token)} us per token), ${formatInteger(sim.passes)} passes, ${formatInteger(sim.preemptions)} preemptions`;
   return [grid(metricRows, 1), '', grid(valueRows, 1), '', speed].join('\n');

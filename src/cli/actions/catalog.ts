@@ -50,6 +50,8 @@ function hardwareRow(h: HardwareEntry): Record<string, unknown> {
     scale_up: h.interconnect.scale_up,
     scale_up_gb_per_s: h.interconnect.scale_up_gb_per_s,
     scale_up_domain_gpus: h.interconnect.scale_up_domain_gpus,
+    price_per_gpu_hour: h.price?.per_gpu_hour ?? null,
+    price_date: h.price?.date ?? null,
   };
 }
 
@@ -88,7 +90,7 @@ export function formatCatalog(kind: 'models' | 'hardware' | undefined): string {
     parts.push('KV KiB/token: BF16 cache of the layers whose cache grows with the context, on one GPU without tensor parallelism.');
   }
   if (kind !== 'models') {
-    const rows = [['hardware', 'name', 'memory GB', 'HBM GB/s', 'BF16 TF', 'FP8 TF', 'FP4 TF', 'scale-up GB/s', 'domain']];
+    const rows = [['hardware', 'name', 'memory GB', 'HBM GB/s', 'BF16 TF', 'FP8 TF', 'FP4 TF', 'scale-up GB/s', 'domain', 'USD/GPU-h']];
     const tf = (x: number | null) => (x === null ? '-' : String(x));
     for (const h of catalog.hardware) {
       rows.push([
@@ -101,10 +103,14 @@ export function formatCatalog(kind: 'models' | 'hardware' | undefined): string {
         tf(h.compute.fp4),
         `${h.interconnect.scale_up_gb_per_s} ${h.interconnect.scale_up}`,
         String(h.interconnect.scale_up_domain_gpus),
+        h.price === undefined ? '-' : h.price.per_gpu_hour.toFixed(2),
       ]);
     }
     parts.push(pad(rows, 2));
-    parts.push('TF: dense peak tensor TFLOPS per GPU (datasheet); scale-up: total bidirectional per GPU; domain: GPUs it connects.');
+    parts.push(
+      'TF: dense peak tensor TFLOPS per GPU (datasheet); scale-up: total bidirectional per GPU; domain: GPUs it connects;\n' +
+        "USD/GPU-h: an on-demand list price, with its source and date in the GPU's file (- where none is cited).",
+    );
   }
   parts.push(`read from: ${catalogFolders().join(', ')}`);
   return parts.join('\n\n');

@@ -18,6 +18,7 @@ export interface ReplayArgs {
   json: boolean;
   aiperf: boolean;
   skipInvalidRows: boolean;
+  pricePerGpuHour?: number;
 }
 
 function* jsonLines(records: RequestRecord[]): Generator<string> {
@@ -36,6 +37,7 @@ export async function runReplayCommand(args: ReplayArgs): Promise<void> {
     label: loaded.file,
     perRequestFlag: args.perRequest ? '--per-request' : '--aiperf',
     aiperf: args.aiperf,
+    pricePerGpuHour: args.pricePerGpuHour,
   });
   const skipped = result.summary.input?.skipped_trace_rows ?? 0;
   if (skipped > 0) process.stderr.write(`warning: skipped ${skipped} invalid row(s) of ${result.summary.input?.trace}\n`);

@@ -26,6 +26,11 @@ export const replayCommand: CommandModule<object, ReplayArgs> = {
         default: false,
         describe: 'skip trace rows that cannot be used instead of stopping at the first; the count is printed and kept in the summary',
       })
+      .option('price-per-gpu-hour', {
+        type: 'number',
+        describe:
+          "price of one GPU for an hour, for the cost per hour and per million output tokens [default: the catalog's list price of engine.hardware]",
+      })
       .option('aiperf', {
         type: 'boolean',
         default: false,
