@@ -14,7 +14,7 @@ import { z } from 'zod';
 import { formatValue } from '../config/errors.js';
 import { outputError, writeOutputFile } from '../io/write-output.js';
 import type { PointSummary } from './point-summary.js';
-import type { Overrides, PlanOutline } from './plan.js';
+import type { Overrides, PlanOutline, SweepFit } from './plan.js';
 
 export const PLAN_FILE = 'plan.json';
 export const POINTS_FILE = 'points.jsonl';
@@ -217,6 +217,8 @@ export interface PlanFile {
   axes: string[];
   log2_axes: string[];
   points: Array<{ index: number; id: string; overrides: Overrides }>;
+  /** The fit the base config came from (`PlanOutline.fit`); absent otherwise. */
+  fit?: SweepFit;
 }
 
 export function planFileContent(plan: PlanOutline): string {
@@ -225,6 +227,7 @@ export function planFileContent(plan: PlanOutline): string {
     axes: plan.axes,
     log2_axes: plan.log2Axes,
     points: plan.points.map((p) => ({ index: p.index, id: p.id, overrides: p.overrides })),
+    ...(plan.fit === undefined ? {} : { fit: plan.fit }),
   };
   return `${JSON.stringify(content, null, 2)}\n`;
 }
@@ -252,5 +255,6 @@ export function outlineFromPlanFile(file: PlanFile): PlanOutline {
     axes: file.axes,
     log2Axes: file.log2_axes ?? [],
     points: file.points.map((p) => ({ index: p.index, id: p.id, overrides: p.overrides })),
+    ...(file.fit === undefined ? {} : { fit: file.fit }),
   };
 }

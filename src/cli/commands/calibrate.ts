@@ -1,8 +1,9 @@
 /**
  * `servesim calibrate <target>` (docs/calibration.md): turn measurements into run-config
  * constants. Direct fits (`detokenization`, `response-overhead`, `pass-time`) regress measured
- * rows; `engine` runs the replay core inside an optimizer to fit the `linear` timing
- * coefficients to a few measured load points and scores the rest. `servesim quickstart` runs the
+ * rows; `engine` runs the replay core inside an optimizer to fit the pass time (the catalog's
+ * efficiency factors under roofline timing, or the `linear` coefficients) to a few measured load
+ * points and scores the rest. `servesim quickstart` runs the
  * out-of-the-box workflow. Parsing only; the work is in src/calibrate/ and src/workflow/, loaded
  * when a command runs.
  */
@@ -26,7 +27,7 @@ export const CALIBRATE_TARGETS_TEXT = [
   '  detokenization      engine.detokenization costs, from one row per detokenizer job',
   "  response-overhead   the load generator's turnaround, from AIPerf runs (profile_export.jsonl; runs at several concurrencies fit its growth with load)",
   '  pass-time           the linear pass-time coefficients, from per-pass measurements',
-  '  engine              the pass-time model and a client delay, from measured load points, by replaying them',
+  "  engine              the pass time (the catalog's efficiency factors, or linear coefficients) and the client path, from measured load points, by replaying them",
   "  catalog             the catalog's efficiency factors (roofline timing), from measured points of many deployments",
   '',
   'for example, on the inputs shipped in calibration/ and data/:',
@@ -186,7 +187,7 @@ export interface EngineArgs {
 const engineCommand: CommandModule<object, EngineArgs> = {
   command: 'engine',
   describe:
-    'Fit the linear timing coefficients to measured load points by running the replay core in an optimizer; score the held-out points',
+    "Fit the pass time to measured load points by replaying them in an optimizer (--form: the catalog's efficiency factors, or free linear coefficients); score the held-out points",
   builder: (y) =>
     y
       .option('config', {
@@ -221,7 +222,7 @@ const engineCommand: CommandModule<object, EngineArgs> = {
         type: 'boolean',
         default: true,
         describe:
-          'also fit a client-path delay before the scheduler (engine.tokenization.base_ms); --no-fit-client puts all of TTFT on the engine',
+          'linear form: also fit a client-path delay before the scheduler (engine.tokenization.base_ms); --no-fit-client puts all of TTFT on the engine',
       })
       .option('requests-per-slot', { type: 'number', describe: 'simulated requests per concurrency slot [default: 10]' })
       .option('range-ratio', { type: 'number', describe: 'random_range_ratio of simulated lengths [default: 0.8]' })
@@ -233,12 +234,12 @@ const engineCommand: CommandModule<object, EngineArgs> = {
       .option('refine', {
         type: 'number',
         describe:
-          'iterations of two refining searches (3 % and 1 % steps) after the coarse one; for long simulated runs (--requests-per-slot 64) [default: 0]',
+          'linear form: iterations of two refining searches (3 % and 1 % steps) after the coarse one; for long simulated runs (--requests-per-slot 64) [default: 0]',
       })
       .option('point-weights', {
         choices: ['load-rank', 'uniform'] as const,
         default: 'load-rank' as const,
-        describe: "weights of the training points' residuals: by rank of load (0.5, 1, 1.5 for three points), or 1 each",
+        describe: "linear form: weights of the training points' residuals: by rank of load (0.5, 1, 1.5 for three points), or 1 each",
       })
       .option('form', {
         choices: ['auto', 'roofline', 'linear'] as const,

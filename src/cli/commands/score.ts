@@ -50,7 +50,7 @@ export const scoreCommand: CommandModule<object, ScoreArgs> = {
       .option('train', {
         type: 'string',
         describe:
-          'measured points the simulated side was fitted on (lowest:N, highest:N, KEY=V1|V2, KEY<=V ... joined by "and"): drawn on the charts, left out of every MAPE',
+          'measured points the simulated side was fitted on (lowest:N, highest:N, KEY=V1|V2, KEY<=V ... joined by "and"): marked train, left out of every MAPE; default: the training points of the fit.json beside a sweep\'s base config; none: score every point (the fit\'s still marked)',
       })
       .option('sim-select', {
         type: 'string',
