@@ -5,7 +5,7 @@
  */
 import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { packageRoot } from '../../io/paths.js';
+import { packageRoot, terminalPath } from '../../io/paths.js';
 import { ConfigError, InputError } from '../../config/errors.js';
 import { mergeSweeps } from '../../sweep/merge.js';
 import { PlanError, formatOverrides } from '../../sweep/plan.js';
@@ -137,14 +137,14 @@ function reportRun(
   if (result.interrupted) {
     const done = result.ok + result.failed.length;
     err(
-      `sweep ${result.name}${scope}: interrupted; ${done} of ${result.slice} points finished and are kept in ${result.outDir}\n` +
+      `sweep ${result.name}${scope}: interrupted; ${done} of ${result.slice} points finished and are kept in ${terminalPath(result.outDir)}\n` +
         `resume with: ${resumeCommand(args, result.outDir, shard)}\n`,
     );
     return EXIT_INTERRUPTED;
   }
   (args.json === true ? err : out)(
     `sweep ${result.name}${scope}: ${result.ok}/${result.slice} points ok` +
-      ` (${result.alreadyDone} already done, ${result.ran} run) in ${elapsedS.toFixed(1)} s; results in ${result.outDir}\n`,
+      ` (${result.alreadyDone} already done, ${result.ran} run) in ${elapsedS.toFixed(1)} s; results in ${terminalPath(result.outDir)}\n`,
   );
   if (args.json === true) out(sweepJson(result.outDir));
   if (result.failed.length > 0) {
@@ -233,7 +233,7 @@ export async function runSweepMergeCommand(args: SweepMergeArgs, deps: SweepComm
     const result = await mergeSweeps({ dirs: args.dirs, outDir: args.out, note: (line) => void stderr.write(`${line}\n`) });
     if (args.json === true) stdout.write(sweepJson(result.outDir));
     (args.json === true ? stderr : stdout).write(
-      `sweep merge: ${args.dirs.length} ${args.dirs.length === 1 ? 'directory' : 'directories'}, ${result.ok}/${result.planned} points ok; results in ${result.outDir}\n`,
+      `sweep merge: ${args.dirs.length} ${args.dirs.length === 1 ? 'directory' : 'directories'}, ${result.ok}/${result.planned} points ok; results in ${terminalPath(result.outDir)}\n`,
     );
     let code = EXIT_OK;
     if (result.failed.length > 0) {
