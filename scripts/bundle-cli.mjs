@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 // Bundles the command line (`npm run build` runs it after tsc): dist/src/cli/main.js becomes one
-// module holding yargs, zod, yaml and what every command loads at start-up, and each command's
+// module holding yargs and what every command loads at start-up (zod, yaml and the replay core's
+// random generators go into shared chunks), and each command's
 // own work a chunk in dist/src/cli/bundle/ loaded when the command runs. Node.js loads a module
 // file by file, and the command line's few hundred files cost a start-up several times
 // `node -e 0`; bundled, a command reads a handful (npm run bench prints the start-up row).
@@ -15,7 +16,7 @@ import { fileURLToPath } from 'node:url';
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const { dependencies } = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'));
 /** Packages every start-up or every replay loads: bundled. */
-const BUNDLED = new Set(['yargs', 'zod', 'yaml']);
+const BUNDLED = new Set(['yargs', 'zod', 'yaml', 'pure-rand']);
 
 rmSync(join(root, 'dist', 'src', 'cli', 'bundle'), { recursive: true, force: true });
 await build({

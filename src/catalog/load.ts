@@ -181,6 +181,8 @@ function lookup<T extends { id: string; name: string; aliases: string[] }>(entri
 
 /** Entries read one file at a time, by file. */
 const fileCache = new Map<string, unknown>();
+/** What `findOne` found for a kind, a name and a folder list (null: nothing); a replay looks the same names up several times. */
+const foundCache = new Map<string, unknown>();
 
 /**
  * Finds an entry without reading the whole catalog: only the files whose text mentions the name
@@ -188,6 +190,20 @@ const fileCache = new Map<string, unknown>();
  * and each pool thread tens of milliseconds). Later folders win, as in `loadCatalog`.
  */
 function findOne<T extends { id: string; name: string; aliases: string[] }>(
+  kind: 'models' | 'hardware',
+  name: string,
+  schema: z.ZodType<T>,
+  folders: readonly string[],
+): T | undefined {
+  const wanted = name.toLowerCase();
+  const key = [kind, wanted, ...folders].join('\0');
+  if (foundCache.has(key)) return (foundCache.get(key) ?? undefined) as T | undefined;
+  const found = scanFor(kind, name, schema, folders);
+  foundCache.set(key, found ?? null);
+  return found;
+}
+
+function scanFor<T extends { id: string; name: string; aliases: string[] }>(
   kind: 'models' | 'hardware',
   name: string,
   schema: z.ZodType<T>,
