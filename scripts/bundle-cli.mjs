@@ -1,10 +1,10 @@
 #!/usr/bin/env node
 // Bundles the command line (`npm run build` runs it after tsc): dist/src/cli/main.js becomes one
-// module holding yargs and what every command loads at start-up (zod, yaml and the replay core's
-// random generators go into shared chunks), and each command's
-// own work a chunk in dist/src/cli/bundle/ loaded when the command runs. Node.js loads a module
-// file by file, and the command line's few hundred files cost a start-up several times
-// `node -e 0`; bundled, a command reads a handful (npm run bench prints the start-up row).
+// module holding yargs and what every command loads at start-up, and what the commands load when
+// they run (zod, the YAML parser, the replay core and its random generators, each command's own
+// work) chunks in dist/src/cli/bundle/. Node.js loads a module file by file, and the command
+// line's few hundred files cost a start-up several times `node -e 0`; bundled, a command reads a
+// handful (npm run bench prints the start-up row).
 // The other npm packages stay as they are: the pool threads' modules (dist/src/sweep/pool-task.js
 // and the fit tasks) are loaded by Piscina from their compiled files, and the packages that only
 // some commands need (charts, fits, tables) load from node_modules when those commands run.
