@@ -1,10 +1,10 @@
 #!/usr/bin/env node
 // Bundles the command line (`npm run build` runs it after tsc): dist/src/cli/main.js becomes one
 // module holding yargs and what every command loads at start-up, and what the commands load when
-// they run (zod, the YAML parser, the replay core and its random generators, each command's own
-// work) chunks in dist/src/cli/bundle/. Node.js loads a module file by file, and the command
-// line's few hundred files cost a start-up several times `node -e 0`; bundled, a command reads a
-// handful (npm run bench prints the start-up row).
+// they run (zod, the YAML parser, the replay core with its random generators and its sketch, each
+// command's own work) chunks in dist/src/cli/bundle/. Node.js loads a module file by file, and
+// the command line's few hundred files cost a start-up several times `node -e 0`; bundled, a
+// command reads a handful (npm run bench prints the start-up row).
 // The other npm packages stay as they are: the pool threads' modules (dist/src/sweep/pool-task.js
 // and the fit tasks) are loaded by Piscina from their compiled files, and the packages that only
 // some commands need (charts, fits, tables) load from node_modules when those commands run.
@@ -16,7 +16,7 @@ import { fileURLToPath } from 'node:url';
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const { dependencies } = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'));
 /** Packages every start-up or every replay loads: bundled. */
-const BUNDLED = new Set(['yargs', 'zod', 'yaml', 'pure-rand']);
+const BUNDLED = new Set(['yargs', 'zod', 'yaml', 'pure-rand', '@datadog/sketches-js']);
 
 rmSync(join(root, 'dist', 'src', 'cli', 'bundle'), { recursive: true, force: true });
 await build({
@@ -31,7 +31,8 @@ await build({
   format: 'esm',
   platform: 'node',
   target: 'node20',
-  external: Object.keys(dependencies).filter((name) => !BUNDLED.has(name)),
+  // protobufjs: the sketch package's optional serialization, which servesim does not use (not installed).
+  external: [...Object.keys(dependencies).filter((name) => !BUNDLED.has(name)), 'protobufjs/minimal'],
   // The YAML parser is CommonJS: its require() of Node's modules needs a require in an ES module.
   banner: { js: "import { createRequire as __createRequire } from 'node:module'; const require = __createRequire(import.meta.url);" },
   minifyWhitespace: true,
