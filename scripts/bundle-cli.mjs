@@ -18,25 +18,41 @@ const { dependencies } = JSON.parse(readFileSync(join(root, 'package.json'), 'ut
 /** Packages every start-up or every replay loads: bundled. */
 const BUNDLED = new Set(['yargs', 'zod', 'yaml', 'pure-rand', '@datadog/sketches-js']);
 
-rmSync(join(root, 'dist', 'src', 'cli', 'bundle'), { recursive: true, force: true });
-await build({
-  absWorkingDir: root,
-  entryPoints: ['dist/src/cli/main.js'],
-  outdir: 'dist/src/cli',
-  entryNames: '[name]',
-  chunkNames: 'bundle/[name]-[hash]',
-  allowOverwrite: true,
-  bundle: true,
-  splitting: true,
-  format: 'esm',
-  platform: 'node',
-  target: 'node20',
-  // protobufjs: the sketch package's optional serialization, which servesim does not use (not installed).
-  external: [...Object.keys(dependencies).filter((name) => !BUNDLED.has(name)), 'protobufjs/minimal'],
-  // The YAML parser is CommonJS: its require() of Node's modules needs a require in an ES module.
-  banner: { js: "import { createRequire as __createRequire } from 'node:module'; const require = __createRequire(import.meta.url);" },
-  minifyWhitespace: true,
-  minifySyntax: true,
-  sourcemap: true,
-  logLevel: 'warning',
-});
+/** Every import of string-width (yargs', cliui's, wrap-ansi's) gets the lazy one (string-width-lazy.mjs says why). */
+const STRING_WIDTH_LAZY = join(root, 'scripts', 'string-width-lazy.mjs');
+export const lazyStringWidth = {
+  name: 'lazy-string-width',
+  setup(bundle) {
+    bundle.onResolve({ filter: /^string-width$/ }, (args) =>
+      args.importer === STRING_WIDTH_LAZY ? undefined : { path: STRING_WIDTH_LAZY },
+    );
+  },
+};
+
+async function main() {
+  rmSync(join(root, 'dist', 'src', 'cli', 'bundle'), { recursive: true, force: true });
+  await build({
+    absWorkingDir: root,
+    entryPoints: ['dist/src/cli/main.js'],
+    outdir: 'dist/src/cli',
+    entryNames: '[name]',
+    chunkNames: 'bundle/[name]-[hash]',
+    allowOverwrite: true,
+    bundle: true,
+    splitting: true,
+    format: 'esm',
+    platform: 'node',
+    target: 'node20',
+    // protobufjs: the sketch package's optional serialization, which servesim does not use (not installed).
+    external: [...Object.keys(dependencies).filter((name) => !BUNDLED.has(name)), 'protobufjs/minimal'],
+    // The YAML parser is CommonJS: its require() of Node's modules needs a require in an ES module.
+    banner: { js: "import { createRequire as __createRequire } from 'node:module'; const require = __createRequire(import.meta.url);" },
+    plugins: [lazyStringWidth],
+    minifyWhitespace: true,
+    minifySyntax: true,
+    sourcemap: true,
+    logLevel: 'warning',
+  });
+}
+
+if (process.argv[1] === fileURLToPath(import.meta.url)) await main();
