@@ -27,6 +27,7 @@ import { CalibrateUsageError, parseSelectionArgs, refuseUntrusted } from './argu
 import { calibrateEngine, type EngineCalibration } from './engine-calibration.js';
 import { freeConstants } from './engine-fit.js';
 import { autoForm, type FormChoice } from './fit-forms.js';
+import { saturationNotes } from './saturation-notes.js';
 import { stratumOf } from '../catalog/accuracy.js';
 import {
   calibrateRoofline,
@@ -457,7 +458,8 @@ export async function runEngineCalibration(options: EngineCommandOptions): Promi
     select: options.select ?? [],
     notes: measuredSide.notes,
   };
-  if (guardNotes.length > 0) fitJson.notes = guardNotes;
+  const notes = [...guardNotes, ...saturationNotes(measured, calibration.simulated, loaded.config)];
+  if (notes.length > 0) fitJson.notes = notes;
   const header = `fitted by servesim calibrate engine on ${calibration.train.map((p) => formatKey(p.key)).join('; ')}\nfrom ${options.measured.join(', ')}`;
   const files: Array<[string, string]> = [
     ['fit.json', `${JSON.stringify(fitJson, null, 2)}\n`],
@@ -472,7 +474,7 @@ export async function runEngineCalibration(options: EngineCommandOptions): Promi
       metrics,
       { form: 'linear', replays: calibration.best.replays, constantLines: linearConstantLines(fitJson), choice },
       options.out,
-    ) + guardNotes.map((note) => `note: ${note}\n`).join('');
+    ) + notes.map((note) => `note: ${note}\n`).join('');
   return { calibration, fitJson, files: written, text };
 }
 
@@ -564,7 +566,8 @@ async function runRooflineCalibration(
     },
     inputs: { config: shortPath(options.config), measured: options.measured.map(shortPath), select: options.select ?? [], notes },
   };
-  if (guardNotes.length > 0) fitJson.notes = [...guardNotes];
+  const allNotes = [...guardNotes, ...saturationNotes(measured, calibration.simulated, loaded.config)];
+  if (allNotes.length > 0) fitJson.notes = allNotes;
   const header = `fitted by servesim calibrate engine (physics form) on ${calibration.train.map((p) => formatKey(p.key)).join('; ')}\nfrom ${options.measured.join(', ')}`;
   const raw = readYamlFile(options.config, options.config) as RawObject;
   const engine = childObject(raw, 'engine');
@@ -588,7 +591,7 @@ async function runRooflineCalibration(
       metrics,
       { form: 'physics', replays: calibration.replays, constantLines: rooflineFactorLines(calibration), choice },
       options.out,
-    ) + guardNotes.map((note) => `note: ${note}\n`).join('');
+    ) + allNotes.map((note) => `note: ${note}\n`).join('');
   return { calibration, fitJson, files: written, text };
 }
 
