@@ -4,9 +4,11 @@
  * autoscalers built for vLLM read it unchanged. Gauges are read from the engine at each scrape;
  * counters and histograms are fed as the engine hands tokens and responses over. Latencies are
  * seconds of simulated time, measured from each request's arrival (as vLLM measures from its
- * receipt) to a token's receipt by the client's connection.
+ * receipt) to a token's receipt by the client's connection. prom-client's default Node.js metrics
+ * (`process_resident_memory_bytes`, `nodejs_eventloop_lag_p99_seconds`, heap sizes, ...) come
+ * with them: how the server process itself holds up.
  */
-import { Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { FinishedRequest, LiveEngine, LiveObserver } from './live-engine.js';
 
 // vLLM's buckets (vllm/v1/metrics/loggers.py).
@@ -33,6 +35,7 @@ export class LiveMetrics implements LiveObserver {
   constructor(modelName: string) {
     this.labels = { model_name: modelName, engine: '0' };
     const registers = [this.registry];
+    collectDefaultMetrics({ register: this.registry, eventLoopMonitoringPrecision: 1 });
     const labels = this.labels;
     const read = (): LiveEngine | null => this.engine;
     new Gauge({
