@@ -107,7 +107,7 @@ describe('servesim calibrate (CLI)', () => {
     expect(readFileSync(join(out, 'score', 'report.html'), 'utf8')).toContain('<html');
   }, 240_000);
 
-  it('fits the physics form when the model and GPU are in the catalog: efficiency factors beside the catalog values', () => {
+  it('fits the physics form when asked: efficiency factors beside the catalog values, their movement, errors and held flags', () => {
     const out = join(mkdtempSync(join(tmpdir(), 'servesim-cal-')), 'engine');
     const r = run([
       'calibrate',
@@ -120,15 +120,26 @@ describe('servesim calibrate (CLI)', () => {
       'source=hardware',
       '--threads',
       '2',
+      '--form',
+      'roofline',
       '--out',
       out,
     ]);
     expect(r.code, r.stderr).toBe(0);
     expect(r.stdout).toContain('engine fit (physics form)');
+    expect(r.stdout).toMatch(/factor +fitted +catalog +moved % +SE %/);
     const fit = JSON.parse(readFileSync(join(out, 'fit.json'), 'utf8'));
     expect(fit.form).toBe('roofline');
     expect(Object.keys(fit.efficiency)).toEqual(expect.arrayContaining(['compute', 'memory', 'frontend_ms']));
     expect(fit.efficiency.compute.catalog).toBeGreaterThan(0);
+    expect(fit.form_choice).toEqual({ requested: 'roofline', form: 'roofline', reason: '--form roofline' });
+    // A bf16-free FP8 model never reads the FP4 peak: the points cannot inform it, and it is held.
+    expect(fit.efficiency.fp4_compute).toMatchObject({ held_at_catalog: true, se_pct: null, moved_pct: 0 });
+    const moved = Object.values(fit.efficiency as Record<string, { held_at_catalog: boolean; se_pct: number | null }>).filter(
+      (f) => !f.held_at_catalog,
+    );
+    expect(moved.length).toBeGreaterThan(0);
+    for (const f of moved) expect(f.se_pct).toBeGreaterThan(0);
     expect(fit.holdout.points.map((k: { concurrency: number }) => k.concurrency)).toEqual([32, 64]);
     const fitted = readFileSync(join(out, 'fitted-config.yaml'), 'utf8');
     expect(fitted).toContain('type: roofline');
