@@ -9,6 +9,7 @@ import { captureTable, engineMemory, type EngineMemory } from '../catalog/engine
 import { kvCapacity, rooflineCoefficients, weightBytesPerGpu, type Deployment, type KvCapacity } from '../catalog/deployment.js';
 import type { RooflineCoefficients } from '../core/roofline.js';
 import type { EngineConfig, Precision, WorkerRoleConfig } from './types.js';
+import { roleOf } from './roles.js';
 
 /**
  * How the engine that schedules sizes its KV cache when the config does not say
@@ -150,7 +151,7 @@ export function frontendOf(config: { engine: EngineConfig }): { baseMs: number; 
   const per_inflight_us = engine.frontend.per_inflight_us ?? 'auto';
   let fitted: EfficiencyFactors | null = null;
   if (base_ms === 'auto' || per_input_us === 'auto' || per_inflight_us === 'auto') {
-    const role = engine.workers.aggregated;
+    const role = roleOf(engine, 'aggregated');
     const { deployment } = deploymentOf(engine, role);
     if (role.timing.type === 'roofline' && deployment !== null) fitted = effectiveEfficiency(engine, role, deployment.hardware.id).factors;
   }

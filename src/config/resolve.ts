@@ -22,6 +22,7 @@ import { kvBlocksPerRank } from './kv-capacity.js';
 import { linearTimingSpec } from './linear-timing.js';
 import { stopRequests } from './stop.js';
 import type { EngineConfig, RouterConfig, RunConfig, TimingConfig, WorkerRoleConfig } from './types.js';
+import { roleOf } from './roles.js';
 
 /** A trace as read, with the hash ids the prefix cache keys come from (absent: nothing is shared). */
 export interface TraceInput extends TraceRows {
@@ -66,7 +67,7 @@ export const SGLANG_CONSTANTS = {
 
 /** The batch policy of a config: `scheduler.policy`, else `engine.backend`, with its options. */
 export function policySpec(config: RunConfig, trace: TraceInput | null): PolicySpec {
-  const scheduler = config.engine.workers.aggregated.scheduler;
+  const scheduler = roleOf(config.engine, 'aggregated').scheduler;
   const kind = scheduler.policy ?? config.engine.backend;
   switch (kind) {
     case 'vllm': {
@@ -164,7 +165,7 @@ function grownInt(a: Int32Array): Int32Array<ArrayBuffer> {
  * a trace without hash ids).
  */
 function prefixKeys(config: RunConfig, trace: TraceInput | null): PrefixKeySpec | null {
-  const kv = config.engine.workers.aggregated.kv_cache;
+  const kv = roleOf(config.engine, 'aggregated').kv_cache;
   if (kv.prefix_caching === false) return null;
   const src = config.traffic.source;
   if (src.type === 'synthetic-session') {
@@ -180,7 +181,7 @@ function prefixKeys(config: RunConfig, trace: TraceInput | null): PrefixKeySpec 
 }
 
 export function resolveRun(config: RunConfig, trace: TraceInput | null): ResolvedRun {
-  const role = config.engine.workers.aggregated;
+  const role = roleOf(config.engine, 'aggregated');
   // The loader guarantees at least one block for a limited pool; 0 stands for unlimited here.
   const blocks = kvBlocksPerRank(config.engine, role) ?? 0;
   const contextLimit = config.engine.context_length === 'max' ? Infinity : config.engine.context_length;
