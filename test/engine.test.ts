@@ -6,7 +6,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { timingSpec } from '../src/config/resolve.js';
-import { createPassTime } from '../src/core/timing.js';
+import { createPassTime } from '../src/core/timing/create-pass-time.js';
 import { fixedEngine, runCore, traceRows } from './helpers/core-run.js';
 
 const synthetic = (input: number, output: number) => ({ type: 'synthetic', input_tokens: input, output_tokens: output });

@@ -16,7 +16,7 @@ import type {
   RouterSpec,
   TraceRows,
 } from '../core/run.js';
-import type { TimingSpec } from '../core/timing.js';
+import type { TimingSpec } from '../core/timing/timing-spec.js';
 import { frontendOf, rooflineOf } from './deployment.js';
 import { kvBlocksPerRank } from './kv-capacity.js';
 import { linearTimingSpec } from './linear-timing.js';

@@ -8,7 +8,7 @@
 import { IntDeque } from './int-deque.js';
 import type { KvStore } from './kv-store.js';
 import { type RequestTable, Status } from './request-table.js';
-import type { PassView } from './timing.js';
+import type { PassView } from './timing/timing-model.js';
 
 export interface RankLimits {
   maxBatchedTokens: number;

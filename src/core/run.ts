@@ -6,7 +6,7 @@
  * columns. The core builds its behaviour from it once per run (timing, KV store, batch policy,
  * router, load generator), each chosen once so that the loop stays monomorphic.
  */
-import type { TimingSpec } from './timing.js';
+import type { TimingSpec } from './timing/timing-spec.js';
 
 /** A trace as columns, one entry per row in file order (what the Mooncake reader returns). */
 export interface TraceRows {

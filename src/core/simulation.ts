@@ -23,7 +23,8 @@ import { createLoadGenerator, type LoadGenerator, type TrafficEventKind, type Tr
 import { RequestTable, Status } from './request-table.js';
 import { createRouter, type Router } from './router.js';
 import type { ResolvedRun } from './run.js';
-import { TimingError, createPassTime, type PassTimeFn, type PassView } from './timing.js';
+import { createPassTime } from './timing/create-pass-time.js';
+import { TimingError, type PassTimeFn, type PassView } from './timing/timing-model.js';
 import { TokenGapPool } from './token-gaps.js';
 import { expectedGaps } from './traffic.js';
 

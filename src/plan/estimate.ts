@@ -10,7 +10,7 @@
  * token's time (inter-token latency, per-user throughput, request latency / OSL). The estimate
  * is the best such rate over B, times the ranks, times 0.8 for the queueing a Poisson stream adds.
  */
-import { createPassTime } from '../core/timing.js';
+import { createPassTime } from '../core/timing/create-pass-time.js';
 import type { ResolvedRun } from '../core/run.js';
 import type { Slo } from './plan-file.js';
 
