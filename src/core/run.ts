@@ -76,7 +76,7 @@ export type PrefixKeySpec =
   | { kind: 'session'; blocksPerSession: number };
 
 /**
- * The scheduler a rank runs (batch-policy.ts), chosen by `engine.backend` or
+ * The scheduler a rank runs (policies/batch-policy.ts), chosen by `engine.backend` or
  * `scheduler.policy`. Numbers only; the policy is built once per run.
  */
 export type PolicySpec =

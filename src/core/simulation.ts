@@ -13,7 +13,8 @@
  * the batch policy (what a rank runs in a pass), the KV store (blocks and the prefix cache)
  * and the timing provider (how long a pass takes).
  */
-import { createBatchPolicy, type BatchPolicy } from './batch-policy.js';
+import type { BatchPolicy } from './policies/batch-policy.js';
+import { createBatchPolicy } from './policies/create-batch-policy.js';
 import { EngineRank, PassOutputs } from './engine-rank.js';
 import { EventKind, EventQueue } from './event-queue.js';
 import { fnv1a32OfId } from './fnv.js';
@@ -117,7 +118,7 @@ export class Simulation implements TrafficSink {
       lengthLimit: run.lengthLimit,
     };
     this.passTime = createPassTime(run.timing);
-    this.policy = createBatchPolicy(run);
+    this.policy = createBatchPolicy(run.policy, run.replicas * run.ranksPerWorker);
     this.router = createRouter(run, this.ranks, this.table);
     const keys = run.prefixCache === null ? null : createBlockKeys(run.prefixCache, run.blockSize, this.table);
     // One set of per-request books for every rank's store: a request lives on one rank.

@@ -18,7 +18,7 @@
  *   context a prompt that does not fit the tokens left stops the batch.
  */
 import type { BatchPolicy } from './batch-policy.js';
-import type { EngineRank } from './engine-rank.js';
+import type { EngineRank } from '../engine-rank.js';
 import { blocksFor, scheduledFirst, summarizePass } from './policy-steps.js';
 
 export class TrtllmScheduler implements BatchPolicy {
