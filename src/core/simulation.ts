@@ -18,8 +18,9 @@ import { createBatchPolicy } from './policies/create-batch-policy.js';
 import { EngineRank, PassOutputs } from './engine-rank.js';
 import { EventKind, EventQueue } from './event-queue.js';
 import { fnv1a32OfId } from './fnv.js';
-import { PagedKvStore, UnlimitedKvStore, type KvStore } from './kv-store.js';
-import { PrefixKvStore, PrefixRequestBooks, UnlimitedPrefixKvStore, createBlockKeys, type BlockKeys } from './prefix-cache.js';
+import { createKvStore } from './create-kv-store.js';
+import { KvRequestBooks } from './kv-store.js';
+import { createBlockKeys } from './prefix-cache.js';
 import { createLoadGenerator, type LoadGenerator, type TrafficEventKind, type TrafficSink } from './load-generator.js';
 import { RequestTable, Status } from './request-table.js';
 import { createRouter, type Router } from './router.js';
@@ -122,11 +123,12 @@ export class Simulation implements TrafficSink {
     this.router = createRouter(run, this.ranks, this.table);
     const keys = run.prefixCache === null ? null : createBlockKeys(run.prefixCache, run.blockSize, this.table);
     // One set of per-request books for every rank's store: a request lives on one rank.
-    const books = new PrefixRequestBooks();
+    const books = new KvRequestBooks(expected);
+    const groups = run.prefixCache !== null && run.prefixCache.kind === 'trace' ? run.prefixCache.groupCount : 0;
     for (let w = 0; w < workers; w++) {
       for (let k = 0; k < run.ranksPerWorker; k++) {
         const index = w * run.ranksPerWorker + k;
-        this.ranks.push(new EngineRank(index, rankLimits, this.table, this.createKvStore(keys, books), this.router));
+        this.ranks.push(new EngineRank(index, rankLimits, this.table, createKvStore(run, keys, groups, books), this.router));
       }
       this.outputs.push(new PassOutputs(run.maxSequences * run.ranksPerWorker, run.detokenization?.serversPerWorker ?? 0));
     }
@@ -155,18 +157,6 @@ export class Simulation implements TrafficSink {
     this.recordEmit = emitted === null ? null : (id, nowMs) => emitted[id].push(nowMs);
     this.checkInvariants = options.checkInvariants === true;
     this.onPass = options.onPass ?? null;
-  }
-
-  /** One rank's KV store: the same class for every rank of the run. */
-  private createKvStore(keys: BlockKeys | null, books: PrefixRequestBooks): KvStore {
-    const run = this.cfg;
-    const groups = run.prefixCache !== null && run.prefixCache.kind === 'trace' ? run.prefixCache.groupCount : 0;
-    if (run.kvBlocksPerRank > 0) {
-      return keys === null
-        ? new PagedKvStore(run.kvBlocksPerRank, run.blockSize, this.table)
-        : new PrefixKvStore(run.kvBlocksPerRank, run.blockSize, this.table, keys, groups, books);
-    }
-    return keys === null ? new UnlimitedKvStore() : new UnlimitedPrefixKvStore(run.blockSize, keys, groups);
   }
 
   run(): SimulationResult {
