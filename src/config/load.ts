@@ -12,14 +12,13 @@ import { checkRunConfigRules } from './rules.js';
 import { checkEngineStartup, checkRunResources } from './run-checks.js';
 import { runConfigSchema } from './schema.js';
 import { applySet, parseSetAssignment, type SetAssignment } from './set-override.js';
-import type { TimingConfig } from './types.js';
 import { findHardware, findModel } from '../catalog/load.js';
 import { engineScheduler, sglangMaxRunningRequests } from '../catalog/engine-defaults.js';
-import { AGGREGATED_ONLY, DISAGGREGATED_ROLES, type RunConfig } from './types.js';
+import type { RunConfig, TimingConfig } from './types.js';
 import { kvBlocksPerRank } from './kv-capacity.js';
 import { autoKvCapacity } from './deployment.js';
 import { readYamlFile } from './yaml.js';
-import { roleOf, rolePath, withRoleConfig } from './roles.js';
+import { AGGREGATED_ONLY, DISAGGREGATED_ROLES, roleOf, rolePath, withRoleConfig } from './roles.js';
 
 export { parseYamlText, readYamlFile } from './yaml.js';
 
@@ -105,7 +104,7 @@ function fromZodIssues(zodIssues: readonly z.core.$ZodIssue[]): { path: PathKey[
 function unknownKeyReason(path: readonly PathKey[], key: string, reason: string): string {
   const isRole =
     path.length === 2 && path[0] === 'engine' && path[1] === 'workers' && (DISAGGREGATED_ROLES as readonly string[]).includes(key);
-  return isRole ? `disaggregated prefill and decode workers are not available yet: ${AGGREGATED_ONLY} (engine.workers.aggregated)` : reason;
+  return isRole ? `disaggregated prefill and decode workers are not available yet: ${AGGREGATED_ONLY} (${rolePath('aggregated')})` : reason;
 }
 
 /** Path order: element by element, numbers before strings, a prefix before its extensions. */

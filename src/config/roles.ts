@@ -12,6 +12,14 @@ import type { WorkerRoleConfig } from './types.js';
 export const WORKER_ROLES = ['aggregated'] as const;
 export type WorkerRoleName = (typeof WORKER_ROLES)[number];
 
+/**
+ * Why a disaggregated layout (prefill and decode workers) is refused, in run configs and plan
+ * files alike, until the replay models it.
+ */
+export const AGGREGATED_ONLY = 'the replay models aggregated workers only';
+/** Worker roles of a disaggregated deployment: under engine.workers, refused with AGGREGATED_ONLY. */
+export const DISAGGREGATED_ROLES = ['prefill', 'decode'] as const;
+
 /** Where the roles' blocks are: `engine.workers` of a config, whether or not its defaults are filled yet. */
 interface WorkersOf<R> {
   workers: Partial<Record<WorkerRoleName, R>>;

@@ -20,9 +20,8 @@ import {
   MIN_REQUEST_RATE,
   formatCount,
 } from '../config/limits.js';
-import { AGGREGATED_ONLY } from '../config/types.js';
 import { readYamlFile } from '../config/yaml.js';
-import { rolePath } from '../config/roles.js';
+import { AGGREGATED_ONLY, rolePath } from '../config/roles.js';
 
 /** The metrics an SLO may bound, with the side the bound is on and the unit of the limit. */
 export const SLO_METRICS = {
