@@ -21,7 +21,7 @@ import type { TraceRows } from './core/run.js';
 import { replayPrepared, type PreparedRun, type ReplayResult } from './replay-run.js';
 import { readMooncakeTrace, type MooncakeTrace } from './io/read-mooncake.js';
 import { unreadableReason } from './io/read-text.js';
-import { roleOf } from './config/roles.js';
+import { poolOf, roleOf } from './config/roles.js';
 
 export interface ReplayOptions {
   /** Folder that relative paths in the config (the trace) are resolved against. */
@@ -106,7 +106,8 @@ export function prepareRun(config: RunConfig, options: ReplayOptions): PreparedR
   if (resources.length > 0) throw new ConfigError(label, resources[0].path, resources[0].reason);
   const run = resolveRun(config, trace);
   const role = roleOf(config.engine, 'aggregated');
-  const deployment = deploymentSummary(config.engine, role, run.kvBlocksPerRank > 0 ? run.kvBlocksPerRank : null);
+  const blocks = poolOf(run, 'aggregated').kv.blocksPerRank;
+  const deployment = deploymentSummary(config.engine, role, blocks > 0 ? blocks : null);
   const accuracy = predictionAccuracy(config);
   const price = priceOf(config, options);
   return {

@@ -336,7 +336,7 @@ describe('timing providers', () => {
     const { config } = await import('./helpers/core-run.js');
     for (const bad of [-1, NaN, Infinity]) {
       const run = resolveRun(config({ traffic: { stop: { requests: 1 } } }), null);
-      run.timing = { type: 'fixed', prefillMs: bad, decodeMs: 0 };
+      run.pools[0].timing = { type: 'fixed', prefillMs: bad, decodeMs: 0 };
       expect(() => new Simulation(run).run()).toThrow(new RegExp(`timing provider 'fixed' returned ${bad} ms`));
     }
   });

@@ -6,6 +6,7 @@
  *
  * Today an engine has one role, `aggregated`: every worker prefills and decodes.
  */
+import type { ResolvedPool, ResolvedRun } from '../core/run.js';
 import type { WorkerRoleConfig } from './types.js';
 
 /** The roles an engine config can have, in pool order. */
@@ -57,4 +58,11 @@ export function workerRoles<R>(engine: WorkersOf<R>): WorkerRole<R>[] {
 /** A copy of `config` whose role `name` has the block `role`; nothing else is copied. */
 export function withRoleConfig<C extends { engine: { workers: object } }, R>(config: C, name: WorkerRoleName, role: R): C {
   return { ...config, engine: { ...config.engine, workers: { ...config.engine.workers, [name]: role } } };
+}
+
+/** The pool of role `name` in a run description (`resolveRun` builds one pool per role the config has). */
+export function poolOf(run: ResolvedRun, name: WorkerRoleName): ResolvedPool {
+  const pool = run.pools.find((p) => p.role === name);
+  if (pool === undefined) throw new Error(`the run has no ${name} pool`);
+  return pool;
 }
