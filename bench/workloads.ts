@@ -7,6 +7,7 @@
  * its timestamps as a user replays it: prefix caching from its hash ids and kv_aware routing over
  * four replicas. Paths are relative to the repository root (where `npm run bench` runs).
  */
+import { roleOf } from '../src/config/roles.js';
 
 const LINEAR = {
   type: 'linear',
@@ -59,8 +60,8 @@ export const WORKLOADS: Record<string, () => unknown> = {
       hardware: 'h100_sxm',
       frontend: { base_ms: 0, per_input_us: 0, per_inflight_us: 0 },
     });
-    cfg.engine.workers.aggregated.timing = { type: 'roofline' };
-    cfg.engine.workers.aggregated.kv_cache = { capacity: { type: 'unlimited' } };
+    roleOf(cfg.engine, 'aggregated').timing = { type: 'roofline' };
+    roleOf(cfg.engine, 'aggregated').kv_cache = { capacity: { type: 'unlimited' } };
     return cfg;
   },
   'closed-4k': () => closed(4096, 4096 * 4),

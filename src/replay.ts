@@ -21,6 +21,7 @@ import type { TraceRows } from './core/run.js';
 import { replayPrepared, type PreparedRun, type ReplayResult } from './replay-run.js';
 import { readMooncakeTrace, type MooncakeTrace } from './io/read-mooncake.js';
 import { unreadableReason } from './io/read-text.js';
+import { poolOf, roleOf } from './config/roles.js';
 
 export interface ReplayOptions {
   /** Folder that relative paths in the config (the trace) are resolved against. */
@@ -59,7 +60,7 @@ function loadTrace(path: string, label: string, blockSize: number, skipInvalid: 
 
 /** With chunked prefill off, every prompt must fit one pass (docs/config.md): checked per trace row. */
 function checkTracePrompts(config: RunConfig, trace: TraceRows, file: string): void {
-  const scheduler = config.engine.workers.aggregated.scheduler;
+  const scheduler = roleOf(config.engine, 'aggregated').scheduler;
   if (scheduler.chunked_prefill) return;
   for (let row = 0; row < trace.rows; row++) {
     if (trace.inputLength[row] > scheduler.max_batched_tokens) {
@@ -104,8 +105,9 @@ export function prepareRun(config: RunConfig, options: ReplayOptions): PreparedR
   });
   if (resources.length > 0) throw new ConfigError(label, resources[0].path, resources[0].reason);
   const run = resolveRun(config, trace);
-  const role = config.engine.workers.aggregated;
-  const deployment = deploymentSummary(config.engine, role, run.kvBlocksPerRank > 0 ? run.kvBlocksPerRank : null);
+  const role = roleOf(config.engine, 'aggregated');
+  const blocks = poolOf(run, 'aggregated').kv.blocksPerRank;
+  const deployment = deploymentSummary(config.engine, role, blocks > 0 ? blocks : null);
   const accuracy = predictionAccuracy(config);
   const price = priceOf(config, options);
   return {
@@ -137,7 +139,7 @@ function priceOf(config: RunConfig, options: ReplayOptions): Price | null {
  * that overrides efficiency factors is outside what the benchmark measured, and says so.
  */
 export function predictionAccuracy(config: RunConfig): ReplaySummary['accuracy'] {
-  const role = config.engine.workers.aggregated;
+  const role = roleOf(config.engine, 'aggregated');
   if (role.timing.type !== 'roofline') return undefined;
   const { deployment } = deploymentOf(config.engine, role);
   if (deployment === null) return undefined;

@@ -17,7 +17,7 @@ import { pointConfig, resolveSimLoad, type EngineConstants } from '../src/calibr
 import { parseRunConfig } from '../src/config/load.js';
 import { fnv1a32OfId } from '../src/core/fnv.js';
 import { timingSpec } from '../src/config/resolve.js';
-import { createPassTime } from '../src/core/timing.js';
+import { createPassTime } from '../src/core/timing/create-pass-time.js';
 import { writeAiperfArtifacts } from '../src/io/write-aiperf-artifacts.js';
 import { replay } from '../src/replay.js';
 import { parseMetricList } from '../src/score/metric-names.js';

@@ -22,13 +22,13 @@ describe('engine.router and kv_cache.prefix_caching', () => {
     // they existed: computed with that build).
     expect(pointId(config)).toBe('4642ec972bb6');
     const run = resolveRun(config, null);
-    expect(run.router).toEqual({ type: 'round_robin' });
+    expect(run.pools[0].router).toEqual({ type: 'round_robin' });
   });
 
   it('fill the router block defaults and check its type and weight', () => {
     const config = parseRunConfig({ engine: { router: { type: 'kv_aware' } } }, 'run.yaml');
     expect(config.engine.router).toEqual({ type: 'kv_aware', overlap_score_weight: 1 });
-    expect(resolveRun(config, null).router).toEqual({ type: 'kv_aware', overlapScoreWeight: 1 });
+    expect(resolveRun(config, null).pools[0].router).toEqual({ type: 'kv_aware', overlapScoreWeight: 1 });
     expect(parseRunConfig({ engine: { router: {} } }, 'run.yaml').engine.router).toEqual({ type: 'round_robin' });
     expect(issuesOf({ engine: { router: { type: 'random' } } })).toEqual([
       'run.yaml: engine.router.type: must be one of round_robin, least_loaded, kv_aware, got "random"',
@@ -46,15 +46,15 @@ describe('engine.router and kv_cache.prefix_caching', () => {
 
   it('key the prefix cache by session or by trace hash ids, and by nothing for synthetic prompts', () => {
     const synthetic = parseRunConfig({}, 'run.yaml');
-    expect(resolveRun(synthetic, null).prefixCache).toBeNull();
+    expect(resolveRun(synthetic, null).pools[0].kv.prefixCache).toBeNull();
     const session = parseRunConfig(
       { traffic: { source: { type: 'synthetic-session', turns: 3, new_input_tokens_per_turn: 100, output_tokens_per_turn: 20 } } },
       'run.yaml',
     );
     // A session's stream: 3 x (100 + 20) = 360 tokens, 23 blocks of 16, plus one.
-    expect(resolveRun(session, null).prefixCache).toEqual({ kind: 'session', blocksPerSession: 24 });
+    expect(resolveRun(session, null).pools[0].kv.prefixCache).toEqual({ kind: 'session', blocksPerSession: 24 });
     const off = parseRunConfig({ ...session, engine: { workers: { aggregated: { kv_cache: { prefix_caching: false } } } } }, 'run.yaml');
-    expect(resolveRun(off, null).prefixCache).toBeNull();
+    expect(resolveRun(off, null).pools[0].kv.prefixCache).toBeNull();
 
     const trace = parseRunConfig({ traffic: { source: { type: 'trace', path: 't.jsonl', block_size: 4 } } }, 'run.yaml');
     // Rows: ids [1 2] (7 tokens: a partial second block), [1 2] (8: a full one), [1 3] (5).
@@ -70,7 +70,7 @@ describe('engine.router and kv_cache.prefix_caching', () => {
         [1, 3],
       ],
     );
-    const keys = resolveRun(trace, rows).prefixCache;
+    const keys = resolveRun(trace, rows).pools[0].kv.prefixCache;
     if (keys === null || keys.kind !== 'trace') throw new Error('expected trace keys');
     // Hash id 1 at position 0 with 4 tokens is one group in all three rows; id 2 with 3 tokens and
     // with 4 tokens are two groups (a partial block never matches a fuller one); id 3 a fourth.
@@ -78,6 +78,6 @@ describe('engine.router and kv_cache.prefix_caching', () => {
     expect(keys.groupCount).toBe(4);
     expect(Array.from(keys.rowOffsets)).toEqual([0, 2, 4, 6]);
     // A trace read without hash ids shares nothing.
-    expect(resolveRun(trace, traceRows([[0, 7, 1]])).prefixCache).toBeNull();
+    expect(resolveRun(trace, traceRows([[0, 7, 1]])).pools[0].kv.prefixCache).toBeNull();
   });
 });

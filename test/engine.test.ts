@@ -6,7 +6,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { timingSpec } from '../src/config/resolve.js';
-import { createPassTime } from '../src/core/timing.js';
+import { createPassTime } from '../src/core/timing/create-pass-time.js';
 import { fixedEngine, runCore, traceRows } from './helpers/core-run.js';
 
 const synthetic = (input: number, output: number) => ({ type: 'synthetic', input_tokens: input, output_tokens: output });
@@ -336,7 +336,7 @@ describe('timing providers', () => {
     const { config } = await import('./helpers/core-run.js');
     for (const bad of [-1, NaN, Infinity]) {
       const run = resolveRun(config({ traffic: { stop: { requests: 1 } } }), null);
-      run.timing = { type: 'fixed', prefillMs: bad, decodeMs: 0 };
+      run.pools[0].timing = { type: 'fixed', prefillMs: bad, decodeMs: 0 };
       expect(() => new Simulation(run).run()).toThrow(new RegExp(`timing provider 'fixed' returned ${bad} ms`));
     }
   });

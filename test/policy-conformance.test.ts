@@ -109,7 +109,10 @@ describe('every scheduler keeps the laws of the replay core', () => {
             if (!capped) expect(r.status).not.toBe('incomplete');
             if (r.status === 'completed') {
               completed++;
-              const expected = Math.min(result.table.outputLen[r.request_id], Math.max(0, run.lengthLimit - r.input_tokens));
+              const expected = Math.min(
+                result.table.outputLen[r.request_id],
+                Math.max(0, run.pools[0].limits.lengthLimit - r.input_tokens),
+              );
               expect(r.output_tokens).toBe(expected);
               expect(r.token_ms.length).toBe(expected);
               for (let k = 1; k < r.token_ms.length; k++) expect(r.token_ms[k]).toBeGreaterThanOrEqual(r.token_ms[k - 1]);

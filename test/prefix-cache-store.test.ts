@@ -96,7 +96,7 @@ function replayOps(s: Scenario): { problem: string | null; hitTokens: number; ev
   s.requests.forEach((r, id) => (table.prompt[id] = r.prompt));
   const keys = storeKeys(s, table);
   const groupCount = (keys as unknown as { spec: { groupCount: number } }).spec.groupCount;
-  const store = new PrefixKvStore(s.totalBlocks, s.blockSize, table, keys, groupCount);
+  const store = new PrefixKvStore(s.totalBlocks, s.blockSize, keys, groupCount);
   const ref = new ReferenceKv(s.totalBlocks, s.blockSize, referenceKeys(s));
   const computed = new Array<number>(s.requests.length).fill(0);
   const running: number[] = [];
@@ -140,7 +140,7 @@ function replayOps(s: Scenario): { problem: string | null; hitTokens: number; ev
     if (store.freeBlocks !== ref.freeBlocks) return fail(`${where}: free ${store.freeBlocks} vs ${ref.freeBlocks}`);
     if (store.cachedBlocks !== ref.cachedBlocks) return fail(`${where}: cached ${store.cachedBlocks} vs ${ref.cachedBlocks}`);
     if (store.evictions !== ref.evictions) return fail(`${where}: evictions ${store.evictions} vs ${ref.evictions}`);
-    for (const r of running) if (table.blocksHeld[r] !== ref.heldBy(r)) return fail(`${where}: request ${r} holds ${table.blocksHeld[r]}`);
+    for (const r of running) if (store.heldBlocks(r) !== ref.heldBy(r)) return fail(`${where}: request ${r} holds ${store.heldBlocks(r)}`);
     const problem = store.check(Int32Array.from(running), running.length);
     if (problem !== null) return fail(`${where}: ${problem}`);
   }

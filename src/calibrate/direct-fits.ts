@@ -15,6 +15,7 @@ import { fitPassTime, passRoleColumns, readPasses, type PassLayout } from './pas
 import { readTable, selectRows, type Table } from './read-table.js';
 import { formatSelection, type ColumnSelection } from '../io/selection.js';
 import { fitResponseOverhead, readAiperfGaps, readGapTable, singlePointReason, type ResponseGap } from './response-overhead.js';
+import { rolePath } from '../config/roles.js';
 
 export interface DirectFitCommon {
   /** Output folder; nothing is written when undefined. */
@@ -231,7 +232,7 @@ export async function runPassTimeFit(
     model: 'linear',
     inputs: [options.input],
     fit,
-    snippet: { 'engine.workers.aggregated.timing': timing },
+    snippet: { [`${rolePath('aggregated')}.timing`]: timing },
     extra: { layout: options.layout, passes: passes.length, selection: (options.select ?? []).map(formatSelection) },
   };
   return finish(report, ['prefill_tokens', 'prefill_pairs', 'decode_requests', 'decode_kv_tokens'], options.out);

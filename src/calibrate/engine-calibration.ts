@@ -16,6 +16,7 @@ import type { EngineFitResult, EngineFitTask, TrainingPoint } from './engine-fit
 import { FitPool } from './fit-pool.js';
 import { defaultDecodeExponent } from './model-family.js';
 import { pointConfig, type EngineConstants, type SimLoadOptions } from './sim-load.js';
+import { roleOf } from '../config/roles.js';
 
 /** Shares of the first point's TTFT overhead put on prefill at the starts (client delay: the rest). */
 export const PREFILL_SHARE_STARTS = [0.25, 0.75] as const;
@@ -76,7 +77,7 @@ export interface EngineCalibrationInput {
  * else the default of the model's family (`model-family.ts`: mixture of experts 0.5, dense 0.8).
  */
 export function decodeExponentOf(base: RunConfig): { value: number; source: string } {
-  const timing = base.engine.workers.aggregated.timing;
+  const timing = roleOf(base.engine, 'aggregated').timing;
   if (timing.type === 'linear' && timing.decode_request_exponent < 1)
     return { value: timing.decode_request_exponent, source: 'base config' };
   return { value: defaultDecodeExponent(base.engine.model), source: `model family default (${base.engine.model})` };
@@ -87,7 +88,7 @@ export function decodeExponentOf(base: RunConfig): { value: number; source: stri
  * its `linear` timing sets one above 0, else DEFAULT_PREFILL_OVERLAP.
  */
 export function prefillOverlapOf(base: RunConfig): { value: number; source: string } {
-  const timing = base.engine.workers.aggregated.timing;
+  const timing = roleOf(base.engine, 'aggregated').timing;
   if (timing.type === 'linear' && timing.prefill_overlap > 0) return { value: timing.prefill_overlap, source: 'base config' };
   return { value: DEFAULT_PREFILL_OVERLAP, source: 'default' };
 }

@@ -46,6 +46,7 @@ import {
   type RawObject,
   type SimLoadOptions,
 } from './sim-load.js';
+import { roleOf, rolePath } from '../config/roles.js';
 
 export const DEFAULT_ENGINE_METRICS = ['time_to_first_token.avg', 'inter_token_latency.avg'] as const;
 
@@ -115,7 +116,7 @@ export function coefficientsJson(
   constants: EngineConstants,
   free: readonly string[],
 ): Record<string, { value: number; unit: string; status: string }> {
-  const timing = 'engine.workers.aggregated.timing';
+  const timing = `${rolePath('aggregated')}.timing`;
   const units = {
     base_ms: ['ms', `${timing}.base_ms`],
     ...Object.fromEntries(LINEAR_TERMS.map((term) => [term.name, [term.unit, `${timing}.${term.name}`]])),
@@ -354,7 +355,7 @@ export function engineSnippet(constants: EngineConstants): Record<string, unknow
   );
   const engine = childObject(fitted, 'engine');
   const snippet: Record<string, unknown> = {
-    'engine.workers.aggregated.timing': childObject(childObject(engine, 'workers'), 'aggregated').timing,
+    [`${rolePath('aggregated')}.timing`]: childObject(childObject(engine, 'workers'), 'aggregated').timing,
   };
   if (engine.frontend !== undefined) snippet['engine.frontend'] = engine.frontend;
   return snippet;
@@ -483,7 +484,7 @@ export async function runEngineCalibration(options: EngineCommandOptions): Promi
  * model or GPU is not in the catalog, else what the engine-fit benchmark found for the stratum).
  */
 export function formOf(form: 'auto' | 'roofline' | 'linear', base: RunConfig): FormChoice {
-  const { deployment } = deploymentOf(base.engine, base.engine.workers.aggregated);
+  const { deployment } = deploymentOf(base.engine, roleOf(base.engine, 'aggregated'));
   if (form === 'roofline' && deployment === null) {
     throw new CalibrateUsageError(
       `--form roofline needs engine.model and engine.hardware in the catalog (${base.engine.model} on ${base.engine.hardware}); servesim catalog lists them`,
@@ -578,7 +579,7 @@ async function runRooflineCalibration(
     [
       'snippet.yaml',
       snippetYaml(
-        { 'engine.workers.aggregated.timing': { type: 'roofline', efficiency } },
+        { [`${rolePath('aggregated')}.timing`]: { type: 'roofline', efficiency } },
         `engine fit; paste into a run config\n${header}`,
       ),
     ],

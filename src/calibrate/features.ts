@@ -4,7 +4,7 @@
  * context tokens. Helpers build them from what measured tables record.
  */
 import { LINEAR_TERMS } from '../config/linear-timing.js';
-import type { PassView } from '../core/timing.js';
+import type { PassView } from '../core/timing/timing-model.js';
 
 /** What the `linear` provider sees of a pass (the core's `PassView`, less what only other providers read). */
 export type PassFeatures = Pick<PassView, (typeof LINEAR_TERMS)[number]['key']>;

@@ -20,6 +20,7 @@ import { TrajectoryPool } from './catalog-calibration.js';
 import { FACTOR_BOUNDS, fitByRounds, isShare, ParameterLayout, parameterInformation, toTransformed, type FitPoint } from './catalog-fit.js';
 import { scoreOf, simulatePoints } from './engine-calibration.js';
 import { pointConfig, type SimLoadOptions } from './sim-load.js';
+import { roleOf } from '../config/roles.js';
 
 /**
  * Prior standard deviations in the fit's transformed space: shares of a peak (logit) and the
@@ -98,7 +99,7 @@ export interface RooflineCalibration {
 /** The base config with its timing set to roofline with these factors (every one written). */
 export function withFactors(base: RunConfig, factors: EfficiencyFactors): RunConfig {
   const config = structuredClone(base);
-  config.engine.workers.aggregated.timing = { type: 'roofline', efficiency: { ...factors } };
+  roleOf(config.engine, 'aggregated').timing = { type: 'roofline', efficiency: { ...factors } };
   config.engine.frontend = { base_ms: 'auto', per_input_us: 'auto', per_inflight_us: 'auto' };
   return config;
 }
@@ -109,7 +110,7 @@ function keyOf(point: ScorePoint): PointKey {
 
 export async function calibrateRoofline(input: RooflineCalibrationInput): Promise<RooflineCalibration> {
   const started = performance.now();
-  const role = input.base.engine.workers.aggregated;
+  const role = roleOf(input.base.engine, 'aggregated');
   const { deployment } = deploymentOf(input.base.engine, role);
   if (deployment === null) throw new Error('the physics form needs engine.model and engine.hardware in the catalog');
   const catalog = effectiveEfficiency(input.base.engine, role, deployment.hardware.id);

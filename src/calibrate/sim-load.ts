@@ -15,6 +15,7 @@
 import { parseRunConfig } from '../config/load.js';
 import type { LinearTimingConfig, RunConfig } from '../config/types.js';
 import type { PointKey } from '../score/points.js';
+import { roleOf } from '../config/roles.js';
 
 export interface SimLoadOptions {
   requestsPerSlot: number;
@@ -138,7 +139,7 @@ export function withConstants(raw: RawObject, constants: EngineConstants): RawOb
 /** The run config that simulates one measured point with given constants (null: the base config's own timing). */
 export function pointConfig(base: RunConfig, key: PointKey, constants: EngineConstants | null, load: SimLoadOptions): RunConfig {
   const config = structuredClone(base);
-  const role = config.engine.workers.aggregated;
+  const role = roleOf(config.engine, 'aggregated');
   if (constants !== null) role.timing = linearTimingOf(constants);
   if (constants !== null && constants.client_delay_ms > 0)
     config.engine.frontend = { ...config.engine.frontend, base_ms: constants.client_delay_ms };

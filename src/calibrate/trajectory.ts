@@ -110,7 +110,7 @@ export function recordTrajectory(config: RunConfig): Trajectory {
   }
   for (let id = 0; id < result.requestCount; id++) {
     if (t.sentMs[id] !== t.sentMs[id] || t.isWarmup[id] === 1 || t.status[id] !== Status.Completed || t.received[id] === 0) continue;
-    const worker = Math.floor(t.rank[id] / run.ranksPerWorker);
+    const worker = Math.floor(t.rank[id] / run.pools[0].ranksPerWorker);
     const log = logs[worker];
     if (log === undefined) continue;
     spread(log, ttftWeights[worker], t.tokenizedMs[id], t.firstEmittedMs[id], 1 / ttftCount);

@@ -10,6 +10,7 @@ import { kvBlocksPerRank } from '../config/kv-capacity.js';
 import { METRIC_TAGS, type MetricTag, type ReplaySummary } from '../core/report-types.js';
 import { formatInteger, formatNumber } from '../io/format-number.js';
 import { getMetricInfo } from '../io/read-aiperf-tags.js';
+import { roleOf } from '../config/roles.js';
 
 /** `Inter Token Latency (ms)`: AIPerf's header and unit, or the simulator's own name for a tag AIPerf lacks. */
 export function metricTitle(tag: MetricTag): string {
@@ -28,7 +29,7 @@ const fmt = formatNumber;
  * one limit explains every rejection of a run.
  */
 export function rejectionReason(config: RunConfig): string {
-  const role = config.engine.workers.aggregated;
+  const role = roleOf(config.engine, 'aggregated');
   const blocks = kvBlocksPerRank(config.engine, role);
   const poolLimit = blocks === null ? Infinity : blocks * role.kv_cache.block_size + 1;
   const contextLimit = config.engine.context_length === 'max' ? Infinity : config.engine.context_length;

@@ -10,6 +10,7 @@ import { kvCapacity, rooflineCoefficients, weightBytesPerGpu, type Deployment, t
 import type { RooflineCoefficients } from '../core/roofline.js';
 import type { Price } from './cost.js';
 import type { EngineConfig, Precision, WorkerRoleConfig } from './types.js';
+import { roleOf } from './roles.js';
 
 /**
  * How the engine that schedules sizes its KV cache when the config does not say
@@ -162,7 +163,7 @@ export function frontendOf(config: { engine: EngineConfig }): { baseMs: number; 
   const per_inflight_us = engine.frontend.per_inflight_us ?? 'auto';
   let fitted: EfficiencyFactors | null = null;
   if (base_ms === 'auto' || per_input_us === 'auto' || per_inflight_us === 'auto') {
-    const role = engine.workers.aggregated;
+    const role = roleOf(engine, 'aggregated');
     const { deployment } = deploymentOf(engine, role);
     if (role.timing.type === 'roofline' && deployment !== null) fitted = effectiveEfficiency(engine, role, deployment.hardware.id).factors;
   }

@@ -5,7 +5,8 @@
  * run description, the config checks and the calibration's regressions and fit output all read
  * them from here.
  */
-import type { LinearTiming, PassView } from '../core/timing.js';
+import type { LinearTiming } from '../core/timing/linear.js';
+import type { PassView } from '../core/timing/timing-model.js';
 import type { LinearTimingConfig } from './types.js';
 
 interface LinearTerm {

@@ -12,13 +12,13 @@ import { checkRunConfigRules } from './rules.js';
 import { checkEngineStartup, checkRunResources } from './run-checks.js';
 import { runConfigSchema } from './schema.js';
 import { applySet, parseSetAssignment, type SetAssignment } from './set-override.js';
-import type { TimingConfig } from './types.js';
 import { findHardware, findModel } from '../catalog/load.js';
 import { engineScheduler, sglangMaxRunningRequests } from '../catalog/engine-defaults.js';
-import { AGGREGATED_ONLY, DISAGGREGATED_ROLES, type RunConfig } from './types.js';
+import type { RunConfig, TimingConfig } from './types.js';
 import { kvBlocksPerRank } from './kv-capacity.js';
 import { autoKvCapacity } from './deployment.js';
 import { readYamlFile } from './yaml.js';
+import { AGGREGATED_ONLY, DISAGGREGATED_ROLES, roleOf, rolePath, withRoleConfig } from './roles.js';
 
 export { parseYamlText, readYamlFile } from './yaml.js';
 
@@ -104,7 +104,7 @@ function fromZodIssues(zodIssues: readonly z.core.$ZodIssue[]): { path: PathKey[
 function unknownKeyReason(path: readonly PathKey[], key: string, reason: string): string {
   const isRole =
     path.length === 2 && path[0] === 'engine' && path[1] === 'workers' && (DISAGGREGATED_ROLES as readonly string[]).includes(key);
-  return isRole ? `disaggregated prefill and decode workers are not available yet: ${AGGREGATED_ONLY} (engine.workers.aggregated)` : reason;
+  return isRole ? `disaggregated prefill and decode workers are not available yet: ${AGGREGATED_ONLY} (${rolePath('aggregated')})` : reason;
 }
 
 /** Path order: element by element, numbers before strings, a prefix before its extensions. */
@@ -141,7 +141,7 @@ function findSetter(path: readonly PathKey[], sets: readonly SetAssignment[]): s
  * config). An `auto` the config writes is kept, and the rules refuse it without catalog entries.
  */
 function defaultCapacity(config: ParsedRunConfig, raw: unknown): ParsedRunConfig {
-  const role = config.engine.workers.aggregated;
+  const role = roleOf(config.engine, 'aggregated');
   if (
     role.kv_cache.capacity.type !== 'auto' ||
     (findModel(config.engine.model) !== undefined && findHardware(config.engine.hardware) !== undefined)
@@ -149,17 +149,11 @@ function defaultCapacity(config: ParsedRunConfig, raw: unknown): ParsedRunConfig
     return config;
   }
   if (writtenCapacityType(raw) === 'auto') return config;
-  return {
-    ...config,
-    engine: {
-      ...config.engine,
-      workers: { ...config.engine.workers, aggregated: { ...role, kv_cache: { ...role.kv_cache, capacity: { type: 'unlimited' } } } },
-    },
-  };
+  return withRole(config, { ...role, kv_cache: { ...role.kv_cache, capacity: { type: 'unlimited' } } });
 }
 
 function writtenCapacityType(raw: unknown): unknown {
-  return written(raw, ['engine', 'workers', 'aggregated', 'kv_cache', 'capacity', 'type']);
+  return written(raw, [...rolePath('aggregated').split('.'), 'kv_cache', 'capacity', 'type']);
 }
 
 function written(raw: unknown, path: readonly string[]): unknown {
@@ -180,7 +174,7 @@ type ParsedRunConfig = z.output<typeof runConfigSchema>;
  * (10 ms per pass with prefill work, 2 ms per pass that emits).
  */
 function defaultTiming(config: ParsedRunConfig): ParsedRunConfig {
-  const role = config.engine.workers.aggregated;
+  const role = roleOf(config.engine, 'aggregated');
   if (role.timing !== undefined) return config;
   const timing: TimingConfig =
     findModel(config.engine.model) !== undefined && findHardware(config.engine.hardware) !== undefined
@@ -190,7 +184,7 @@ function defaultTiming(config: ParsedRunConfig): ParsedRunConfig {
 }
 
 function withRole<C extends ParsedRunConfig>(config: C, role: C['engine']['workers']['aggregated']): C {
-  return { ...config, engine: { ...config.engine, workers: { ...config.engine.workers, aggregated: role } } };
+  return withRoleConfig(config, 'aggregated', role);
 }
 
 /** Scheduler limits when the GPU is not in the catalog, so the engine's GPU rules cannot be applied (docs/config.md). */
@@ -210,7 +204,7 @@ const GENERIC_SCHEDULER: Readonly<Record<string, { maxBatchedTokens: number; max
  * TensorRT-LLM (chunked context off), SGLang's pool rule with a request pool of 2048 to 4096.
  */
 function defaultScheduler(config: ParsedRunConfig): RunConfig {
-  const role = config.engine.workers.aggregated;
+  const role = roleOf(config.engine, 'aggregated');
   const policy = role.scheduler.policy ?? config.engine.backend;
   const hardware = findHardware(config.engine.hardware);
   const query =
@@ -230,7 +224,7 @@ function defaultScheduler(config: ParsedRunConfig): RunConfig {
   if (scheduler.max_sequences === undefined) {
     // SGLang: from the KV pool, sized with its request pool's largest size for the per-sequence state.
     const provisional = withRole(config, { ...role, scheduler: { ...scheduler, max_sequences: 4096 } }) as RunConfig;
-    const provisionalRole = provisional.engine.workers.aggregated;
+    const provisionalRole = roleOf(provisional.engine, 'aggregated');
     const blocks = kvBlocksPerRank(provisional.engine, provisionalRole);
     const tokens = blocks === null || blocks === 0 ? null : blocks * role.kv_cache.block_size;
     const context = config.engine.context_length !== 'max' ? config.engine.context_length : findModel(config.engine.model)?.max_context;

@@ -11,17 +11,19 @@ import type {
   PrefixKeySpec,
   PrioritySpec,
   ResolvedLoad,
+  ResolvedPool,
   ResolvedRun,
   ResolvedSource,
   RouterSpec,
   TraceRows,
 } from '../core/run.js';
-import type { TimingSpec } from '../core/timing.js';
+import type { TimingSpec } from '../core/timing/timing-spec.js';
 import { frontendOf, rooflineOf } from './deployment.js';
 import { kvBlocksPerRank } from './kv-capacity.js';
 import { linearTimingSpec } from './linear-timing.js';
 import { stopRequests } from './stop.js';
 import type { EngineConfig, RouterConfig, RunConfig, TimingConfig, WorkerRoleConfig } from './types.js';
+import { workerRoles, type WorkerRole } from './roles.js';
 
 /** A trace as read, with the hash ids the prefix cache keys come from (absent: nothing is shared). */
 export interface TraceInput extends TraceRows {
@@ -64,9 +66,9 @@ export const SGLANG_CONSTANTS = {
   clipMaxNewTokens: 4096,
 } as const;
 
-/** The batch policy of a config: `scheduler.policy`, else `engine.backend`, with its options. */
-export function policySpec(config: RunConfig, trace: TraceInput | null): PolicySpec {
-  const scheduler = config.engine.workers.aggregated.scheduler;
+/** The batch policy of a worker role: its `scheduler.policy`, else `engine.backend`, with its options. */
+export function policySpec(config: RunConfig, role: WorkerRoleConfig, trace: TraceInput | null): PolicySpec {
+  const scheduler = role.scheduler;
   const kind = scheduler.policy ?? config.engine.backend;
   switch (kind) {
     case 'vllm': {
@@ -163,8 +165,8 @@ function grownInt(a: Int32Array): Int32Array<ArrayBuffer> {
  * belongs to; null when prefix caching is off or the prompts share nothing (synthetic lengths,
  * a trace without hash ids).
  */
-function prefixKeys(config: RunConfig, trace: TraceInput | null): PrefixKeySpec | null {
-  const kv = config.engine.workers.aggregated.kv_cache;
+function prefixKeys(config: RunConfig, role: WorkerRoleConfig, trace: TraceInput | null): PrefixKeySpec | null {
+  const kv = role.kv_cache;
   if (kv.prefix_caching === false) return null;
   const src = config.traffic.source;
   if (src.type === 'synthetic-session') {
@@ -179,13 +181,31 @@ function prefixKeys(config: RunConfig, trace: TraceInput | null): PrefixKeySpec 
   return null;
 }
 
-export function resolveRun(config: RunConfig, trace: TraceInput | null): ResolvedRun {
-  const role = config.engine.workers.aggregated;
+/** The pool of engine workers of one worker role. */
+function resolvePool(config: RunConfig, { name, config: role }: WorkerRole, trace: TraceInput | null): ResolvedPool {
   // The loader guarantees at least one block for a limited pool; 0 stands for unlimited here.
   const blocks = kvBlocksPerRank(config.engine, role) ?? 0;
   const contextLimit = config.engine.context_length === 'max' ? Infinity : config.engine.context_length;
   const kvLimit = blocks > 0 ? blocks * role.kv_cache.block_size + 1 : Infinity;
+  return {
+    role: name,
+    replicas: role.parallelism.replicas,
+    ranksPerWorker: role.parallelism.attention_data,
+    gpusPerWorker: role.parallelism.tensor * role.parallelism.attention_data,
+    limits: {
+      maxBatchedTokens: role.scheduler.max_batched_tokens,
+      maxSequences: role.scheduler.max_sequences,
+      chunkedPrefill: role.scheduler.chunked_prefill,
+      lengthLimit: Math.min(contextLimit, kvLimit),
+    },
+    kv: { blockSize: role.kv_cache.block_size, blocksPerRank: blocks, prefixCache: prefixKeys(config, role, trace) },
+    timing: timingSpec(role.timing, { engine: config.engine, role }),
+    policy: policySpec(config, role, trace),
+    router: routerSpec(config.engine.router),
+  };
+}
 
+export function resolveRun(config: RunConfig, trace: TraceInput | null): ResolvedRun {
   const tok = config.engine.tokenization;
   const tokenization: FifoStage | null =
     tok && (tok.base_ms > 0 || tok.per_input_us > 0)
@@ -266,19 +286,7 @@ export function resolveRun(config: RunConfig, trace: TraceInput | null): Resolve
   if (source.kind === 'trace') maxRequests = Math.min(maxRequests, source.trace.rows);
 
   return {
-    replicas: role.parallelism.replicas,
-    ranksPerWorker: role.parallelism.attention_data,
-    gpusPerWorker: role.parallelism.tensor * role.parallelism.attention_data,
-    maxBatchedTokens: role.scheduler.max_batched_tokens,
-    maxSequences: role.scheduler.max_sequences,
-    chunkedPrefill: role.scheduler.chunked_prefill,
-    blockSize: role.kv_cache.block_size,
-    kvBlocksPerRank: blocks,
-    lengthLimit: Math.min(contextLimit, kvLimit),
-    timing: timingSpec(role.timing, { engine: config.engine, role }),
-    policy: policySpec(config, trace),
-    router: routerSpec(config.engine.router),
-    prefixCache: prefixKeys(config, trace),
+    pools: workerRoles(config.engine).map((role) => resolvePool(config, role, trace)),
     frontendBaseMs: frontend.baseMs,
     frontendPerTokenMs: frontend.perInputUs / 1e3,
     frontendPerInflightMs: frontend.perInflightUs / 1e3,

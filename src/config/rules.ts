@@ -8,17 +8,18 @@ import { kvBlocksPerRank, largestSyntheticPromptTokens } from './kv-capacity.js'
 import { MAX_KV_BLOCKS, MAX_RANKS, MAX_REQUESTS, MAX_TOKENS_PER_REQUEST, formatCount } from './limits.js';
 import { loadUnitOf, stopRequests } from './stop.js';
 import type { RunConfig } from './types.js';
+import { roleOf, rolePath } from './roles.js';
 
 export interface RuleViolation {
   path: string;
   reason: string;
 }
 
-const ROLE = 'engine.workers.aggregated';
+const ROLE = rolePath('aggregated');
 
 export function checkRunConfigRules(config: RunConfig): RuleViolation[] {
   const violations: RuleViolation[] = [];
-  const role = config.engine.workers.aggregated;
+  const role = roleOf(config.engine, 'aggregated');
   const { source, load, stop } = config.traffic;
 
   // One length distribution at a time: SGLang's uniform range or AIPerf's normal spread.
@@ -180,7 +181,7 @@ export function checkRunConfigRules(config: RunConfig): RuleViolation[] {
 
 /** Keys of `scheduler` that only one backend's scheduler reads (docs/config.md, "Schedulers"). */
 function schedulerRules(config: RunConfig): RuleViolation[] {
-  const scheduler = config.engine.workers.aggregated.scheduler;
+  const scheduler = roleOf(config.engine, 'aggregated').scheduler;
   const policy = scheduler.policy ?? config.engine.backend;
   const why = scheduler.policy === undefined ? `engine.backend is ${policy}` : `scheduler.policy is ${policy}`;
   const out: RuleViolation[] = [];

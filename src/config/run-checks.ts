@@ -22,8 +22,9 @@ import type { RuleViolation } from './rules.js';
 import { stopRequests } from './stop.js';
 import { NORMAL_LENGTH_SPAN } from '../core/traffic.js';
 import type { RunConfig, SourceConfig } from './types.js';
+import { roleOf, rolePath } from './roles.js';
 
-const ROLE = 'engine.workers.aggregated';
+const ROLE = rolePath('aggregated');
 
 /** Prompt and output lengths a synthetic source draws from: [min, max] of each. */
 interface Lengths {
@@ -75,7 +76,7 @@ function syntheticLengths(source: SourceConfig): Lengths | null {
 
 /** KV tokens per attention-DP rank, or null for an unlimited pool. */
 function kvTokensPerRank(config: RunConfig): number | null {
-  const role = config.engine.workers.aggregated;
+  const role = roleOf(config.engine, 'aggregated');
   const blocks = kvBlocksPerRank(config.engine, role);
   return blocks === null ? null : blocks * role.kv_cache.block_size;
 }
@@ -97,7 +98,7 @@ export function lengthLimitOf(config: RunConfig): number {
  */
 export function checkEngineStartup(config: RunConfig): RuleViolation[] {
   const violations: RuleViolation[] = [];
-  const role = config.engine.workers.aggregated;
+  const role = roleOf(config.engine, 'aggregated');
   const { max_batched_tokens: budget, max_sequences: sequences, chunked_prefill: chunked } = role.scheduler;
   const context = config.engine.context_length;
   // The two start-up refusals below are vLLM's.
@@ -228,7 +229,7 @@ export const PREFIX_BYTES_PER_REQUEST = 20;
  * a trace without hash ids).
  */
 function prefixCacheBytes(config: RunConfig, trace: TraceLengths | null, requests: number): number {
-  const role = config.engine.workers.aggregated;
+  const role = roleOf(config.engine, 'aggregated');
   const kv = role.kv_cache;
   const source = config.traffic.source;
   if (kv.prefix_caching === false || !Number.isFinite(requests)) return 0;
@@ -263,7 +264,7 @@ function prefixCacheBytes(config: RunConfig, trace: TraceLengths | null, request
 
 /** A lower bound of one pass's duration and of the engine time of one request, ms. */
 function engineMinMs(config: RunConfig, prompt: number, output: number): number {
-  const role = config.engine.workers.aggregated;
+  const role = roleOf(config.engine, 'aggregated');
   const timing = role.timing;
   const passes = Math.max(1, output);
   switch (timing.type) {
@@ -367,7 +368,7 @@ export function estimateRun(
   } else {
     outputMean = (syntheticLengths(config.traffic.source) as Lengths).outputMean;
   }
-  const role = config.engine.workers.aggregated;
+  const role = roleOf(config.engine, 'aggregated');
   const ranks = role.parallelism.replicas * role.parallelism.attention_data;
   const detokServers = config.engine.detokenization?.workers ?? 0;
   const tokServers = config.engine.tokenization?.workers ?? 0;
@@ -461,7 +462,7 @@ export function checkRunResources(config: RunConfig, options: ResourceCheckOptio
     ];
   }
   if (estimate.tableBytes + estimate.prefixCacheBytes > budget.offHeapBytes) {
-    const role = config.engine.workers.aggregated;
+    const role = roleOf(config.engine, 'aggregated');
     const ranks = role.parallelism.replicas * role.parallelism.attention_data;
     return [
       {

@@ -1,14 +1,14 @@
 /**
  * One attention-DP rank of an engine worker (docs/replay-model.md, "Engine"): its `waiting` and `running`
  * queues, its KV store, and the effects a batch policy applies to them (admit, preempt,
- * reject). The policy (batch-policy.ts) decides what runs in a pass; the rank applies the pass
+ * reject). The policy (policies/batch-policy.ts) decides what runs in a pass; the rank applies the pass
  * at its end (`finishPass`): computed tokens advance, tokens are emitted, finished requests
  * leave. Neither schedules events: the simulation does.
  */
 import { IntDeque } from './int-deque.js';
 import type { KvStore } from './kv-store.js';
 import { type RequestTable, Status } from './request-table.js';
-import type { PassView } from './timing.js';
+import type { PassView } from './timing/timing-model.js';
 
 export interface RankLimits {
   maxBatchedTokens: number;

@@ -2,14 +2,42 @@
  * KV stores: the blocks of one attention-DP rank (docs/replay-model.md, "Engine"). A store is chosen once
  * per run (`createKvStore`) so every call site in the loop sees one class. The batch policy
  * decides what to allocate and whom to preempt; the store only answers whether blocks can be
- * had, and keeps the books. Request ids index the request table's columns (`blocksHeld`).
+ * had, and keeps the books: the pool's blocks, and per request what it holds (`KvRequestBooks`).
  *
  * The interface is what a scheduler needs from a KV pool: free and used blocks (admission
  * rules that reserve room for expected outputs), the cached prefix of a request, admission of
  * a waiting request (with its cached prefix, or with KV computed elsewhere, as a decode worker
  * receives it), growth of a running one, and release.
  */
-import type { RequestTable } from './request-table.js';
+
+/**
+ * What the KV stores of one pool keep per request, indexed by request id: the blocks it holds
+ * and, with prefix caching, which of them are keyed. The stores of a pool's ranks share one set
+ * (a request is on one rank of a pool at a time): these grow with the request ids, so a copy per
+ * rank would take ranks x requests of memory. A request that moves to another pool is booked in
+ * that pool's set, so it can hold blocks in both while its KV moves.
+ */
+export class KvRequestBooks {
+  /** Blocks each request holds (0 when none, and in an unlimited store, which counts nothing). */
+  held: Int32Array;
+  /** Prefix caching: per request its keyed runs as [start, end) block pairs, and how many pairs. */
+  keyed: (Int32Array | null)[] = [];
+  keyedPairs = new Int32Array(0);
+  /** Keyed-run buffers of released requests, for reuse. */
+  readonly spare: Int32Array[] = [];
+
+  constructor(capacity = 1024) {
+    this.held = new Int32Array(Math.max(16, capacity));
+  }
+
+  /** Makes room for request id `id` (called when a request is first booked: its admission). */
+  ensure(id: number): void {
+    if (id < this.held.length) return;
+    const held = new Int32Array(Math.max(id + 1, this.held.length * 2));
+    held.set(this.held);
+    this.held = held;
+  }
+}
 
 export interface KvStore {
   /** Blocks of the pool; 0 = unlimited. */
@@ -41,6 +69,8 @@ export interface KvStore {
   computed(id: number, fromTokens: number, toTokens: number): void;
   /** Gives back every block request `id` holds (it finished, or was preempted). */
   release(id: number): void;
+  /** Blocks request `id` holds in this store (0 in an unlimited store). */
+  heldBlocks(id: number): number;
   /**
    * INV-kv against the running requests: null when the books balance, else what is wrong.
    * For tests (`checkInvariants`): it scans the running requests.
@@ -73,6 +103,10 @@ export class UnlimitedKvStore implements KvStore {
 
   release(): void {}
 
+  heldBlocks(): number {
+    return 0;
+  }
+
   check(): string | null {
     return null;
   }
@@ -80,7 +114,7 @@ export class UnlimitedKvStore implements KvStore {
 
 /**
  * A paged pool without prefix caching: a request holds ceil(tokens / block_size) blocks for
- * its computed and scheduled tokens (`blocksHeld`), and only the count of free blocks is kept.
+ * its computed and scheduled tokens (`books.held`), and only the count of free blocks is kept.
  */
 export class PagedKvStore implements KvStore {
   freeBlocks: number;
@@ -91,7 +125,7 @@ export class PagedKvStore implements KvStore {
   constructor(
     readonly totalBlocks: number,
     private readonly blockSize: number,
-    private readonly table: RequestTable,
+    private readonly books: KvRequestBooks = new KvRequestBooks(),
   ) {
     this.freeBlocks = totalBlocks;
   }
@@ -108,12 +142,13 @@ export class PagedKvStore implements KvStore {
     const need = ((totalTokens + this.blockSize - 1) / this.blockSize) | 0;
     if (need > this.freeBlocks) return false;
     this.freeBlocks -= need;
-    this.table.blocksHeld[id] = need;
+    this.books.ensure(id);
+    this.books.held[id] = need;
     return true;
   }
 
   grow(id: number, totalTokens: number): boolean {
-    const held = this.table.blocksHeld;
+    const held = this.books.held;
     // Most calls (a decode step inside its last block) need nothing: no division for those.
     if (totalTokens <= held[id] * this.blockSize) return true;
     const need = (((totalTokens + this.blockSize - 1) / this.blockSize) | 0) - held[id];
@@ -128,14 +163,18 @@ export class PagedKvStore implements KvStore {
   computed(): void {}
 
   release(id: number): void {
-    const held = this.table.blocksHeld;
+    const held = this.books.held;
     this.freeBlocks += held[id];
     held[id] = 0;
   }
 
+  heldBlocks(id: number): number {
+    return this.books.held[id];
+  }
+
   check(running: Int32Array, runningCount: number): string | null {
     let held = 0;
-    for (let i = 0; i < runningCount; i++) held += this.table.blocksHeld[running[i]];
+    for (let i = 0; i < runningCount; i++) held += this.books.held[running[i]];
     if (this.freeBlocks < 0 || held + this.freeBlocks !== this.totalBlocks) {
       return `holds ${held} blocks with ${this.freeBlocks} free of ${this.totalBlocks}`;
     }

@@ -9,7 +9,7 @@
  * a trace replay allocates, caches and evicts millions of blocks, so each of those touches a
  * couple of array slots and every other step walks whole runs of blocks.
  */
-import type { KvStore } from './kv-store.js';
+import { KvRequestBooks, type KvStore } from './kv-store.js';
 import type { RequestTable } from './request-table.js';
 import type { PrefixKeySpec } from './run.js';
 
@@ -199,18 +199,6 @@ function cachedBlocksOf(keys: BlockKeys, slabs: KeySlabs, id: number, maxBlocks:
   return j;
 }
 
-/**
- * What the prefix-cache stores keep per request, one copy per run shared by the stores of all
- * its ranks (a request lives on one rank): these grow with the request ids, so a copy per rank
- * would take ranks x requests of memory.
- */
-export class PrefixRequestBooks {
-  /** Per request id: its keyed runs as [start, end) pairs, and how many pairs. */
-  keyed: (Int32Array | null)[] = [];
-  keyedPairs = new Int32Array(0);
-  readonly spare: Int32Array[] = [];
-}
-
 function grown(a: Int32Array): Int32Array<ArrayBuffer> {
   const b = new Int32Array(a.length * 2);
   b.set(a);
@@ -233,7 +221,7 @@ const NO_GROUP = -1;
  * 0, or its release stamp is a later one): the blocks the queue gives out, in order, are the
  * ones vLLM's doubly linked queue would.
  *
- * A request's blocks are positions 0 .. blocksHeld - 1 of its sequence; it records which of them
+ * A request's blocks are positions 0 .. held - 1 of its sequence (`KvRequestBooks`); it records which of them
  * are keyed blocks it references (its cache hits, and the blocks it computed first), as
  * ascending [start, end) runs. The others are blocks without a key: not yet full or computed, a
  * second copy of a block another request computed at the same time, or outputs of a trace row.
@@ -257,10 +245,9 @@ export class PrefixKvStore implements KvStore {
   constructor(
     readonly totalBlocks: number,
     private readonly blockSize: number,
-    private readonly table: RequestTable,
     private readonly keys: BlockKeys,
     groups: number,
-    private readonly books = new PrefixRequestBooks(),
+    private readonly books = new KvRequestBooks(),
   ) {
     this.freeBlocks = totalBlocks;
     this.slabs = new KeySlabs(keys.groupWidth, groups);
@@ -309,7 +296,8 @@ export class PrefixKvStore implements KvStore {
     }
     this.freeBlocks -= touched;
     this.take(blocks - hits);
-    this.table.blocksHeld[id] = blocks;
+    this.books.ensure(id);
+    this.books.held[id] = blocks;
     const runs = this.runsFor(id);
     if (hits > 0) {
       runs[0] = 0;
@@ -323,12 +311,12 @@ export class PrefixKvStore implements KvStore {
 
   grow(id: number, totalTokens: number): boolean {
     // Small enough to be inlined where the policy calls it: most calls need no new block.
-    if (totalTokens <= this.table.blocksHeld[id] * this.blockSize) return true;
+    if (totalTokens <= this.books.held[id] * this.blockSize) return true;
     return this.growBlocks(id, totalTokens);
   }
 
   private growBlocks(id: number, totalTokens: number): boolean {
-    const held = this.table.blocksHeld;
+    const held = this.books.held;
     const have = held[id];
     const blocks = Math.ceil(totalTokens / this.blockSize);
     if (blocks - have > this.freeBlocks) return false;
@@ -376,7 +364,7 @@ export class PrefixKvStore implements KvStore {
   }
 
   release(id: number): void {
-    const held = this.table.blocksHeld;
+    const held = this.books.held;
     const count = held[id];
     if (count === 0) return;
     const stamp = ++this.releases;
@@ -396,6 +384,10 @@ export class PrefixKvStore implements KvStore {
     this.books.spare.push(runs);
   }
 
+  heldBlocks(id: number): number {
+    return this.books.held[id];
+  }
+
   check(running: Int32Array, runningCount: number): string | null {
     const slabs = this.slabs;
     const keys = this.keys;
@@ -406,7 +398,7 @@ export class PrefixKvStore implements KvStore {
     let held = 0;
     for (let i = 0; i < runningCount; i++) {
       const id = running[i];
-      held += this.table.blocksHeld[id];
+      held += this.books.held[id];
       const runs = this.books.keyed[id] as Int32Array;
       for (let r = 0; r < this.books.keyedPairs[id]; r++) {
         for (let j = runs[2 * r]; j < runs[2 * r + 1]; j++) {
@@ -690,6 +682,10 @@ export class UnlimitedPrefixKvStore implements KvStore {
   }
 
   release(): void {}
+
+  heldBlocks(): number {
+    return 0;
+  }
 
   check(): string | null {
     return null;

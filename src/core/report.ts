@@ -167,7 +167,14 @@ export function buildSummary(run: ResolvedRun, result: SimulationResult): CoreSu
 
   const durationS = valid > 0 ? (lastReceivedMs - firstSentMs) / 1000 : 0;
   const per = (x: number) => (durationS > 0 ? x / durationS : 0);
-  const workerSeconds = (run.replicas * result.lastResponseMs) / 1000;
+  // Every worker of every pool is held for the run, from the start to the last response.
+  let workerSeconds = 0;
+  let gpuSeconds = 0;
+  for (const pool of run.pools) {
+    const seconds = (pool.replicas * result.lastResponseMs) / 1000;
+    workerSeconds += seconds;
+    gpuSeconds += seconds * pool.gpusPerWorker;
+  }
   return {
     metrics,
     run: {
@@ -180,7 +187,7 @@ export function buildSummary(run: ResolvedRun, result: SimulationResult): CoreSu
       input_token_throughput: per(inputTokens),
       total_token_throughput: per(inputTokens + outputTokens),
       worker_seconds: workerSeconds,
-      gpu_hours: (workerSeconds * run.gpusPerWorker) / 3600,
+      gpu_hours: gpuSeconds / 3600,
     },
     ttft_stages: {
       mean_frontend_ms: valid > 0 ? frontendSum / valid : 0,

@@ -39,7 +39,6 @@ export class RequestTable {
   computed: Int32Array;
   scheduled: Int32Array;
   received: Int32Array;
-  blocksHeld: Int32Array;
   /** Prompt tokens the prefix cache served when the request was first admitted. */
   cachedTokens: Int32Array;
 
@@ -71,7 +70,6 @@ export class RequestTable {
     this.computed = new Int32Array(n);
     this.scheduled = new Int32Array(n);
     this.received = new Int32Array(n);
-    this.blocksHeld = new Int32Array(n);
     this.cachedTokens = new Int32Array(n);
     this.rank = new Int32Array(n);
     this.detokServer = new Int32Array(n);
@@ -103,7 +101,6 @@ export class RequestTable {
     this.computed = growInt(this.computed, n);
     this.scheduled = growInt(this.scheduled, n);
     this.received = growInt(this.received, n);
-    this.blocksHeld = growInt(this.blocksHeld, n);
     this.cachedTokens = growInt(this.cachedTokens, n);
     this.rank = growInt(this.rank, n);
     this.detokServer = growInt(this.detokServer, n);

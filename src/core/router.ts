@@ -1,7 +1,7 @@
 /**
  * Routers: which attention-DP rank a request is placed on when it reaches the scheduler
- * (after tokenization). Ranks are numbered worker x ranks per worker + rank in worker. A
- * router is chosen once per run (`createRouter`); it hears of each request's prefill end and
+ * (after tokenization). Ranks are numbered within a pool: worker x ranks per worker + rank in
+ * worker. A router is chosen once per pool (`createRouter`); it hears of each request's prefill end and
  * departure (`RequestLifecycle`) so that it can keep its own view of each rank's load, as a
  * router in front of real engines does.
  *
@@ -11,7 +11,7 @@
  */
 import type { EngineRank, RequestLifecycle } from './engine-rank.js';
 import type { RequestTable } from './request-table.js';
-import type { PrefixKeySpec, ResolvedRun } from './run.js';
+import type { PrefixKeySpec, ResolvedPool } from './run.js';
 
 export interface Router extends RequestLifecycle {
   /** The rank request `id` is placed on. */
@@ -246,22 +246,22 @@ export class KvAwareRouter implements Router {
   }
 }
 
-/** The run's router; `ranks` may still be empty (it is read when requests are routed). */
-export function createRouter(run: ResolvedRun, ranks: readonly EngineRank[], table: RequestTable): Router {
-  switch (run.router.type) {
+/** A pool's router; `ranks` (the pool's) may still be empty (it is read when requests are routed). */
+export function createRouter(pool: ResolvedPool, ranks: readonly EngineRank[], table: RequestTable): Router {
+  switch (pool.router.type) {
     case 'round_robin':
-      return new RoundRobinRouter(run.replicas, run.ranksPerWorker);
+      return new RoundRobinRouter(pool.replicas, pool.ranksPerWorker);
     case 'least_loaded':
-      return new LeastLoadedRouter(ranks, run.replicas, run.ranksPerWorker);
+      return new LeastLoadedRouter(ranks, pool.replicas, pool.ranksPerWorker);
     case 'kv_aware':
       return new KvAwareRouter(
         ranks,
         table,
-        run.replicas,
-        run.ranksPerWorker,
-        run.blockSize,
-        run.router.overlapScoreWeight,
-        run.prefixCache,
+        pool.replicas,
+        pool.ranksPerWorker,
+        pool.kv.blockSize,
+        pool.router.overlapScoreWeight,
+        pool.kv.prefixCache,
       );
   }
 }

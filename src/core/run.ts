@@ -6,7 +6,7 @@
  * columns. The core builds its behaviour from it once per run (timing, KV store, batch policy,
  * router, load generator), each chosen once so that the loop stays monomorphic.
  */
-import type { TimingSpec } from './timing.js';
+import type { TimingSpec } from './timing/timing-spec.js';
 
 /** A trace as columns, one entry per row in file order (what the Mooncake reader returns). */
 export interface TraceRows {
@@ -76,7 +76,7 @@ export type PrefixKeySpec =
   | { kind: 'session'; blocksPerSession: number };
 
 /**
- * The scheduler a rank runs (batch-policy.ts), chosen by `engine.backend` or
+ * The scheduler a rank runs (policies/batch-policy.ts), chosen by `engine.backend` or
  * `scheduler.policy`. Numbers only; the policy is built once per run.
  */
 export type PolicySpec =
@@ -102,27 +102,60 @@ export type PolicySpec =
  */
 export type PrioritySpec = { kind: 'values'; values: Int32Array } | { kind: 'hash'; levels: number; seed: number };
 
-export interface ResolvedRun {
-  replicas: number;
-  ranksPerWorker: number;
-  gpusPerWorker: number;
+/**
+ * What a pool's workers may run in one pass, per attention-DP rank (docs/replay-model.md, "Engine").
+ */
+export interface PoolLimits {
   maxBatchedTokens: number;
   maxSequences: number;
   chunkedPrefill: boolean;
-  blockSize: number;
-  /** KV blocks per attention-DP rank; 0 = unlimited. */
-  kvBlocksPerRank: number;
   /**
    * L = min(context_length, KV tokens per rank + 1). A prompt >= L is rejected; a request
    * finishes once prompt + generated reaches L (docs/replay-model.md, "Engine"). Infinity when unlimited.
    */
   lengthLimit: number;
+}
+
+/** The KV store of each rank of a pool (kv-store.ts, prefix-cache.ts). */
+export interface PoolKv {
+  blockSize: number;
+  /** KV blocks per attention-DP rank; 0 = unlimited. */
+  blocksPerRank: number;
+  /** Block keys of the prefix cache; null = no prefix cache. */
+  prefixCache: PrefixKeySpec | null;
+}
+
+/**
+ * The role of a pool's workers. `aggregated`: every worker prefills and decodes the requests it
+ * is given, from the scheduler's `waiting` queue to the last token.
+ */
+export type PoolRole = 'aggregated';
+
+/**
+ * One pool of engine workers (pool.ts): identical workers of one role, each with
+ * `ranksPerWorker` attention-DP ranks running in lockstep, and everything its ranks are built
+ * from. Requests reach a pool through its router.
+ */
+export interface ResolvedPool {
+  role: PoolRole;
+  /** Engine workers (replicas) in the pool. */
+  replicas: number;
+  ranksPerWorker: number;
+  gpusPerWorker: number;
+  limits: PoolLimits;
+  kv: PoolKv;
   timing: TimingSpec;
-  /** The batch policy of every rank. */
+  /** The batch policy of every rank of the pool. */
   policy: PolicySpec;
   router: RouterSpec;
-  /** Block keys of the prefix cache; null = no prefix cache (the summary then has no `prefix_cache`). */
-  prefixCache: PrefixKeySpec | null;
+}
+
+export interface ResolvedRun {
+  /**
+   * The engine's worker pools. Requests enter the first; the tokenization servers are its
+   * workers', the detokenization servers those of the pool that emits outputs (the last).
+   */
+  pools: ResolvedPool[];
   /**
    * Time from a send to the request reaching the server (client, HTTP, API server): ms, ms per
    * prompt token, and ms per other request in flight at the send; 0 = none.

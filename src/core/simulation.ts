@@ -7,23 +7,20 @@
  * engine worker that became idle or got work. Request state lives in a RequestTable; the only
  * per-token work is in EngineRank.finishPass and `deliverOutputs`.
  *
- * The simulation is the kernel: it owns time, events and the client path, and records what
- * happened. What varies between engines and deployments sits behind seams built once per run
- * from the run description: the load generator (what is sent, when), the router (which rank),
- * the batch policy (what a rank runs in a pass), the KV store (blocks and the prefix cache)
- * and the timing provider (how long a pass takes).
+ * The simulation is the kernel: it owns time, events and the client path, hands requests to
+ * the engine's worker pools, and records what happened. What varies between engines and
+ * deployments sits behind seams built once per run from the run description: the load
+ * generator (what is sent, when), and per pool (pool.ts) the router (which rank), the batch
+ * policy (what a rank runs in a pass), the KV store (blocks and the prefix cache) and the
+ * timing provider (how long a pass takes).
  */
-import { createBatchPolicy, type BatchPolicy } from './batch-policy.js';
-import { EngineRank, PassOutputs } from './engine-rank.js';
+import type { PassOutputs } from './engine-rank.js';
 import { EventKind, EventQueue } from './event-queue.js';
 import { fnv1a32OfId } from './fnv.js';
-import { PagedKvStore, UnlimitedKvStore, type KvStore } from './kv-store.js';
-import { PrefixKvStore, PrefixRequestBooks, UnlimitedPrefixKvStore, createBlockKeys, type BlockKeys } from './prefix-cache.js';
 import { createLoadGenerator, type LoadGenerator, type TrafficEventKind, type TrafficSink } from './load-generator.js';
+import { Pool, type PassListener } from './pool.js';
 import { RequestTable, Status } from './request-table.js';
-import { createRouter, type Router } from './router.js';
 import type { ResolvedRun } from './run.js';
-import { TimingError, createPassTime, type PassTimeFn, type PassView } from './timing.js';
 import { TokenGapPool } from './token-gaps.js';
 import { expectedGaps } from './traffic.js';
 
@@ -59,7 +56,7 @@ export interface SimulationOptions {
    * its slowest rank (read it during the call: the object is reused). For the catalog fit, which
    * reads the passes each request waited through; costs nothing when absent.
    */
-  onPass?: (worker: number, startMs: number, endMs: number, view: PassView) => void;
+  onPass?: PassListener;
   /**
    * Live driving (src/serve): called as each output token is emitted (pass end) and as it is
    * received by the client (its detokenization job's end, possibly later than the clock), and
@@ -84,16 +81,13 @@ export class Simulation implements TrafficSink {
   private readonly cfg: ResolvedRun;
   readonly table: RequestTable;
   private readonly events = new EventQueue(4096);
-  private readonly ranks: EngineRank[] = [];
-  private readonly outputs: PassOutputs[] = [];
-  private readonly workerBusy: Uint8Array;
-  private readonly workerFlagged: Uint8Array;
-  private readonly toStart: Int32Array;
-  private toStartCount = 0;
+  /** The engine's worker pools, in the run description's order. */
+  readonly pools: Pool[] = [];
+  /** The pool requests enter when they reach the scheduler. */
+  private readonly entry: Pool;
+  /** The pool of each worker, by its number across pools (a pass end's event target). */
+  private readonly poolOfWorker: Int32Array;
   private readonly gaps: TokenGapPool;
-  private readonly passTime: PassTimeFn;
-  private readonly policy: BatchPolicy;
-  private readonly router: Router;
   private readonly traffic: LoadGenerator;
 
   // Client-path servers: the time each becomes free.
@@ -114,12 +108,10 @@ export class Simulation implements TrafficSink {
   private lastResponseMs = 0;
   /** Requests sent whose whole response has not been received yet. */
   private inFlight = 0;
-  private passCount = 0;
   private readonly tokenReceivedMs: number[][] | null;
   private readonly tokenEmittedMs: number[][] | null;
   private readonly recordEmit: ((id: number, nowMs: number) => void) | null;
   private readonly checkInvariants: boolean;
-  private readonly onPass: ((worker: number, startMs: number, endMs: number, view: PassView) => void) | null;
   // Live driving (src/serve): see SimulationOptions and the methods at the end of the class.
   private readonly onTokenReceived: ((id: number, atMs: number) => void) | null;
   private readonly onResponseEnd: ((id: number, atMs: number) => void) | null;
@@ -132,40 +124,34 @@ export class Simulation implements TrafficSink {
     this.cfg = run;
     const expected = Number.isFinite(run.maxRequests) ? run.maxRequests : 1024;
     this.table = new RequestTable(expected);
-    const workers = run.replicas;
-    const rankLimits = {
-      maxBatchedTokens: run.maxBatchedTokens,
-      maxSequences: run.maxSequences,
-      chunkedPrefill: run.chunkedPrefill,
-      blockSize: run.blockSize,
-      lengthLimit: run.lengthLimit,
-    };
-    this.passTime = createPassTime(run.timing);
-    this.policy = createBatchPolicy(run);
-    this.router = createRouter(run, this.ranks, this.table);
-    const keys = run.prefixCache === null ? null : createBlockKeys(run.prefixCache, run.blockSize, this.table);
-    // One set of per-request books for every rank's store: a request lives on one rank.
-    const books = new PrefixRequestBooks();
-    for (let w = 0; w < workers; w++) {
-      for (let k = 0; k < run.ranksPerWorker; k++) {
-        const index = w * run.ranksPerWorker + k;
-        this.ranks.push(new EngineRank(index, rankLimits, this.table, this.createKvStore(keys, books), this.router));
-      }
-      this.outputs.push(new PassOutputs(run.maxSequences * run.ranksPerWorker, run.detokenization?.serversPerWorker ?? 0));
+    this.checkInvariants = options.checkInvariants === true;
+    if (run.pools.length === 0) throw new Error('a run needs at least one pool of engine workers');
+    // Detokenization runs beside the workers whose passes emit outputs: the last pool's.
+    const exit = run.pools[run.pools.length - 1];
+    const detokServers = run.detokenization?.serversPerWorker ?? 0;
+    let workers = 0;
+    for (const spec of run.pools) {
+      const pool = new Pool(spec, workers, this.table, this.events, {
+        detokServersPerWorker: spec === exit ? detokServers : 0,
+        checkInvariants: this.checkInvariants,
+        onPass: options.onPass ?? null,
+      });
+      this.pools.push(pool);
+      workers += pool.workers;
     }
-    this.workerBusy = new Uint8Array(workers);
-    this.workerFlagged = new Uint8Array(workers);
-    this.toStart = new Int32Array(workers);
+    this.entry = this.pools[0];
+    this.poolOfWorker = new Int32Array(workers);
+    for (let p = 0; p < this.pools.length; p++)
+      this.poolOfWorker.fill(p, this.pools[p].firstWorker, this.pools[p].firstWorker + this.pools[p].workers);
     const table = this.table;
     // Without a time cap every request that receives tokens completes, so every gap counts.
     // The buffer is sized from the run's token count when it is known: no doubling and copying.
     this.gaps = new TokenGapPool(Number.isFinite(run.capMs) ? (id) => table.status[id] === Status.Completed : null, expectedGaps(run));
 
-    this.tokFreeMs = new Float64Array(run.tokenization ? run.tokenization.serversPerWorker * workers : 0);
-    this.detokFreeMs = new Float64Array(run.detokenization ? run.detokenization.serversPerWorker * workers : 0);
-    const detokServers = run.detokenization?.serversPerWorker ?? 0;
+    this.tokFreeMs = new Float64Array(run.tokenization ? run.tokenization.serversPerWorker * this.entry.workers : 0);
+    this.detokFreeMs = new Float64Array(detokServers * exit.replicas);
     // At most one job per output and one per server: the outputs of one pass of one worker.
-    this.jobEndsMs = new Float64Array(detokServers > 1 ? Math.max(16, run.maxSequences * run.ranksPerWorker) + detokServers : 0);
+    this.jobEndsMs = new Float64Array(detokServers > 1 ? Math.max(16, exit.limits.maxSequences * exit.ranksPerWorker) + detokServers : 0);
     this.serverEndMs = new Float64Array(detokServers);
     this.firstJob = new Int32Array(detokServers);
     this.placed = new Int32Array(detokServers);
@@ -176,22 +162,8 @@ export class Simulation implements TrafficSink {
     this.tokenEmittedMs = record ? [] : null;
     const emitted = this.tokenEmittedMs;
     this.recordEmit = emitted === null ? (options.onTokenEmitted ?? null) : (id, nowMs) => emitted[id].push(nowMs);
-    this.checkInvariants = options.checkInvariants === true;
-    this.onPass = options.onPass ?? null;
     this.onTokenReceived = options.onTokenReceived ?? null;
     this.onResponseEnd = options.onResponseEnd ?? null;
-  }
-
-  /** One rank's KV store: the same class for every rank of the run. */
-  private createKvStore(keys: BlockKeys | null, books: PrefixRequestBooks): KvStore {
-    const run = this.cfg;
-    const groups = run.prefixCache !== null && run.prefixCache.kind === 'trace' ? run.prefixCache.groupCount : 0;
-    if (run.kvBlocksPerRank > 0) {
-      return keys === null
-        ? new PagedKvStore(run.kvBlocksPerRank, run.blockSize, this.table)
-        : new PrefixKvStore(run.kvBlocksPerRank, run.blockSize, this.table, keys, groups, books);
-    }
-    return keys === null ? new UnlimitedKvStore() : new UnlimitedPrefixKvStore(run.blockSize, keys, groups);
   }
 
   run(): SimulationResult {
@@ -205,7 +177,7 @@ export class Simulation implements TrafficSink {
     const stallLimit = 2_000_000 + this.traffic.stallAllowance;
     for (;;) {
       if (events.size === 0 || events.peekTimeMs() > this.nowMs) {
-        if (this.toStartCount > 0) {
+        if (this.hasFlaggedWorkers()) {
           this.startPasses();
           continue;
         }
@@ -226,11 +198,17 @@ export class Simulation implements TrafficSink {
     let queriedTokens = 0;
     let hitTokens = 0;
     let evictions = 0;
-    for (const rank of this.ranks) {
-      preemptions += rank.preemptionCount;
-      queriedTokens += rank.queriedTokens;
-      hitTokens += rank.hitTokens;
-      evictions += rank.store.evictions;
+    let passes = 0;
+    let prefixCache = false;
+    for (const pool of this.pools) {
+      passes += pool.passCount;
+      if (pool.hasPrefixCache) prefixCache = true;
+      for (const rank of pool.ranks) {
+        preemptions += rank.preemptionCount;
+        queriedTokens += rank.queriedTokens;
+        hitTokens += rank.hitTokens;
+        evictions += rank.store.evictions;
+      }
     }
     return {
       table: this.table,
@@ -238,9 +216,9 @@ export class Simulation implements TrafficSink {
       gaps: this.gaps,
       lastResponseMs: this.lastResponseMs,
       endMs: this.lastDeliveryMs > this.nowMs ? this.lastDeliveryMs : this.nowMs,
-      passCount: this.passCount,
+      passCount: passes,
       preemptionCount: preemptions,
-      prefixCache: this.cfg.prefixCache === null ? null : { queriedTokens, hitTokens, evictions },
+      prefixCache: prefixCache ? { queriedTokens, hitTokens, evictions } : null,
       tokenReceivedMs: this.tokenReceivedMs,
       tokenEmittedMs: this.tokenEmittedMs,
     };
@@ -328,7 +306,7 @@ export class Simulation implements TrafficSink {
     this.events.push(end, EventKind.Tokenized, id);
   }
 
-  /** The request reaches a scheduler's `waiting` queue, on the rank the router picks. */
+  /** The request reaches a scheduler's `waiting` queue: the entry pool's, on the rank its router picks. */
   private enterScheduler(id: number): void {
     const t = this.table;
     if (this.abortedBeforeScheduler.size > 0 && this.abortedBeforeScheduler.delete(id)) {
@@ -336,13 +314,10 @@ export class Simulation implements TrafficSink {
       return;
     }
     t.tokenizedMs[id] = this.nowMs;
-    const rank = this.router.route(id);
-    t.rank[id] = rank;
     if (this.cfg.detokenization !== null) {
       t.detokServer[id] = fnv1a32OfId(id) % this.cfg.detokenization.serversPerWorker;
     }
-    this.ranks[rank].enqueue(id);
-    this.flagWorker((rank / this.cfg.ranksPerWorker) | 0);
+    t.rank[id] = this.entry.enqueue(id);
   }
 
   /** The client acts on a finished response (docs/client-path.md): the load generator sends what follows. */
@@ -354,59 +329,24 @@ export class Simulation implements TrafficSink {
 
   // ---- Engine (docs/replay-model.md, "Engine") ------------------------------------------------
 
-  private flagWorker(worker: number): void {
-    if (this.workerBusy[worker] === 0 && this.workerFlagged[worker] === 0) {
-      this.workerFlagged[worker] = 1;
-      this.toStart[this.toStartCount++] = worker;
-    }
+  private hasFlaggedWorkers(): boolean {
+    const pools = this.pools;
+    for (let p = 0; p < pools.length; p++) if (pools[p].flaggedCount > 0) return true;
+    return false;
   }
 
-  /** Starts a pass on every flagged idle worker that has work (the last phase of an instant). */
+  /** Starts the passes of every pool's flagged workers (the last phase of an instant), pool by pool. */
   private startPasses(): void {
-    const count = this.toStartCount;
-    this.toStartCount = 0;
-    const ranksPerWorker = this.cfg.ranksPerWorker;
-    const passTime = this.passTime;
-    const policy = this.policy;
-    for (let i = 0; i < count; i++) {
-      const worker = this.toStart[i];
-      this.workerFlagged[worker] = 0;
-      let any = false;
-      let durationMs = 0;
-      let slowest: EngineRank | null = null;
-      for (let k = 0; k < ranksPerWorker; k++) {
-        const rank = this.ranks[worker * ranksPerWorker + k];
-        if (!rank.hasWork) continue;
-        if (!policy.compose(rank, this.nowMs)) continue;
-        any = true;
-        if (rank.scheduledCount > 0) {
-          // Attention-DP ranks run in lockstep: the pass ends when the slowest rank ends.
-          const ms = passTime(rank.view);
-          if (!(ms >= 0 && ms < Infinity)) throw new TimingError(this.cfg.timing.type, ms);
-          if (ms > durationMs || slowest === null) {
-            durationMs = ms;
-            slowest = rank;
-          }
-        }
-      }
-      if (!any) continue;
-      this.workerBusy[worker] = 1;
-      this.passCount++;
-      if (this.checkInvariants) this.verifyKv(worker);
-      if (this.onPass !== null && slowest !== null) this.onPass(worker, this.nowMs, this.nowMs + durationMs, slowest.view);
-      this.events.push(this.nowMs + durationMs, EventKind.PassEnd, worker);
-    }
+    const pools = this.pools;
+    for (let p = 0; p < pools.length; p++) if (pools[p].flaggedCount > 0) pools[p].startPasses(this.nowMs);
   }
 
+  /** A pass of `worker` (numbered across pools) ends: its pool applies it, its outputs go to the client. */
   private endPass(worker: number): void {
     const now = this.nowMs;
-    const out = this.outputs[worker];
-    out.clear();
-    const ranksPerWorker = this.cfg.ranksPerWorker;
-    for (let k = 0; k < ranksPerWorker; k++) this.ranks[worker * ranksPerWorker + k].finishPass(now, out, this.recordEmit);
-    this.workerBusy[worker] = 0;
-    this.flagWorker(worker);
-    if (this.checkInvariants) this.verifyKv(worker);
+    const pool = this.pools[this.poolOfWorker[worker]];
+    const local = worker - pool.firstWorker;
+    const out = pool.endPass(local, now, this.recordEmit);
 
     // Requests that ended without output skip detokenization (docs/client-path.md).
     for (let i = 0; i < out.endedCount; i++) this.receiveEnd(out.ended[i], now);
@@ -417,47 +357,7 @@ export class Simulation implements TrafficSink {
       this.deliverOutputs(emitted, 0, out.emittedCount, now);
       return;
     }
-    this.queueDetokJobs(worker, out, detok.serversPerWorker, detok.baseMs, detok.perTokenMs, detok.chunkOutputs);
-  }
-
-  /** INV-kv for every rank of a worker: the store's books balance against its running requests. */
-  private verifyKv(worker: number): void {
-    const ranksPerWorker = this.cfg.ranksPerWorker;
-    for (let k = 0; k < ranksPerWorker; k++) {
-      const rank = this.ranks[worker * ranksPerWorker + k];
-      const problem = rank.store.check(rank.running, rank.runningCount);
-      if (problem !== null) throw new Error(`INV-kv: rank ${rank.index} ${problem} at ${this.nowMs} ms`);
-      // INV-budget: the plan is running requests, within the token budget and max_sequences,
-      // each given tokens it still needs.
-      const { maxBatchedTokens, maxSequences } = rank.limits;
-      const t = this.table;
-      let tokens = 0;
-      for (let i = 0; i < rank.scheduledCount; i++) {
-        const r = rank.running[i];
-        const left = t.prompt[r] + t.generated[r] - t.computed[r];
-        if (t.status[r] !== Status.Running || t.scheduled[r] < 1 || t.scheduled[r] > left) {
-          throw new Error(
-            `INV-budget: rank ${rank.index} schedules request ${r} for ${t.scheduled[r]} of ${left} tokens at ${this.nowMs} ms`,
-          );
-        }
-        tokens += t.scheduled[r];
-      }
-      // The pass totals the timing provider read are those of the plan: its tokens (prefill
-      // tokens plus one per decoding request; a recompute with one token left may count as
-      // either) and the tokens it emits.
-      let emits = 0;
-      for (let i = 0; i < rank.scheduledCount; i++) {
-        const r = rank.running[i];
-        if (t.scheduled[r] === t.prompt[r] + t.generated[r] - t.computed[r] && t.generated[r] < t.outputLen[r]) emits++;
-      }
-      const v = rank.view;
-      if (rank.scheduledCount > 0 && (v.prefillTokens + v.decodeRequests !== tokens || v.emittedTokens !== emits)) {
-        throw new Error(`INV-budget: rank ${rank.index} pass totals ${JSON.stringify(v)} differ from its plan at ${this.nowMs} ms`);
-      }
-      if (tokens > maxBatchedTokens || rank.runningCount > maxSequences) {
-        throw new Error(`INV-budget: rank ${rank.index} schedules ${tokens} tokens with ${rank.runningCount} running at ${this.nowMs} ms`);
-      }
-    }
+    this.queueDetokJobs(local, out, detok.serversPerWorker, detok.baseMs, detok.perTokenMs, detok.chunkOutputs);
   }
 
   // ---- Client path (docs/client-path.md) ------------------------------------------------------
@@ -700,7 +600,7 @@ export class Simulation implements TrafficSink {
     let budget = maxEvents;
     for (;;) {
       if (events.size === 0 || events.peekTimeMs() > this.nowMs) {
-        if (this.toStartCount > 0) {
+        if (this.hasFlaggedWorkers()) {
           this.startPasses();
           continue;
         }
@@ -727,12 +627,14 @@ export class Simulation implements TrafficSink {
     out.kvBlocksUsed = 0;
     out.kvBlocksTotal = 0;
     out.preemptions = 0;
-    for (const rank of this.ranks) {
-      out.running += rank.runningCount;
-      out.waiting += rank.waiting.size;
-      out.kvBlocksUsed += rank.store.usedBlocks;
-      out.kvBlocksTotal += rank.store.totalBlocks;
-      out.preemptions += rank.preemptionCount;
+    for (const pool of this.pools) {
+      for (const rank of pool.ranks) {
+        out.running += rank.runningCount;
+        out.waiting += rank.waiting.size;
+        out.kvBlocksUsed += rank.store.usedBlocks;
+        out.kvBlocksTotal += rank.store.totalBlocks;
+        out.preemptions += rank.preemptionCount;
+      }
     }
   }
 
@@ -752,7 +654,14 @@ export class Simulation implements TrafficSink {
         this.abortedBeforeScheduler.add(id);
         break;
       case Status.Waiting:
-        if (this.ranks[t.rank[id]].abortWaiting(id)) this.endAborted(id);
+        // The rank index is the pool's own: look in each pool (a rank that does not hold it says no).
+        for (const pool of this.pools) {
+          const rank = pool.ranks[t.rank[id]];
+          if (rank !== undefined && rank.abortWaiting(id)) {
+            this.endAborted(id);
+            break;
+          }
+        }
         break;
       case Status.Running:
         t.outputLen[id] = t.generated[id];

@@ -10,6 +10,7 @@
 import { costPerHour } from '../config/cost.js';
 import { applyOverride } from '../sweep/plan.js';
 import type { PlanSpec, SearchSpace, WorkerKind } from './plan-file.js';
+import { rolePath } from '../config/roles.js';
 
 /** A knob's value as the table shows it. */
 export type Knob = number | string;
@@ -55,7 +56,7 @@ export interface CandidateKind {
  */
 export const MAX_PLAN_CANDIDATES = 10_000;
 
-const AGGREGATED = 'engine.workers.aggregated';
+const AGGREGATED = rolePath('aggregated');
 
 /** Replica counts for a worker of `gpusPerWorker` GPUs: the list (within the budget), or 1 .. what the budget holds. */
 export function replicaCounts(space: SearchSpace, gpusPerWorker: number): number[] {

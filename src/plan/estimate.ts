@@ -9,9 +9,11 @@
  * token budget, B full contexts fit the KV cache, and t(B) stays within the SLOs that bound a
  * token's time (inter-token latency, per-user throughput, request latency / OSL). The estimate
  * is the best such rate over B, times the ranks, times 0.8 for the queueing a Poisson stream adds.
+ * A planned deployment is aggregated: one pool of workers.
  */
-import { createPassTime } from '../core/timing.js';
+import { createPassTime } from '../core/timing/create-pass-time.js';
 import type { ResolvedRun } from '../core/run.js';
+import { poolOf } from '../config/roles.js';
 import type { Slo } from './plan-file.js';
 
 /** Mean prompt and output tokens of a run's requests. */
@@ -52,8 +54,9 @@ export const ESTIMATE_SHARE = 0.8;
 export function estimateMaxRps(run: ResolvedRun, slos: readonly Slo[]): number {
   const { inputTokens: isl, outputTokens } = meanLengths(run);
   const osl = Math.max(1, outputTokens);
-  const passTime = createPassTime(run.timing);
-  const kvTokens = run.kvBlocksPerRank > 0 ? run.kvBlocksPerRank * run.blockSize : Infinity;
+  const pool = poolOf(run, 'aggregated');
+  const passTime = createPassTime(pool.timing);
+  const kvTokens = pool.kv.blocksPerRank > 0 ? pool.kv.blocksPerRank * pool.kv.blockSize : Infinity;
   let tokenMsLimit = Infinity;
   for (const slo of slos) {
     if (slo.metric === 'inter_token_latency') tokenMsLimit = Math.min(tokenMsLimit, slo.limit);
@@ -62,10 +65,10 @@ export function estimateMaxRps(run: ResolvedRun, slos: readonly Slo[]): number {
   }
   let best = 0;
   let first = 0;
-  for (let b = 1; b <= run.maxSequences; b++) {
+  for (let b = 1; b <= pool.limits.maxSequences; b++) {
     if (b * (isl + osl) > kvTokens) break;
     const prefill = (b * isl) / osl;
-    if (b + prefill > run.maxBatchedTokens) break;
+    if (b + prefill > pool.limits.maxBatchedTokens) break;
     const ms = passTime({
       prefillTokens: prefill,
       prefillPairs: (prefill * isl) / 2,
@@ -82,5 +85,5 @@ export function estimateMaxRps(run: ResolvedRun, slos: readonly Slo[]): number {
   }
   // No batch meets the token-time bounds (or none fits): start from one request at a time, halved.
   const perRankPerMs = best > 0 ? best : first > 0 ? first / 2 : 1e-3;
-  return perRankPerMs * 1000 * run.replicas * run.ranksPerWorker * ESTIMATE_SHARE;
+  return perRankPerMs * 1000 * pool.replicas * pool.ranksPerWorker * ESTIMATE_SHARE;
 }

@@ -20,8 +20,8 @@ import {
   MIN_REQUEST_RATE,
   formatCount,
 } from '../config/limits.js';
-import { AGGREGATED_ONLY } from '../config/types.js';
 import { readYamlFile } from '../config/yaml.js';
+import { AGGREGATED_ONLY, rolePath } from '../config/roles.js';
 
 /** The metrics an SLO may bound, with the side the bound is on and the unit of the limit. */
 export const SLO_METRICS = {
@@ -259,7 +259,7 @@ export function parsePlanFile(raw: unknown, file: string): PlanSpec {
     issues.push(
       makeConfigIssue(
         file,
-        'engine.workers.aggregated.timing',
+        `${rolePath('aggregated')}.timing`,
         `must be roofline timing (or left out): a plan compares GPUs and parallelism, which only roofline timing predicts, got type ${formatValue(timingType ?? 'fixed')}`,
       ),
     );
@@ -269,7 +269,7 @@ export function parsePlanFile(raw: unknown, file: string): PlanSpec {
     issues.push(
       makeConfigIssue(
         file,
-        'engine.workers.aggregated.kv_cache.capacity.type',
+        `${rolePath('aggregated')}.kv_cache.capacity.type`,
         `must be auto (or left out): the KV cache of each candidate comes from its GPUs' memory, got ${formatValue(capacityType)}`,
       ),
     );

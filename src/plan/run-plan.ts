@@ -51,6 +51,7 @@ import { formatPlanHtml, renderPlanCharts } from './plan-report.js';
 import { bestOf, candidateRows, rankRows, type BestDeployment, type CandidateRow, type RowExtras } from './plan-result.js';
 import { RateSearch } from './rate-search.js';
 import { searchCandidates, type CandidateState, type RoundOutcome } from './search.js';
+import { roleOf, rolePath } from '../config/roles.js';
 
 export interface RunPlanOptions {
   planFile: string;
@@ -142,7 +143,7 @@ function longestRequestTokens(config: RunConfig): number | null {
   return null;
 }
 
-const ROLE = 'engine.workers.aggregated';
+const ROLE = rolePath('aggregated');
 const CAPACITY_PATH = `${ROLE}.kv_cache.capacity`;
 
 /**
@@ -223,7 +224,7 @@ function prepareCandidates(
       noFit(err.issues.map((issue) => issue.reason).join('; '), { weightsGibPerGpu: null, kvTokensPerRank: null, config: null });
       continue;
     }
-    const role = config.engine.workers.aggregated;
+    const role = roleOf(config.engine, 'aggregated');
     const kvBlocks = kvBlocksPerRank(config.engine, role);
     const deployment = deploymentSummary(config.engine, role, kvBlocks);
     const kvTokens = deployment.kv_cache_tokens_per_rank;

@@ -39,7 +39,7 @@ export function resolveLiveRun(config: RunConfig): LiveRun {
   const base = resolveRun(config, trace);
   const run: ResolvedRun = {
     ...base,
-    prefixCache: null,
+    pools: base.pools.map((pool) => ({ ...pool, kv: { ...pool.kv, prefixCache: null } })),
     responseOverhead: null,
     load: { kind: 'timestamps', speedup: 1 },
     source: { kind: 'trace', trace: NO_ROWS },
@@ -47,5 +47,5 @@ export function resolveLiveRun(config: RunConfig): LiveRun {
     capMs: Infinity,
     warmupRequests: Infinity,
   };
-  return { run, maxModelLen: base.lengthLimit };
+  return { run, maxModelLen: base.pools[0].limits.lengthLimit };
 }

@@ -157,7 +157,10 @@ export function describeCoreLaws(runs: LawRuns): void {
             if (capped) r.token_ms.forEach((t) => expect(t).toBeLessThanOrEqual(run.capMs));
             if (r.status === 'completed') {
               // Tokens per request equal the output length (or what the length limit leaves).
-              const expected = Math.min(result.table.outputLen[r.request_id], Math.max(0, run.lengthLimit - r.input_tokens));
+              const expected = Math.min(
+                result.table.outputLen[r.request_id],
+                Math.max(0, run.pools[0].limits.lengthLimit - r.input_tokens),
+              );
               expect(r.output_tokens).toBe(expected);
               expect(r.token_ms.length).toBe(expected);
               if (r.output_tokens > 0) {

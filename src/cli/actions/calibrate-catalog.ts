@@ -19,7 +19,7 @@ import {
 import { resolveSimLoad } from '../../calibrate/sim-load.js';
 import { InputError } from '../../config/errors.js';
 import { checkOutputDir, writeOutputFiles } from '../../io/write-output.js';
-import { CATALOG_SAMPLE } from '../commands/calibrate-catalog.js';
+import { CATALOG_SAMPLE } from '../commands/catalog-sample.js';
 
 export interface CatalogFitArgs {
   measured?: string;

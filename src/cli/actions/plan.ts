@@ -7,7 +7,13 @@ import { countsLine } from '../../plan/plan-output.js';
 import { runPlan } from '../../plan/run-plan.js';
 import { ResultsError } from '../../sweep/results.js';
 import { SweepError } from '../../sweep/sweep-file.js';
-import type { PlanCommandDeps } from '../commands/plan.js';
+
+/** What a test may swap: the pool task and the streams. */
+export interface PlanCommandDeps {
+  taskFilename?: string;
+  stdout?: NodeJS.WritableStream;
+  stderr?: NodeJS.WritableStream;
+}
 
 export interface PlanArgs {
   file: string;

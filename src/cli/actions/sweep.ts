@@ -15,7 +15,6 @@ import { PLAN_FILE, POINTS_FILE, ResultsError, readOwnFile, readPoints } from '.
 import { runSweep, type RunSweepResult } from '../../sweep/run-sweep.js';
 import { ShardError, formatShard, resolveShard, type Shard } from '../../sweep/shard.js';
 import { SweepError } from '../../sweep/sweep-file.js';
-import type { SweepCommandDeps } from '../commands/sweep.js';
 
 export interface SweepRunArgs {
   file: string;
@@ -95,7 +94,13 @@ export function sweepTargetsText(): string {
   ].join('\n');
 }
 
-export type { SweepCommandDeps } from '../commands/sweep.js';
+export interface SweepCommandDeps {
+  /** Pool-task module; the shipped one (real replay) by default. */
+  taskFilename?: string;
+  stdout?: NodeJS.WritableStream & { isTTY?: boolean };
+  stderr?: NodeJS.WritableStream & { isTTY?: boolean };
+  env?: NodeJS.ProcessEnv;
+}
 
 /** Exit codes: 0 all points ok, 1 some failed (or missing after a merge), 2 bad input, 130 interrupted. */
 export const EXIT_OK = 0;

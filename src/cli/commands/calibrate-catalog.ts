@@ -4,8 +4,7 @@
  */
 import type { Argv, CommandModule } from 'yargs';
 import type { CatalogFitArgs } from '../actions/calibrate-catalog.js';
-
-export const CATALOG_SAMPLE = 'data/silicon/aic-silicon-sample.csv';
+import { CATALOG_SAMPLE } from './catalog-sample.js';
 
 export const calibrateCatalogCommand: CommandModule<object, CatalogFitArgs> = {
   command: 'catalog',

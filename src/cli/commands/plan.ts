@@ -3,13 +3,7 @@
  * What it does is in `actions/plan.ts`, loaded when the command runs.
  */
 import type { Argv, CommandModule } from 'yargs';
-import type { PlanArgs } from '../actions/plan.js';
-
-export interface PlanCommandDeps {
-  taskFilename?: string;
-  stdout?: NodeJS.WritableStream;
-  stderr?: NodeJS.WritableStream;
-}
+import type { PlanArgs, PlanCommandDeps } from '../actions/plan.js';
 
 export function makePlanCommand(deps: PlanCommandDeps = {}): CommandModule<object, PlanArgs> {
   return {

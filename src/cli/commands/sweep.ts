@@ -4,15 +4,9 @@
  * `actions/sweep.ts`, loaded when a command runs.
  */
 import type { Argv, CommandModule } from 'yargs';
-import type { SweepMergeArgs, SweepRunArgs } from '../actions/sweep.js';
+import type { SweepCommandDeps, SweepMergeArgs, SweepRunArgs } from '../actions/sweep.js';
 
-export interface SweepCommandDeps {
-  /** Pool-task module; the shipped one (real replay) by default. */
-  taskFilename?: string;
-  stdout?: NodeJS.WritableStream & { isTTY?: boolean };
-  stderr?: NodeJS.WritableStream & { isTTY?: boolean };
-  env?: NodeJS.ProcessEnv;
-}
+export type { SweepCommandDeps } from '../actions/sweep.js';
 
 /** The yargs command; `deps` lets tests swap the pool task and streams. */
 export function makeSweepCommand(deps: SweepCommandDeps = {}): CommandModule {

@@ -18,7 +18,7 @@
  *   context a prompt that does not fit the tokens left stops the batch.
  */
 import type { BatchPolicy } from './batch-policy.js';
-import type { EngineRank } from './engine-rank.js';
+import type { EngineRank } from '../engine-rank.js';
 import { blocksFor, scheduledFirst, summarizePass } from './policy-steps.js';
 
 export class TrtllmScheduler implements BatchPolicy {
@@ -33,7 +33,6 @@ export class TrtllmScheduler implements BatchPolicy {
     const computed = t.computed;
     const scheduled = t.scheduled;
     const outputLen = t.outputLen;
-    const held = t.blocksHeld;
     const store = rank.store;
     const limited = store.totalBlocks > 0;
     const { maxBatchedTokens, maxSequences, chunkedPrefill, lengthLimit, blockSize } = rank.limits;
@@ -63,7 +62,7 @@ export class TrtllmScheduler implements BatchPolicy {
       const r = running[i];
       const known = prompt[r] + generated[r];
       if (noEvict && limited) {
-        const need = blocksFor(finalTokens(prompt[r], outputLen[r], lengthLimit), blockSize) - held[r];
+        const need = blocksFor(finalTokens(prompt[r], outputLen[r], lengthLimit), blockSize) - store.heldBlocks(r);
         if (need > 0) reserved += need;
       }
       scheduled[r] = 0;

@@ -19,7 +19,7 @@
  *   pass without a retraction lowers it by its decay, down to its floor; an idle rank resets it.
  */
 import type { BatchPolicy } from './batch-policy.js';
-import type { EngineRank } from './engine-rank.js';
+import type { EngineRank } from '../engine-rank.js';
 import { scheduledFirst, summarizePass } from './policy-steps.js';
 
 export interface SglangOptions {

@@ -1,25 +1,9 @@
 /**
- * Batch policies: how a rank composes a pass from its queues and its KV store (docs/replay-model.md,
- * "Engine"). A policy decides; the rank applies the effects (`admitHead`, `preemptNewest`,
- * `rejectHead`) and the store keeps the block books. The plan a policy leaves behind is
- * `rank.running[0 .. rank.scheduledCount)`, each with its tokens in `table.scheduled`, the
- * rank's rejections, and `rank.view` for the timing provider.
- *
- * A policy sees everything another engine's scheduler needs: each request's prompt, output
- * length, generated and computed tokens (request table), the store's free and used blocks and
- * cached prefixes, and the `waiting` deque it may reorder; it may preempt running requests.
- * One policy per run (the `Simulation` builds it), so the call in the loop stays monomorphic.
+ * vLLM v1's scheduler with its default policy, first come first served (vllm-project/vllm
+ * `vllm/v1/core/sched/scheduler.py`; docs/replay-model.md, "Engine").
  */
-import type { EngineRank } from './engine-rank.js';
-import type { ResolvedRun } from './run.js';
-import { SglangScheduler } from './sglang-policy.js';
-import { TrtllmScheduler } from './trtllm-policy.js';
-import { VllmV1Priority } from './vllm-priority.js';
-
-export interface BatchPolicy {
-  /** Composes `rank`'s pass starting at `nowMs`; true when it has anything to do (compute or rejections). */
-  compose(rank: EngineRank, nowMs: number): boolean;
-}
+import type { EngineRank } from '../engine-rank.js';
+import type { BatchPolicy } from './batch-policy.js';
 
 /**
  * vLLM v1's scheduler, first come first served: running requests first (in admission order,
@@ -122,21 +106,5 @@ export class VllmV1Fcfs implements BatchPolicy {
     view.emittedTokens = emitted;
     view.kvBlocksUsed = store.usedBlocks;
     return count > 0 || rank.rejectedCount > 0;
-  }
-}
-
-/**
- * The batch policy of a run (one instance for all its ranks): vLLM v1 FCFS or priority, SGLang,
- * TensorRT-LLM (docs/replay-model.md, "Schedulers").
- */
-export function createBatchPolicy(run: ResolvedRun): BatchPolicy {
-  const spec = run.policy;
-  switch (spec.kind) {
-    case 'vllm':
-      return spec.order === 'priority' ? new VllmV1Priority(spec.priorities, run.replicas * run.ranksPerWorker) : new VllmV1Fcfs();
-    case 'sglang':
-      return new SglangScheduler(spec, run.replicas * run.ranksPerWorker);
-    case 'trtllm':
-      return new TrtllmScheduler(spec.capacity === 'guaranteed_no_evict');
   }
 }

@@ -4,7 +4,7 @@
  * request in blocks. Policies other than vLLM FCFS decide first and total afterwards, so that a
  * request refunded or retracted mid-composition leaves nothing behind in the totals.
  */
-import type { EngineRank } from './engine-rank.js';
+import type { EngineRank } from '../engine-rank.js';
 
 /**
  * Writes `rank.view` for the plan `running[0 .. count)` (tokens in `table.scheduled`): prefill

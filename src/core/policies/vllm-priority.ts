@@ -4,13 +4,13 @@
  * is ordered by (priority, arrival time), lower first; when a running request cannot get a
  * block, the running request with the largest (priority, arrival time) is preempted, whether or
  * not it was already given tokens in this step (its tokens are refunded). Everything else is
- * vLLM v1 FCFS (batch-policy.ts): running requests first, no admission in a step that preempted,
+ * vLLM v1 FCFS (vllm-fcfs.ts): running requests first, no admission in a step that preempted,
  * head-of-line blocking at the head of the ordered queue.
  */
 import type { BatchPolicy } from './batch-policy.js';
-import type { EngineRank } from './engine-rank.js';
+import type { EngineRank } from '../engine-rank.js';
 import { summarizePass } from './policy-steps.js';
-import type { PrioritySpec } from './run.js';
+import type { PrioritySpec } from '../run.js';
 
 export class VllmV1Priority implements BatchPolicy {
   private readonly values: Int32Array | null;
