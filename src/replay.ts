@@ -7,10 +7,10 @@
  * runs the simulation and builds the summary.
  */
 import { statSync } from 'node:fs';
-import { resolve as resolvePath } from 'node:path';
+import { join, resolve as resolvePath } from 'node:path';
 import { ConfigError, InputError } from './config/errors.js';
 import { checkRunResources, everyTraceRowRejected } from './config/run-checks.js';
-import type { RunConfig } from './config/types.js';
+import type { RunConfig, TraceSourceConfig } from './config/types.js';
 import { deploymentOf, deploymentSummary } from './config/deployment.js';
 import { accuracyFor } from './catalog/accuracy.js';
 import type { ReplaySummary } from './core/report-types.js';
@@ -18,7 +18,10 @@ import { resolveRun } from './config/resolve.js';
 import type { TraceRows } from './core/run.js';
 import { replayPrepared, type PreparedRun, type ReplayResult } from './replay-run.js';
 import { readMooncakeTrace, type MooncakeTrace } from './io/read-mooncake.js';
-import { unreadableReason } from './io/read-text.js';
+import { readVllmLog, type VllmLog } from './io/read-vllm-log.js';
+import { isFolder, unreadableReason } from './io/read-text.js';
+import { readProfileTiming } from './io/read-profile-timing.js';
+import type { ProfileTiming } from './core/timing.js';
 
 export interface ReplayOptions {
   /** Folder that relative paths in the config (the trace) are resolved against. */
@@ -37,17 +40,39 @@ export interface ReplayOptions {
 
 export { replayPrepared, type PreparedRun, type ReplayResult } from './replay-run.js';
 
-type LoadedTrace = MooncakeTrace;
+type LoadedTrace = MooncakeTrace | VllmLog;
 const traceCache = new Map<string, { key: string; rows: LoadedTrace }>();
 
-function loadTrace(path: string, label: string, blockSize: number, skipInvalid: boolean): LoadedTrace {
+function loadTrace(path: string, label: string, source: TraceSourceConfig, skipInvalid: boolean): LoadedTrace {
   const stat = statSync(path);
-  const key = `${stat.size}:${stat.mtimeMs}:${blockSize}:${skipInvalid}`;
+  const key = `${source.format}:${stat.size}:${stat.mtimeMs}:${source.block_size}:${skipInvalid}`;
   const cached = traceCache.get(path);
   if (cached && cached.key === key) return cached.rows;
-  const rows = readMooncakeTrace(path, { blockSize, skipInvalid, label });
+  const rows =
+    source.format === 'vllm-log'
+      ? readVllmLog(path, { blockTokens: source.block_size, skipInvalid, label })
+      : readMooncakeTrace(path, { blockSize: source.block_size, skipInvalid, label });
   traceCache.set(path, { key, rows });
   return rows;
+}
+
+const profileCache = new Map<string, { key: string; spec: ProfileTiming }>();
+
+/** The tables of `timing: {type: profile}`, read once per process per file version (sweeps time many points with one). */
+function loadProfileTiming(config: RunConfig, baseDir: string, label: string): ProfileTiming | null {
+  const timing = config.engine.workers.aggregated.timing;
+  if (timing.type !== 'profile') return null;
+  const path = resolvePath(baseDir, timing.path);
+  const unreadable = unreadableReason(path);
+  if (unreadable !== null)
+    throw new ConfigError(label, 'engine.workers.aggregated.timing.path', `${timing.path}: ${unreadable} (looked for ${path})`);
+  const stat = statSync(path);
+  const key = `${stat.size}:${stat.mtimeMs}`;
+  const cached = profileCache.get(path);
+  if (cached && cached.key === key) return cached.spec;
+  const spec = readProfileTiming(path, timing.path);
+  profileCache.set(path, { key, spec });
+  return spec;
 }
 
 /** With chunked prefill off, every prompt must fit one pass (docs/config.md): checked per trace row. */
@@ -77,10 +102,16 @@ export function prepareRun(config: RunConfig, options: ReplayOptions): PreparedR
   const label = options.label ?? 'config';
   const source = config.traffic.source;
   if (source.type === 'trace') {
-    const path = resolvePath(options.baseDir, source.path);
+    let path = resolvePath(options.baseDir, source.path);
+    let fileLabel = source.path;
+    // A vLLM request log may be named by its folder: its requests.jsonl is the trace.
+    if (source.format === 'vllm-log' && isFolder(path)) {
+      path = join(path, 'requests.jsonl');
+      fileLabel = join(source.path, 'requests.jsonl');
+    }
     const unreadable = unreadableReason(path);
-    if (unreadable !== null) throw new ConfigError(label, 'traffic.source.path', `${source.path}: ${unreadable} (looked for ${path})`);
-    trace = loadTrace(path, source.path, source.block_size, options.skipInvalidTraceRows === true);
+    if (unreadable !== null) throw new ConfigError(label, 'traffic.source.path', `${fileLabel}: ${unreadable} (looked for ${path})`);
+    trace = loadTrace(path, fileLabel, source, options.skipInvalidTraceRows === true);
     traceLabel = source.path;
     checkTracePrompts(config, trace, source.path);
     const limit = 'requests' in config.traffic.stop ? config.traffic.stop.requests : trace.rows;
@@ -96,7 +127,7 @@ export function prepareRun(config: RunConfig, options: ReplayOptions): PreparedR
     aiperf: options.aiperf,
   });
   if (resources.length > 0) throw new ConfigError(label, resources[0].path, resources[0].reason);
-  const run = resolveRun(config, trace);
+  const run = resolveRun(config, trace, loadProfileTiming(config, options.baseDir, label));
   const role = config.engine.workers.aggregated;
   const deployment = deploymentSummary(config.engine, role, run.kvBlocksPerRank > 0 ? run.kvBlocksPerRank : null);
   const accuracy = predictionAccuracy(config);

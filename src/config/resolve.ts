@@ -16,7 +16,7 @@ import type {
   RouterSpec,
   TraceRows,
 } from '../core/run.js';
-import type { TimingSpec } from '../core/timing.js';
+import type { ProfileTiming, TimingSpec } from '../core/timing.js';
 import { frontendOf, rooflineOf } from './deployment.js';
 import { kvBlocksPerRank } from './kv-capacity.js';
 import { linearTimingSpec } from './linear-timing.js';
@@ -34,10 +34,17 @@ export interface TraceInput extends TraceRows {
 
 /**
  * The timing provider of a config in the core's units (ms per unit). Roofline timing needs the
- * engine and worker role it times (the catalog's model and GPU, the precision, the parallelism).
+ * engine and worker role it times (the catalog's model and GPU, the precision, the parallelism);
+ * profile timing its tables, read from the file it names (`io/read-profile-timing.ts`).
  */
-export function timingSpec(config: TimingConfig, context?: { engine: EngineConfig; role: WorkerRoleConfig }): TimingSpec {
+export function timingSpec(
+  config: TimingConfig,
+  context?: { engine: EngineConfig; role: WorkerRoleConfig; profile?: ProfileTiming | null },
+): TimingSpec {
   switch (config.type) {
+    case 'profile':
+      if (!context?.profile) throw new Error('profile timing needs its tables, read from the file it names');
+      return context.profile;
     case 'roofline':
       if (context === undefined) throw new Error('roofline timing needs the engine it times');
       return { type: 'roofline', ...rooflineOf(context.engine, context.role) };
@@ -179,7 +186,7 @@ function prefixKeys(config: RunConfig, trace: TraceInput | null): PrefixKeySpec 
   return null;
 }
 
-export function resolveRun(config: RunConfig, trace: TraceInput | null): ResolvedRun {
+export function resolveRun(config: RunConfig, trace: TraceInput | null, profile: ProfileTiming | null = null): ResolvedRun {
   const role = config.engine.workers.aggregated;
   // The loader guarantees at least one block for a limited pool; 0 stands for unlimited here.
   const blocks = kvBlocksPerRank(config.engine, role) ?? 0;
@@ -275,7 +282,7 @@ export function resolveRun(config: RunConfig, trace: TraceInput | null): Resolve
     blockSize: role.kv_cache.block_size,
     kvBlocksPerRank: blocks,
     lengthLimit: Math.min(contextLimit, kvLimit),
-    timing: timingSpec(role.timing, { engine: config.engine, role }),
+    timing: timingSpec(role.timing, { engine: config.engine, role, profile }),
     policy: policySpec(config, trace),
     router: routerSpec(config.engine.router),
     prefixCache: prefixKeys(config, trace),

@@ -8,7 +8,10 @@
  * provider is a new member of the union and a new case here; the loop never dispatches on type.
  */
 
+import { createProfilePassTime, type ProfileTiming } from './profile-timing.js';
 import { createRooflinePassTime, type RooflineCoefficients } from './roofline.js';
+
+export type { ProfileAttention, ProfileTiming } from './profile-timing.js';
 
 /** What a timing provider sees of one rank's pass. One shape for every provider. */
 export interface PassView {
@@ -58,7 +61,7 @@ export interface LinearTiming {
 /** Pass time from architecture, datasheet and efficiency factors: coefficients in ms per unit (roofline.ts). */
 export type RooflineTiming = { type: 'roofline' } & RooflineCoefficients;
 
-export type TimingSpec = FixedTiming | PolynomialTiming | LinearTiming | RooflineTiming;
+export type TimingSpec = FixedTiming | PolynomialTiming | LinearTiming | RooflineTiming | ProfileTiming;
 
 export class TimingError extends Error {
   constructor(provider: string, value: number) {
@@ -72,6 +75,8 @@ export function createPassTime(spec: TimingSpec): PassTimeFn {
   switch (spec.type) {
     case 'roofline':
       return createRooflinePassTime(spec);
+    case 'profile':
+      return createProfilePassTime(spec);
     case 'fixed': {
       const prefillMs = spec.prefillMs;
       const decodeMs = spec.decodeMs;
