@@ -5,10 +5,16 @@
  *   npm run bench                     table
  *   npm run bench -- --json           one JSON document: the rows, the client path's cost, and the
  *                                     commit and machine they were measured on (bench/environment.ts)
- *   npm run bench -- --only closed-1k run some workloads (comma-separated)
+ *   npm run bench -- --only closed-1k run some workloads (comma-separated; `startup` is the
+ *                                     start-up row alone)
+ *
+ * The start-up row times whole processes: `servesim --help` and a one-request replay of the
+ * README's first config, against `node -e 0` in the same run.
  */
 import { spawnSync } from 'node:child_process';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { packageRoot } from '../src/catalog/load.js';
 import { parseRunConfig } from '../src/config/load.js';
 import { replay } from '../src/replay.js';
 import { benchEnvironment, describeEnvironment } from './environment.js';
@@ -25,6 +31,67 @@ export interface BenchRow {
 }
 
 const REPEATS = 5;
+
+/** Whole-process runs per command of the start-up row; each command's median is reported. */
+const STARTUP_RUNS = 9;
+
+export interface StartupRow {
+  runs: number;
+  node_ms: number;
+  help_ms: number;
+  replay_ms: number;
+  /** help_ms and replay_ms over node_ms: what a machine's speed and load change least. */
+  help_vs_node: number;
+  replay_vs_node: number;
+  /** The aim, where `node -e 0` takes about 60 ms: --help within 100 ms, a one-request replay within 120 ms. */
+  target_help_ms: number;
+  target_replay_ms: number;
+}
+
+/**
+ * Start-up: the wall time of whole processes, each command run in turn (node, help, replay,
+ * node, ...) so that a machine's drift touches all three alike, and the median of each.
+ */
+function startupRow(): StartupRow {
+  const root = packageRoot();
+  const bin = join(root, 'bin', 'servesim.js');
+  const config = join(root, 'sweeps', 'configs', 'qwen3-32b-h100-tp2.yaml');
+  const commands: Record<'node' | 'help' | 'replay', string[]> = {
+    node: ['-e', '0'],
+    help: [bin, '--help'],
+    replay: [bin, 'replay', config, '--set', 'traffic.stop={requests: 1}'],
+  };
+  const times: Record<keyof typeof commands, number[]> = { node: [], help: [], replay: [] };
+  for (let run = -1; run < STARTUP_RUNS; run++) {
+    for (const name of Object.keys(commands) as (keyof typeof commands)[]) {
+      const started = performance.now();
+      const child = spawnSync(process.execPath, commands[name], { cwd: root, encoding: 'utf8' });
+      const ms = performance.now() - started;
+      if (child.status !== 0) throw new Error(`start-up: ${commands[name].join(' ')} failed:\n${child.stderr}`);
+      if (run >= 0) times[name].push(ms); // run -1 warms the file cache
+    }
+  }
+  const median = (xs: number[]) => round([...xs].sort((a, b) => a - b)[(xs.length - 1) >> 1], 1);
+  const node = median(times.node);
+  return {
+    runs: STARTUP_RUNS,
+    node_ms: node,
+    help_ms: median(times.help),
+    replay_ms: median(times.replay),
+    help_vs_node: round(median(times.help) / node, 2),
+    replay_vs_node: round(median(times.replay) / node, 2),
+    target_help_ms: 100,
+    target_replay_ms: 120,
+  };
+}
+
+function describeStartup(row: StartupRow): string {
+  return (
+    `start-up (whole processes, median of ${row.runs}): node -e 0 ${row.node_ms} ms; ` +
+    `servesim --help ${row.help_ms} ms (${row.help_vs_node} x node -e 0; aim: ${row.target_help_ms} ms where node -e 0 takes 60); ` +
+    `a one-request replay ${row.replay_ms} ms (${row.replay_vs_node} x; aim: ${row.target_replay_ms} ms)`
+  );
+}
 
 function runOne(name: string): BenchRow {
   const config = parseRunConfig(WORKLOADS[name](), `${name}.yaml`);
@@ -68,18 +135,21 @@ function main(): void {
   const json = args.includes('--json');
   const environment = benchEnvironment();
   const onlyIndex = args.indexOf('--only');
-  const names = onlyIndex >= 0 ? args[onlyIndex + 1].split(',') : Object.keys(WORKLOADS);
+  const names = onlyIndex >= 0 ? args[onlyIndex + 1].split(',') : ['startup', ...Object.keys(WORKLOADS)];
+  const startup = names.includes('startup') ? startupRow() : null;
   const rows: BenchRow[] = [];
-  for (const name of names) {
-    if (!(name in WORKLOADS)) throw new Error(`unknown workload '${name}'; known: ${Object.keys(WORKLOADS).join(', ')}`);
+  for (const name of names.filter((n) => n !== 'startup')) {
+    if (!(name in WORKLOADS)) throw new Error(`unknown workload '${name}'; known: startup, ${Object.keys(WORKLOADS).join(', ')}`);
     rows.push(runChild(name));
   }
   const overhead = names.includes('closed-1k') && names.includes('closed-1k-client-path') ? clientPathOverhead() : null;
   if (json) {
-    process.stdout.write(`${JSON.stringify({ bench: 'replay', environment, rows, client_path_overhead: overhead }, null, 2)}\n`);
+    process.stdout.write(`${JSON.stringify({ bench: 'replay', environment, startup, rows, client_path_overhead: overhead }, null, 2)}\n`);
     return;
   }
   console.log(describeEnvironment(environment));
+  if (startup) console.log(`${describeStartup(startup)}\n`);
+  if (rows.length === 0) return;
   const header = ['workload', 'requests', 'output_tokens', 'wall_ms', 'us_per_output_token', 'peak_rss_mb', 'preemptions'] as const;
   const table = [header.map(String), ...rows.map((r) => header.map((h) => String(r[h])))];
   const widths = header.map((_, i) => Math.max(...table.map((line) => line[i].length)));

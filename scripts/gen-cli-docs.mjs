@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 // Writes docs/cli.md from the built CLI's own --help texts (run `npm run build` first):
 //   node scripts/gen-cli-docs.mjs
+// (after adding a command to COMMANDS; `npm run docs:outputs` refreshes the texts themselves).
 // test/cli-docs.e2e.test.ts fails when docs/cli.md and the CLI disagree.
 import { execFileSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
@@ -82,9 +83,12 @@ file, and an error names the override. A tag (\`!!js/function\`, \`!mytag\`) is 
 `;
 
 function main() {
-  const sections = COMMANDS.map(
-    (args) => `## \`servesim${args.length ? ' ' + args.join(' ') : ''}\`\n\n\`\`\`text\n${helpText(args)}\n\`\`\`\n`,
-  );
+  // Each help text is marked as the output of its command, so that the docs check (and npm run
+  // docs:outputs) keep it current like every other output the docs show.
+  const sections = COMMANDS.map((args) => {
+    const command = `servesim${args.length ? ' ' + args.join(' ') : ''}`;
+    return `## \`${command}\`\n\n<!-- output: npx ${command} --help -->\n\`\`\`text\n${helpText(args)}\n\`\`\`\n`;
+  });
   writeFileSync(join(root, 'docs', 'cli.md'), `${INTRO}\n${sections.join('\n')}`);
 }
 

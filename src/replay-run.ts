@@ -4,6 +4,7 @@
  * main thread.
  */
 import { performance } from 'node:perf_hooks';
+import { costSummary, type Price } from './config/cost.js';
 import type { RunConfig } from './config/types.js';
 import { buildRequestRecords, buildSummary } from './core/report.js';
 import type { ReplaySummary, RequestRecord } from './core/report-types.js';
@@ -24,6 +25,8 @@ export interface PreparedRun {
   input?: { trace: string; trace_rows: number; skipped_trace_rows: number };
   /** With roofline timing: the accuracy its stratum's measurements give (summary.json's `accuracy`). */
   accuracy?: ReplaySummary['accuracy'];
+  /** The price per GPU-hour the summary's cost is worked out at; absent when none is known (no cost then). */
+  price?: Price;
 }
 
 /** Replays a prepared run; `config` is echoed in the summary. */
@@ -53,6 +56,9 @@ export function replayPrepared(config: RunConfig, prepared: PreparedRun, options
     },
     deployment: prepared.deployment,
     ...(prepared.accuracy !== undefined ? { accuracy: prepared.accuracy } : {}),
+    ...(prepared.price === undefined
+      ? {}
+      : { cost: costSummary(prepared.price, prepared.deployment.gpus, core.run.output_token_throughput) }),
     config,
   };
   if (prepared.input !== undefined) summary.input = prepared.input;

@@ -9,10 +9,12 @@
 import { statSync } from 'node:fs';
 import { join, resolve as resolvePath } from 'node:path';
 import { ConfigError, InputError } from './config/errors.js';
+import { MAX_COST, formatCount } from './config/limits.js';
 import { checkRunResources, everyTraceRowRejected } from './config/run-checks.js';
 import type { RunConfig, TraceSourceConfig } from './config/types.js';
-import { deploymentOf, deploymentSummary } from './config/deployment.js';
 import { accuracyFor } from './catalog/accuracy.js';
+import type { Price } from './config/cost.js';
+import { catalogPrice, deploymentOf, deploymentSummary } from './config/deployment.js';
 import type { ReplaySummary } from './core/report-types.js';
 import { resolveRun } from './config/resolve.js';
 import type { TraceRows } from './core/run.js';
@@ -36,6 +38,16 @@ export interface ReplayOptions {
   perRequestFlag?: string;
   /** AIPerf's files will be written from the records (their JSONL lines are held too). */
   aiperf?: boolean;
+  /**
+   * The price of one GPU for an hour, for the summary's cost; by default the catalog's list price
+   * of `engine.hardware`, and no cost when the catalog has none.
+   */
+  pricePerGpuHour?: number;
+  /**
+   * The tables of `timing: {type: profile}` already in memory (a model just built from a layer
+   * profile): used instead of reading the file the config names.
+   */
+  profileTiming?: ProfileTiming;
 }
 
 export { replayPrepared, type PreparedRun, type ReplayResult } from './replay-run.js';
@@ -127,16 +139,32 @@ export function prepareRun(config: RunConfig, options: ReplayOptions): PreparedR
     aiperf: options.aiperf,
   });
   if (resources.length > 0) throw new ConfigError(label, resources[0].path, resources[0].reason);
-  const run = resolveRun(config, trace, loadProfileTiming(config, options.baseDir, label));
+  const run = resolveRun(config, trace, options.profileTiming ?? loadProfileTiming(config, options.baseDir, label));
   const role = config.engine.workers.aggregated;
   const deployment = deploymentSummary(config.engine, role, run.kvBlocksPerRank > 0 ? run.kvBlocksPerRank : null);
   const accuracy = predictionAccuracy(config);
+  const price = priceOf(config, options);
   return {
     run,
     deployment,
     ...(trace === null ? {} : { input: { trace: traceLabel, trace_rows: trace.rows, skipped_trace_rows: trace.skipped } }),
     ...(accuracy !== undefined ? { accuracy } : {}),
+    ...(price === null ? {} : { price }),
   };
+}
+
+/** The price a replay's cost is worked out at: the option's, else the catalog's list price of the GPU, else none. */
+function priceOf(config: RunConfig, options: ReplayOptions): Price | null {
+  const given = options.pricePerGpuHour;
+  if (given === undefined) return catalogPrice(config.engine);
+  if (!(Number.isFinite(given) && given > 0 && given <= MAX_COST)) {
+    throw new InputError(
+      '--price-per-gpu-hour',
+      0,
+      `must be a positive number (the price of one GPU for an hour) of at most ${formatCount(MAX_COST)}, got ${given}`,
+    );
+  }
+  return { per_gpu_hour: given, source: '--price-per-gpu-hour' };
 }
 
 /**

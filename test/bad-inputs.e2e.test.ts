@@ -463,6 +463,21 @@ add('silent wrong numbers', [
     expect: ['run.yaml', 'engine.precision', 'bf16, fp8, fp4, int4', 'fp6'],
   },
   {
+    name: 'SERVESIM_CATALOG naming a folder that does not exist',
+    env: { SERVESIM_CATALOG: 'no-such-catalog' },
+    files: { 'run.yaml': rooflineRun() },
+    argv: replay(),
+    expect: ['SERVESIM_CATALOG', 'no-such-catalog', 'no such folder'],
+    child: true,
+  },
+  {
+    name: 'SERVESIM_CATALOG naming a file',
+    env: { SERVESIM_CATALOG: 'run.yaml' },
+    files: { 'run.yaml': rooflineRun() },
+    argv: ['catalog'],
+    expect: ['SERVESIM_CATALOG', 'run.yaml', 'not a folder'],
+  },
+  {
     name: "a catalog GPU of one's own with a negative bandwidth",
     env: { SERVESIM_CATALOG: 'catalog' },
     files: {

@@ -20,9 +20,25 @@ describe('the servesim command for a new user', () => {
   it('lists the shipped sweep files and an example when sweep has no file', () => {
     const r = servesim(['sweep']);
     expect(r.status).toBe(2);
-    for (const name of readdirSync(join(ROOT, 'sweeps')).filter((n) => n.endsWith('.yaml'))) expect(r.stderr).toContain(`sweeps/${name}`);
+    const names = readdirSync(join(ROOT, 'sweeps')).filter((n) => n.endsWith('.yaml'));
+    for (const name of names) expect(r.stderr).toContain(`sweeps/${name}`);
+    // Each description is whole: its sentence ends (one that runs over a line of its file is not cut).
+    const listing = r.stderr.slice(0, r.stderr.indexOf('\n\n'));
+    const descriptions = listing.split(/^\s+sweeps\/\S+\.yaml\s+/m).slice(1);
+    expect(descriptions).toHaveLength(names.length);
+    for (const description of descriptions) expect(description.replace(/\s+/g, ' ').trim()).toMatch(/\.$/);
     expect(r.stderr).toContain('npx servesim sweep sweeps/concurrency-grid.yaml');
     expect(r.stderr).not.toMatch(/at .*\.js:\d+/);
+  });
+
+  it('says that merging is servesim sweep merge when asked for servesim merge', () => {
+    const help = servesim(['merge', '--help']);
+    expect(help.status).toBe(0);
+    expect(help.stdout).toContain('servesim sweep merge DIR... --out DIR');
+    expect(help.stdout).not.toContain('Commands:');
+    const run = servesim(['merge', 'out/a', 'out/b', '--out', 'out/all']);
+    expect(run.status).toBe(2);
+    expect(run.stderr).toMatch(/^error: .*servesim sweep merge DIR\.\.\. --out DIR/);
   });
 
   it('lists the calibration targets with an example of each when calibrate has none, and names an unknown one', () => {

@@ -462,7 +462,7 @@ describe('parseRunConfig unknown keys', () => {
   it.each<[string, Raw, string]>([
     ['at the top', { engines: {} }, 'engines'],
     ['in engine', { engine: { gpus: 8 } }, 'engine.gpus'],
-    ['in engine.workers', { engine: { workers: { prefill: {} } } }, 'engine.workers.prefill'],
+    ['in engine.workers', { engine: { workers: { aggregate: {} } } }, 'engine.workers.aggregate'],
     ['in the scheduler', role({ scheduler: { preemption_mode: 'swap' } }), 'engine.workers.aggregated.scheduler.preemption_mode'],
     [
       'in a capacity type',

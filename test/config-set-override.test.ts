@@ -132,6 +132,20 @@ describe('loadRunConfig with --set', () => {
     );
   });
 
+  it('says that prefill and decode workers are not available yet, in an override and in a file', () => {
+    const set = errorOf(() => loadRunConfigFromObject({}, 'run.yaml', ['engine.workers.prefill.parallelism.tensor=2']));
+    expect(set.exitCode).toBe(2);
+    expect(set.message).toBe(
+      'run.yaml (with --set engine.workers.prefill.parallelism.tensor=2): engine.workers.prefill: disaggregated prefill and' +
+        ' decode workers are not available yet: the replay models aggregated workers only (engine.workers.aggregated)',
+    );
+    const file = errorOf(() => loadRunConfigFromObject({ engine: { workers: { decode: {} } } }, 'run.yaml'));
+    expect(file.message).toMatch(/^run\.yaml: engine\.workers\.decode: disaggregated prefill and decode workers are not available yet/);
+    // A misspelt role is still an unknown key.
+    const typo = errorOf(() => loadRunConfigFromObject({ engine: { workers: { agregated: {} } } }, 'run.yaml'));
+    expect(typo.message).toBe('run.yaml: engine.workers.agregated: unknown key (allowed: aggregated)');
+  });
+
   it('names the override when a later one makes a rule fail', () => {
     const err = errorOf(() =>
       loadRunConfigFromObject({ traffic: { stop: { requests: 5 } } }, 'run.yaml', ['traffic.stop.max_virtual_time_seconds=9']),

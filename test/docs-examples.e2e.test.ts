@@ -1,129 +1,93 @@
 /**
- * Every example of the README and of every docs page runs as written, in order, each page in a
- * folder of its own holding the files a user has (data/, sweeps/, calibration/, scripts/) and
- * servesim installed in node_modules:
- * - ```sh blocks run in bash, `npx servesim` being the built CLI;
- * - ```js blocks run as ES modules, importing 'servesim' by name;
- * - ```yaml blocks that are run configs (engine, traffic, report) are replayed;
- * - ```yaml blocks that are CI workflows run their `run:` steps that call servesim.
- * Not run: ```text (synopses and output), ```bash (commands for other systems: a Slurm job, a
- * cluster's shared volume), other YAML (a Kubernetes manifest), and the npm commands that install, build, test or
- * benchmark this project (`npm ci`, `npm run build`, `npm test`, `npm run bench...`: the test
- * suite itself and the benches are run on their own).
+ * Every example of the README, of calibration/README.md and of every docs page runs as written, in
+ * order, each page in a folder of its own holding the files a user has, and every output a page
+ * shows is what its command prints (scripts/docs-outputs.mjs says which blocks run, how an output
+ * block names its command, and what is masked; `npm run docs:outputs` rewrites the outputs that
+ * changed). The files of calibration/fitted/ are what calibration/README.md's commands write
+ * (`npm run fitted:refresh` rewrites them).
  */
-import { spawnSync } from 'node:child_process';
-import { cpSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { parse } from 'yaml';
+// @ts-expect-error: a plain ES module script without types
+import { FITTED_DIR, FITTED_PAGE, PAGES, ROOT, blocksOf, masked, runPage } from '../scripts/docs-outputs.mjs';
 
-const ROOT = resolve(import.meta.dirname, '..');
-const CLI = join(ROOT, 'dist', 'src', 'cli', 'main.js');
+interface Block {
+  kind: string;
+  line: number;
+  code: string;
+}
+interface Output {
+  block: Block;
+  actual: string;
+  problem: string | null;
+  matches: boolean;
+}
+interface PageRun {
+  failures: string[];
+  outputs: Output[];
+  unmarked: string[];
+  fitted: { written: string[]; differ: string[]; notWritten: string[]; notShipped: string[] } | null;
+}
+
 const scratch = mkdtempSync(join(tmpdir(), 'servesim-docs-'));
 afterAll(() => rmSync(scratch, { recursive: true, force: true }));
 
-interface Example {
-  kind: 'sh' | 'js' | 'config';
-  code: string;
-  line: number;
-}
+const pages = PAGES as string[];
+const blocks = (page: string) => (blocksOf as (markdown: string) => Block[])(readFileSync(join(ROOT as string, page), 'utf8'));
 
-const RUN_CONFIG_KEYS = new Set(['engine', 'traffic', 'report']);
-
-function isRunConfig(value: unknown): boolean {
-  return (
-    typeof value === 'object' && value !== null && !Array.isArray(value) && Object.keys(value).every((key) => RUN_CONFIG_KEYS.has(key))
-  );
-}
-
-/** The examples of a page that run, in order. */
-function examplesOf(markdown: string): Example[] {
-  const examples: Example[] = [];
-  for (const match of markdown.matchAll(/^```(\w*)\n([\s\S]*?)^```/gm)) {
-    const line = markdown.slice(0, match.index).split('\n').length;
-    const [, lang, code] = match;
-    if (lang === 'sh') examples.push({ kind: 'sh', code, line });
-    else if (lang === 'js') examples.push({ kind: 'js', code, line });
-    else if (lang === 'yaml' && isRunConfig(parse(code))) examples.push({ kind: 'config', code, line });
-    else if (lang === 'yaml' && /\bnpx servesim\b/.test(code)) {
-      const steps = parse(code) as Array<{ run?: string }>;
-      const runs = (Array.isArray(steps) ? steps : []).map((step) => step.run).filter((run): run is string => typeof run === 'string');
-      examples.push({ kind: 'sh', code: runs.filter((run) => /\bnpx servesim\b/.test(run)).join('\n'), line });
+describe('documentation examples and outputs', () => {
+  it('finds the examples and the outputs of the pages', () => {
+    const runs = (page: string) => blocks(page).filter((b) => ['sh', 'js', 'config'].includes(b.kind)).length;
+    for (const page of [
+      'README.md',
+      'docs/sweeps.md',
+      'docs/scoring.md',
+      'docs/calibration.md',
+      'docs/api.md',
+      'docs/config.md',
+      FITTED_PAGE,
+    ]) {
+      expect(runs(page), page).toBeGreaterThan(0);
     }
-  }
-  return examples;
-}
-
-/** A project folder as a user has it: the shipped files, servesim installed. */
-function projectFolder(name: string): string {
-  const dir = join(scratch, name);
-  mkdirSync(join(dir, 'node_modules'), { recursive: true });
-  for (const folder of ['data', 'sweeps', 'calibration', 'scripts']) cpSync(join(ROOT, folder), join(dir, folder), { recursive: true });
-  symlinkSync(ROOT, join(dir, 'node_modules', 'servesim'), 'dir');
-  writeFileSync(join(dir, 'package.json'), '{"type": "module", "private": true}\n');
-  return dir;
-}
-
-const PRELUDE = `
-set -euo pipefail
-npx() {
-  if [ "$1" = servesim ]; then shift; node "$SERVESIM_CLI" "$@"; else echo "not a servesim command: npx $*" >&2; return 1; fi
-}
-npm() {
-  case "$*" in
-    start) node "$SERVESIM_CLI" quickstart ;;
-    ci|test|"run build"|"run bench"*) echo "(npm $*: run on its own)" ;;
-    *) echo "unexpected: npm $*" >&2; return 1 ;;
-  esac
-}
-if [ ! -x /usr/bin/chromium ]; then
-  node() { if [ "\${1:-}" = scripts/check-report-html.mjs ]; then echo "(no Chromium here: skipped)"; else command node "$@"; fi; }
-fi
-`;
-
-function run(example: Example, cwd: string) {
-  if (example.kind === 'config') {
-    const file = join(cwd, `example-${example.line}.yaml`);
-    writeFileSync(file, example.code);
-    return spawnSync(process.execPath, [CLI, 'replay', file, '--json'], { cwd, encoding: 'utf8', timeout: 600_000 });
-  }
-  if (example.kind === 'js') {
-    const file = join(cwd, `example-${example.line}.mjs`);
-    writeFileSync(file, example.code);
-    return spawnSync(process.execPath, [file], { cwd, encoding: 'utf8', timeout: 600_000 });
-  }
-  return spawnSync('bash', ['-c', `${PRELUDE}\n${example.code}`], {
-    cwd,
-    encoding: 'utf8',
-    timeout: 600_000,
-    env: { ...process.env, SERVESIM_CLI: CLI },
-  });
-}
-
-const PAGES = ['README.md', ...readdirSync(join(ROOT, 'docs')).map((name) => `docs/${name}`)].filter((page) => page.endsWith('.md'));
-
-describe('documentation examples', () => {
-  it('finds the examples of the pages', () => {
-    const counts = Object.fromEntries(PAGES.map((page) => [page, examplesOf(readFileSync(join(ROOT, page), 'utf8')).length]));
-    for (const page of ['README.md', 'docs/sweeps.md', 'docs/scoring.md', 'docs/calibration.md', 'docs/api.md', 'docs/config.md']) {
-      expect(counts[page], page).toBeGreaterThan(0);
+    for (const page of ['README.md', 'docs/planning.md', 'docs/cli.md', 'docs/calibration.md', 'docs/config.md']) {
+      expect(blocks(page).filter((b) => b.kind === 'output').length, page).toBeGreaterThan(0);
     }
   });
 
-  it.each(PAGES)(
-    '%s: every example runs as written',
+  it('masks wall times, and nothing a replay computes', () => {
+    const mask = masked as (text: string) => string;
+    expect(mask('52 replays in 3.2 s')).toBe(mask('52 replays in 41.9 s'));
+    expect(mask('simulated 256 output tokens in 4.79 ms (18.73 us per token)')).toBe(
+      mask('simulated 256 output tokens in 5.1 ms (20 us per token)'),
+    );
+    expect(mask('engine fit (physics form): 3 training points, 2 held out; 20 replays, 6.85 s')).toContain('20 replays, <time> s');
+    expect(mask('"wall_ms": 4100,')).toBe(mask('"wall_ms": 12,'));
+    expect(mask('Time to First Token (ms)   69.31')).toBe('Time to First Token (ms)   69.31');
+    expect(mask('held-out MAPE time_to_first_token.avg: 15.8 %')).toBe('held-out MAPE time_to_first_token.avg: 15.8 %');
+  });
+
+  it.each(pages)(
+    '%s: every example runs as written, and every output shown is what its command prints',
     (page) => {
-      const examples = examplesOf(readFileSync(join(ROOT, page), 'utf8'));
-      const cwd = projectFolder(page.replace(/\W/g, '-'));
-      for (const example of examples) {
-        const result = run(example, cwd);
-        expect(
-          result.status,
-          `${page}:${example.line}\n${example.code}\n${result.stdout.slice(-2000)}\n${result.stderr.slice(-4000)}`,
-        ).toBe(0);
+      const run = (runPage as (page: string, scratch: string) => PageRun)(page, scratch);
+      expect(run.failures, run.failures.join('\n\n')).toEqual([]);
+      expect(run.unmarked, 'text and json blocks must say what they are (scripts/docs-outputs.mjs)').toEqual([]);
+      for (const output of run.outputs) {
+        const where = `${page}:${output.block.line} (npm run docs:outputs rewrites it)`;
+        expect(output.problem, where).toBeNull();
+        expect(masked(output.actual), where).toBe(masked(output.block.code.replace(/\s+$/, '')));
+      }
+      if (run.fitted !== null) {
+        const why = `${FITTED_DIR} differs from what ${FITTED_PAGE}'s commands write (npm run fitted:refresh rewrites it)`;
+        expect({ differ: run.fitted.differ, notWritten: run.fitted.notWritten, notShipped: run.fitted.notShipped }, why).toEqual({
+          differ: [],
+          notWritten: [],
+          notShipped: [],
+        });
       }
     },
-    900_000,
+    1_800_000,
   );
 });

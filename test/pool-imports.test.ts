@@ -4,33 +4,8 @@
  * each point as a run description (docs/sweeps.md, "On one machine"). Loading zod, the YAML
  * parser or the catalog would cost every thread its start-up time and memory.
  */
-import { readFileSync } from 'node:fs';
-import { dirname, join, relative, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
-
-const SRC = join(import.meta.dirname, '..', 'src');
-
-/** Specifiers of the imports and re-exports a module runs (type-only ones are erased). */
-function runtimeSpecifiers(source: string): string[] {
-  const statements = source.matchAll(/(?:^|\n)\s*(import|export)\b(\s+type\b)?[^'";]*?from\s*['"]([^'"]+)['"]/g);
-  return [...statements].filter((m) => m[2] === undefined).map((m) => m[3]);
-}
-
-/** Every source module and npm package `entry` loads, following runtime imports. */
-function loadedBy(entry: string): { modules: string[]; packages: string[] } {
-  const modules = new Set<string>();
-  const packages = new Set<string>();
-  const visit = (path: string): void => {
-    if (modules.has(path)) return;
-    modules.add(path);
-    for (const spec of runtimeSpecifiers(readFileSync(path, 'utf8'))) {
-      if (spec.startsWith('.')) visit(resolve(dirname(path), spec).replace(/\.js$/, '.ts'));
-      else if (!spec.startsWith('node:')) packages.add(spec.split('/')[0]);
-    }
-  };
-  visit(join(SRC, entry));
-  return { modules: [...modules].map((m) => relative(SRC, m)).sort(), packages: [...packages].sort() };
-}
+import { loadedBy } from './helpers/imports.js';
 
 describe('a pool thread', () => {
   it('loads no config parser, zod, YAML or catalog', () => {
@@ -38,8 +13,9 @@ describe('a pool thread', () => {
     expect(modules).toContain('replay-run.ts');
     expect(modules).toContain('core/simulation.ts');
     // Of the config layer, only modules of plain functions and constants without imports of their
-    // own beyond types: the errors, the limits, and the request count (the AIPerf export states it).
-    const light = new Set(['config/errors.ts', 'config/limits.ts', 'config/stop.ts']);
+    // own beyond types: the errors, the limits, the request count (the AIPerf export states it) and the
+    // cost arithmetic (a point's summary states its cost).
+    const light = new Set(['config/cost.ts', 'config/errors.ts', 'config/limits.ts', 'config/stop.ts']);
     const configLayer = modules.filter((m) => m.startsWith('catalog/') || (m.startsWith('config/') && !light.has(m)));
     expect(configLayer).toEqual([]);
     expect(packages.filter((p) => p === 'zod' || p === 'yaml')).toEqual([]);

@@ -19,9 +19,15 @@ function score(args: string[]) {
 
 interface Scores {
   metrics: Record<string, { mape: number; points: number; baseline_mape?: number }>;
-  points: Array<{ key: { concurrency: number }; metric: string }>;
+  points: Array<{ key: { concurrency: number }; metric: string; train: boolean; ape: number }>;
   curves: { sim: unknown[]; training: Array<{ key: { concurrency: number } }> };
-  inputs: { measured: string[]; measured_notes: string[]; sim: string; baseline?: string };
+  inputs: {
+    measured: string[];
+    measured_notes: string[];
+    sim: string;
+    baseline?: string;
+    training?: { source: string; keys: Array<{ concurrency: number }>; scored: boolean };
+  };
 }
 
 const ape = (sim: number, measured: number) => (Math.abs(sim - measured) / measured) * 100;
@@ -68,7 +74,7 @@ describe('servesim score against peers and with selections', () => {
     expect(notATable.stderr).toContain('--sim-select: chooses rows of a CSV table of predicted points');
   });
 
-  it('leaves --train points out of every MAPE, draws them, and writes no absolute path', () => {
+  it('leaves --train points out of every MAPE, marks them in every table, draws them, and writes no absolute path', () => {
     const out = mkdtempSync(join(tmpdir(), 'servesim-train-'));
     const r = score([
       ...['--sim', resolve(ROOT, TABLE), '--sim-select', 'source=mocker'],
@@ -77,8 +83,35 @@ describe('servesim score against peers and with selections', () => {
     ]);
     expect(r.status, r.stderr).toBe(0);
     const scores = JSON.parse(r.stdout) as Scores;
-    expect(scores.points.map((p) => p.key.concurrency)).toEqual([32, 64]);
+    // Every measured point has its row; the three lowest are marked train and left out of the MAPE.
+    expect(scores.points.map((p) => [p.key.concurrency, p.train])).toEqual([
+      [4, true],
+      [8, true],
+      [16, true],
+      [32, false],
+      [64, false],
+    ]);
+    expect(scores.metrics['time_to_first_token.avg'].points).toBe(2);
     expect(scores.metrics['time_to_first_token.avg'].mape).toBeCloseTo((ape(148.0492, 146.0999) + ape(216.6858, 220.431)) / 2, 9);
+    expect(scores.inputs.training).toEqual({
+      source: '--train lowest:3',
+      keys: [{ concurrency: 4 }, { concurrency: 8 }, { concurrency: 16 }],
+      scored: false,
+    });
+    expect(r.stderr).toBe('');
+    const csv = readFileSync(join(out, 'scores.csv'), 'utf8').trimEnd().split('\n');
+    expect(csv[0].split(',')).toContain('train');
+    expect(csv.slice(1).map((line) => line.split(',')[csv[0].split(',').indexOf('train')])).toEqual([
+      'true',
+      'true',
+      'true',
+      'false',
+      'false',
+    ]);
+    expect(readFileSync(join(out, 'report.md'), 'utf8')).toContain(
+      '- training points concurrency 4, 8, 16 (--train lowest:3): marked train in the tables, left out of the MAPE',
+    );
+    expect(readFileSync(join(out, 'report.md'), 'utf8')).toMatch(/\| 4 \| train \|/);
     expect(scores.curves.training.map((p) => p.key.concurrency)).toEqual([4, 8, 16]);
     expect(scores.curves.sim).toHaveLength(5);
     // The shipped table is named as the package names it, however it was given.
@@ -89,5 +122,54 @@ describe('servesim score against peers and with selections', () => {
       expect(text, file).not.toContain(tmpdir());
     }
     expect(readFileSync(join(out, 'report.html'), 'utf8')).toContain('measured, training (not scored)');
+  });
+
+  it("knows a fitted sweep's training points from the fit.json beside its base config, and marks them", () => {
+    // The shipped sweep of the shipped engine fit: its base config is calibration/fitted/engine/fitted-config.yaml,
+    // written by calibrate engine with the fit.json that lists the points it was fitted on.
+    const fit = JSON.parse(readFileSync(join(ROOT, 'calibration/fitted/engine/fit.json'), 'utf8')) as {
+      train: Array<{ concurrency: number }>;
+    };
+    const trained = fit.train.map((key) => key.concurrency);
+    const sweepOut = mkdtempSync(join(tmpdir(), 'servesim-fitted-sweep-'));
+    const sweep = spawnSync(process.execPath, [CLI, 'sweep', 'sweeps/minimax-b200-fitted.yaml', '--out', sweepOut], {
+      cwd: ROOT,
+      encoding: 'utf8',
+    });
+    expect(sweep.status, sweep.stderr).toBe(0);
+    expect(JSON.parse(readFileSync(join(sweepOut, 'plan.json'), 'utf8')).fit).toEqual({
+      file: 'calibration/fitted/engine/fit.json',
+      train: fit.train,
+    });
+    const args = [
+      '--sim',
+      sweepOut,
+      '--measured',
+      TABLE,
+      '--select',
+      'source=hardware',
+      '--map',
+      'ttft_ms=time_to_first_token.avg',
+      '--metrics',
+      'ttft',
+    ];
+    const r = score([...args, '--out', join(sweepOut, 'score')]);
+    expect(r.status, r.stderr).toBe(0);
+    expect(r.stdout).toContain(
+      `training points concurrency ${trained.join(', ')} (the fit's, from calibration/fitted/engine/fit.json): marked train in the tables, left out of the MAPE`,
+    );
+    const scores = JSON.parse(readFileSync(join(sweepOut, 'score', 'scores.json'), 'utf8')) as Scores;
+    const rows = scores.points.filter((p) => p.metric === 'time_to_first_token.avg');
+    expect(rows.filter((p) => p.train).map((p) => p.key.concurrency)).toEqual(trained);
+    const heldOut = rows.filter((p) => !p.train);
+    expect(scores.metrics['time_to_first_token.avg'].points).toBe(heldOut.length);
+    expect(scores.metrics['time_to_first_token.avg'].mape).toBeCloseTo(heldOut.reduce((sum, p) => sum + p.ape, 0) / heldOut.length, 9);
+    // --train none scores every point; the fit's are still marked, and the output says the MAPE includes them.
+    const all = score([...args, '--train', 'none', '--out', join(sweepOut, 'score-all'), '--json']);
+    expect(all.status, all.stderr).toBe(0);
+    const allScores = JSON.parse(all.stdout) as Scores;
+    expect(allScores.metrics['time_to_first_token.avg'].points).toBe(rows.length);
+    expect(allScores.points.filter((p) => p.train).map((p) => p.key.concurrency)).toEqual(trained);
+    expect(allScores.inputs.training?.scored).toBe(true);
   });
 });

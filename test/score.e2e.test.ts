@@ -144,6 +144,7 @@ describe('score a sweep against measured points', () => {
       'shape_ape',
       'anchor',
       'note',
+      'train',
       'sim_source',
       'measured_source',
     ]);

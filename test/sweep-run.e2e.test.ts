@@ -8,7 +8,7 @@ import { existsSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { runSweepCommand } from '../src/cli/commands/sweep.js';
+import { runSweepCommand } from '../src/cli/actions/sweep.js';
 import { mergeSweeps } from '../src/sweep/merge.js';
 import { PlanError } from '../src/sweep/plan.js';
 import type { ProgressReporter } from '../src/sweep/progress.js';

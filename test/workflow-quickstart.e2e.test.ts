@@ -23,9 +23,14 @@ describe('servesim quickstart', () => {
     const fit = JSON.parse(readFileSync(join(out, 'fit', 'fit.json'), 'utf8'));
     expect(fit.holdout.points).toHaveLength(2);
     const scores = JSON.parse(readFileSync(join(out, 'report', 'scores.json'), 'utf8'));
-    expect(scores.points.map((p: { key: { concurrency: number } }) => p.key.concurrency).sort((a: number, b: number) => a - b)).toEqual([
-      32, 32, 64, 64,
-    ]);
+    // The held-out points are scored; the training points have rows too, marked train.
+    const loads = (train: boolean) =>
+      scores.points
+        .filter((p: { train: boolean }) => p.train === train)
+        .map((p: { key: { concurrency: number } }) => p.key.concurrency)
+        .sort((a: number, b: number) => a - b);
+    expect(loads(false)).toEqual([32, 32, 64, 64]);
+    expect(loads(true)).toEqual([4, 4, 8, 8, 16, 16]);
     // The sweep replays the fitted config at the held-out loads, so its headline is the fit's held-out error.
     const holdout = fit.holdout.metrics as Record<string, { mape: number }>;
     expect(r.stdout).toContain(

@@ -275,16 +275,21 @@ export function formatEngineText(
   const widths = header.map((_, i) => Math.max(...rows.map((r) => r[i].length)));
   for (const row of rows) lines.push(`  ${row.map((cell, i) => (i === 0 ? cell.padEnd(widths[i]) : cell.padStart(widths[i]))).join('  ')}`);
   lines.push('');
+  // Without held-out points there is no held-out error (and no score report): the training error is all there is.
+  const heldOut = calibration.holdout.length > 0;
   for (const metric of metrics) {
+    const training = fmt(calibration.trainScore.metrics[metric.id]?.mape, 3);
     lines.push(
-      `  held-out MAPE ${metric.id}: ${fmt(calibration.holdoutMape[metric.id], 3)} %   (training: ${fmt(calibration.trainScore.metrics[metric.id]?.mape, 3)} %)`,
+      heldOut
+        ? `  held-out MAPE ${metric.id}: ${fmt(calibration.holdoutMape[metric.id], 3)} %   (training: ${training} %)`
+        : `  training MAPE ${metric.id}: ${training} %`,
     );
   }
-  if (outDir !== null)
-    lines.push(
-      '',
-      `wrote ${join(outDir, 'fit.json')}, fitted-config.yaml, snippet.yaml, points.csv and ${join(outDir, 'score', 'report.html')}`,
-    );
+  if (!heldOut) lines.push('  no point held out (--train took every measured point): nothing here says how the fit predicts other loads');
+  if (outDir !== null) {
+    const report = heldOut ? ` and ${join(outDir, 'score', 'report.html')}` : '';
+    lines.push('', `wrote ${join(outDir, 'fit.json')}, fitted-config.yaml, snippet.yaml, points.csv${report}`);
+  }
   return `${lines.join('\n')}\n`;
 }
 

@@ -11,6 +11,9 @@ import { checkOutputDir, writeOutputFiles } from '../io/write-output.js';
 import { CalibrateUsageError } from './arguments.js';
 import { snippetYaml } from './fit-output.js';
 import { buildPassProfile, referencePassTimes } from './pass-profile.js';
+import { profileTimingOf } from '../io/read-profile-timing.js';
+import { formatLogComparison, LOG_METRICS } from './log-compare.js';
+import { replayLog } from './log-replay.js';
 
 export interface ProfileCommandOptions {
   profile: string;
@@ -23,6 +26,8 @@ export interface ProfileCommandOptions {
   /** Routed experts and experts per token of a mixture of experts; absent: the catalog's. */
   experts?: number;
   expertsPerToken?: number;
+  /** A vLLM request log (its folder) to replay with the built model and compare with. */
+  log?: string;
   out?: string;
 }
 
@@ -30,6 +35,10 @@ export interface ProfileCommandOutcome {
   fitJson: Record<string, unknown>;
   text: string;
   files: string[];
+}
+
+function round3(value: number): number | null {
+  return Number.isFinite(value) ? Math.round(value * 1000) / 1000 : null;
 }
 
 function positiveInteger(flag: string, value: number | undefined): void {
@@ -80,6 +89,7 @@ export function runProfilePassTime(options: ProfileCommandOptions): ProfileComma
     source.experts_from = options.experts !== undefined ? '--experts' : `catalog model ${model?.id}`;
   }
   const built = buildPassProfile(profile, { layers, experts, source });
+  let logText = '';
   const reference = referencePassTimes(built.file);
   const modelPath = options.out === undefined ? 'pass-time.json' : join(options.out, 'pass-time.json');
   const timing = { type: 'profile', path: modelPath };
@@ -93,6 +103,28 @@ export function runProfilePassTime(options: ProfileCommandOptions): ProfileComma
     snippet: { 'engine.workers.aggregated.timing': timing },
     notes: built.notes,
   };
+  if (options.log !== undefined) {
+    const replayed = replayLog(options.log, { profile: profileTimingOf(JSON.parse(JSON.stringify(built.file)), 'pass-time.json') });
+    const c = replayed.comparison;
+    fitJson.replay = {
+      log: options.log,
+      requests_compared: c.rows.length,
+      unfinished_in_replay: c.unfinishedInReplay,
+      passes: replayed.passes,
+      ...Object.fromEntries(
+        LOG_METRICS.map((m) => [
+          m,
+          {
+            measured_mean_ms: round3(c.metrics[m].measuredMeanMs),
+            replayed_mean_ms: round3(c.metrics[m].replayedMeanMs),
+            mean_error_pct: round3(c.metrics[m].meanErrorPct),
+            request_mape_pct: round3(c.metrics[m].requestMapePct),
+          },
+        ]),
+      ),
+    };
+    logText = `\nthe log ${options.log} replayed with this model (engine from its meta.json, requests at their queue times):\n${formatLogComparison(c)}`;
+  }
   const header = `pass-time model from the layer profile ${options.profile}; paste into a run config (the path is relative to the config file, or to the working folder on the command line)`;
   const lines = [
     `pass-time model from the layer profile ${options.profile} (tensor-parallel size ${profile.tp}${profile.meta.model !== undefined ? `, ${profile.meta.model}` : ''}${profile.meta.hardware !== undefined ? ` on ${profile.meta.hardware}` : ''})`,
@@ -107,6 +139,7 @@ export function runProfilePassTime(options: ProfileCommandOptions): ProfileComma
     ...reference.map((r) => `  ${r.pass.padEnd(40)} ${r.ms}`),
     '',
     ...built.notes.map((note) => `note: ${note}`),
+    ...(logText === '' ? [] : [logText.trimEnd()]),
     '',
     snippetYaml({ 'engine.workers.aggregated.timing': timing }, header).trimEnd(),
   ];

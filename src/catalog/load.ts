@@ -5,13 +5,13 @@
  * bundled ones of the same id. Every file is validated strictly; a bad file is a `ConfigError`
  * naming it and the dotted field. Names resolve case-insensitively by id, `name` or any alias.
  */
-import { existsSync, readdirSync } from 'node:fs';
-import { basename, delimiter, dirname, join, relative, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { existsSync, readdirSync, statSync } from 'node:fs';
+import { delimiter, join, relative, resolve } from 'node:path';
 import type * as z from 'zod';
-import { ConfigError, makeConfigIssue, type ConfigIssue } from '../config/errors.js';
+import { ConfigError, InputError, makeConfigIssue, type ConfigIssue } from '../config/errors.js';
 import { MAX_YAML_BYTES } from '../config/limits.js';
 import { readYamlFile } from '../config/yaml.js';
+import { packageRoot } from '../io/paths.js';
 import { readTextFile } from '../io/read-text.js';
 import { parameterCounts } from './architecture.js';
 import { hardwareEntrySchema, modelEntrySchema, type HardwareEntry, type ModelEntry } from './schema.js';
@@ -24,11 +24,8 @@ import { hardwareEntrySchema, modelEntrySchema, type HardwareEntry, type ModelEn
  */
 export const PARAMETER_TOLERANCE = { total: 0.03, active: 0.05 } as const;
 
-/** The package root: dist/src/catalog/load.js or src/catalog/load.ts -> the folder with package.json. */
-export function packageRoot(): string {
-  const here = dirname(fileURLToPath(import.meta.url));
-  return basename(resolve(here, '../..')) === 'dist' ? resolve(here, '../../..') : resolve(here, '../..');
-}
+/** The package root (where the bundled `data/` is). */
+export { packageRoot };
 
 export interface Catalog {
   models: ModelEntry[];
@@ -39,12 +36,23 @@ export interface Catalog {
 
 let cached: { key: string; catalog: Catalog } | undefined;
 
-/** The catalog folders in reading order: the bundled `data/` first, then `SERVESIM_CATALOG`'s. */
+/**
+ * The catalog folders in reading order: the bundled `data/` first, then `SERVESIM_CATALOG`'s. A
+ * folder it names that does not exist (a typo would otherwise leave the bundled catalog in use
+ * without a word) is an `InputError` naming the variable and the path.
+ */
 export function catalogFolders(env: NodeJS.ProcessEnv = process.env): string[] {
   const extra = (env.SERVESIM_CATALOG ?? '')
     .split(delimiter)
     .map((s) => s.trim())
     .filter((s) => s !== '');
+  for (const folder of extra) {
+    const stats = statSync(folder, { throwIfNoEntry: false });
+    if (stats === undefined || !stats.isDirectory()) {
+      const what = stats === undefined ? 'no such folder' : 'not a folder';
+      throw new InputError('SERVESIM_CATALOG', 0, `${folder}: ${what} (it names catalog folders, each holding models/ and/or hardware/)`);
+    }
+  }
   return [join(packageRoot(), 'data'), ...extra.map((folder) => resolve(folder))];
 }
 
@@ -230,6 +238,8 @@ function lookup<T extends { id: string; name: string; aliases: string[] }>(entri
 
 /** Entries read one file at a time, by file. */
 const fileCache = new Map<string, unknown>();
+/** What `findOne` found for a kind, a name and a folder list (null: nothing); a replay looks the same names up several times. */
+const foundCache = new Map<string, unknown>();
 
 /**
  * Finds an entry without reading the whole catalog: only the files whose text mentions the name
@@ -237,6 +247,20 @@ const fileCache = new Map<string, unknown>();
  * and each pool thread tens of milliseconds). Later folders win, as in `loadCatalog`.
  */
 function findOne<T extends { id: string; name: string; aliases: string[] }>(
+  kind: 'models' | 'hardware',
+  name: string,
+  schema: z.ZodType<T>,
+  folders: readonly string[],
+): T | undefined {
+  const wanted = name.toLowerCase();
+  const key = [kind, wanted, ...folders].join('\0');
+  if (foundCache.has(key)) return (foundCache.get(key) ?? undefined) as T | undefined;
+  const found = scanFor(kind, name, schema, folders);
+  foundCache.set(key, found ?? null);
+  return found;
+}
+
+function scanFor<T extends { id: string; name: string; aliases: string[] }>(
   kind: 'models' | 'hardware',
   name: string,
   schema: z.ZodType<T>,

@@ -37,92 +37,110 @@ function strict<S extends z.core.$ZodLooseShape>(shape: S) {
   });
 }
 
-const attentionSchema = strict({
-  type: z.enum(['gqa', 'mla'], { error: says('must be gqa or mla') }),
-  heads: positiveInt(),
-  kv_heads: positiveInt(),
-  head_dim: positiveInt(),
-  bias: flag().default(false),
-  q_lora_rank: positiveInt().nullable().optional(),
-  kv_lora_rank: positiveInt().optional(),
-  qk_nope_head_dim: positiveInt().optional(),
-  qk_rope_head_dim: positiveInt().optional(),
-  v_head_dim: positiveInt().optional(),
-  sliding_window: positiveInt().optional(),
-  sliding_window_layers: nonNegativeInt().optional(),
-  linear_attention_layers: nonNegativeInt().optional(),
-  linear_attention: strict({
-    key_heads: positiveInt(),
-    value_heads: positiveInt(),
-    key_head_dim: positiveInt(),
-    value_head_dim: positiveInt(),
-    conv_kernel: positiveInt(),
-  }).optional(),
-  indexer: strict({ heads: positiveInt(), head_dim: positiveInt(), topk: positiveInt() }).optional(),
-  output_gate: flag().default(false),
-});
+function modelEntry() {
+  const attentionSchema = strict({
+    type: z.enum(['gqa', 'mla'], { error: says('must be gqa or mla') }),
+    heads: positiveInt(),
+    kv_heads: positiveInt(),
+    head_dim: positiveInt(),
+    bias: flag().default(false),
+    q_lora_rank: positiveInt().nullable().optional(),
+    kv_lora_rank: positiveInt().optional(),
+    qk_nope_head_dim: positiveInt().optional(),
+    qk_rope_head_dim: positiveInt().optional(),
+    v_head_dim: positiveInt().optional(),
+    sliding_window: positiveInt().optional(),
+    sliding_window_layers: nonNegativeInt().optional(),
+    linear_attention_layers: nonNegativeInt().optional(),
+    linear_attention: strict({
+      key_heads: positiveInt(),
+      value_heads: positiveInt(),
+      key_head_dim: positiveInt(),
+      value_head_dim: positiveInt(),
+      conv_kernel: positiveInt(),
+    }).optional(),
+    indexer: strict({ heads: positiveInt(), head_dim: positiveInt(), topk: positiveInt() }).optional(),
+    output_gate: flag().default(false),
+  });
 
-const moeSchema = strict({
-  experts: positiveInt(),
-  experts_per_token: positiveInt(),
-  expert_intermediate_size: positiveInt(),
-  shared_experts: nonNegativeInt().default(0),
-  shared_expert_intermediate_size: positiveInt().optional(),
-  dense_layers: nonNegativeInt().default(0),
-});
+  const moeSchema = strict({
+    experts: positiveInt(),
+    experts_per_token: positiveInt(),
+    expert_intermediate_size: positiveInt(),
+    shared_experts: nonNegativeInt().default(0),
+    shared_expert_intermediate_size: positiveInt().optional(),
+    dense_layers: nonNegativeInt().default(0),
+  });
 
-export const modelEntrySchema = strict({
-  id: text(),
-  name: text(),
-  aliases: z.array(text(), { error: says('must be a list of names') }).default([]),
-  model_type: text(),
-  precision: precision(),
-  /** Which weights `precision` covers: all matmuls, or only the routed experts (the rest BF16). */
-  quantized: z.enum(['all', 'experts'], { error: says('must be all or experts') }).default('all'),
-  parameters: strict({ total: positive(), active: positive(), note: text().optional() }),
-  architecture: strict({
-    layers: positiveInt(),
-    hidden_size: positiveInt(),
-    vocab_size: positiveInt(),
-    tie_word_embeddings: flag().default(false),
-    intermediate_size: positiveInt().optional(),
-    attention: attentionSchema,
-    moe: moeSchema.optional(),
-    mtp_layers: nonNegativeInt().default(0),
-  }),
-  max_context: positiveInt(),
-  sources: z.record(z.string(), text(), { error: says('must be a mapping of source names to citations') }),
-});
+  return strict({
+    id: text(),
+    name: text(),
+    aliases: z.array(text(), { error: says('must be a list of names') }).default([]),
+    model_type: text(),
+    precision: precision(),
+    /** Which weights `precision` covers: all matmuls, or only the routed experts (the rest BF16). */
+    quantized: z.enum(['all', 'experts'], { error: says('must be all or experts') }).default('all'),
+    parameters: strict({ total: positive(), active: positive(), note: text().optional() }),
+    architecture: strict({
+      layers: positiveInt(),
+      hidden_size: positiveInt(),
+      vocab_size: positiveInt(),
+      tie_word_embeddings: flag().default(false),
+      intermediate_size: positiveInt().optional(),
+      attention: attentionSchema,
+      moe: moeSchema.optional(),
+      mtp_layers: nonNegativeInt().default(0),
+    }),
+    max_context: positiveInt(),
+    sources: z.record(z.string(), text(), { error: says('must be a mapping of source names to citations') }),
+  });
+}
+
+/** A model file's schema, built when a model file is first read (building it costs every command's start-up). */
+export const modelEntrySchema = z.lazy(modelEntry);
 
 export type ModelEntry = z.output<typeof modelEntrySchema>;
 
-export const hardwareEntrySchema = strict({
-  id: text(),
-  name: text(),
-  vendor: text(),
-  architecture: text(),
-  aliases: z.array(text(), { error: says('must be a list of names') }).default([]),
-  memory: strict({
-    capacity_gb: positive(),
-    reported_mib: positive().optional(),
-    bandwidth_gb_per_s: positive(),
-  }),
-  compute: strict({
-    bf16: positive(),
-    fp8: positive().nullable(),
-    fp4: positive().nullable(),
-    int8: positive().nullable().optional(),
-  }),
-  interconnect: strict({
-    scale_up: z.enum(['nvlink', 'infinity_fabric', 'pcie'], { error: says('must be nvlink, infinity_fabric or pcie') }),
-    scale_up_gb_per_s: positive(),
-    scale_up_domain_gpus: positiveInt(),
-    pcie_gb_per_s: positive(),
-    network_gb_per_s: positive().optional(),
-  }),
-  tdp_w: positive(),
-  sources: strict({ datasheet: text(), other: z.array(text()).optional() }),
-  notes: text().optional(),
-});
+function hardwareEntry() {
+  return strict({
+    id: text(),
+    name: text(),
+    vendor: text(),
+    architecture: text(),
+    aliases: z.array(text(), { error: says('must be a list of names') }).default([]),
+    memory: strict({
+      capacity_gb: positive(),
+      reported_mib: positive().optional(),
+      bandwidth_gb_per_s: positive(),
+    }),
+    compute: strict({
+      bf16: positive(),
+      fp8: positive().nullable(),
+      fp4: positive().nullable(),
+      int8: positive().nullable().optional(),
+    }),
+    interconnect: strict({
+      scale_up: z.enum(['nvlink', 'infinity_fabric', 'pcie'], { error: says('must be nvlink, infinity_fabric or pcie') }),
+      scale_up_gb_per_s: positive(),
+      scale_up_domain_gpus: positiveInt(),
+      pcie_gb_per_s: positive(),
+      network_gb_per_s: positive().optional(),
+    }),
+    tdp_w: positive(),
+    /** An on-demand list price (USD per GPU-hour), where one can be cited: the default of a replay's cost. */
+    price: strict({
+      per_gpu_hour: positive(),
+      date: z
+        .string({ error: says('must be a date, YYYY-MM-DD') })
+        .regex(/^\d{4}-\d{2}-\d{2}$/, { error: says('must be a date, YYYY-MM-DD') }),
+      source: text(),
+    }).optional(),
+    sources: strict({ datasheet: text(), other: z.array(text()).optional() }),
+    notes: text().optional(),
+  });
+}
+
+/** A GPU file's schema, built when a GPU file is first read. */
+export const hardwareEntrySchema = z.lazy(hardwareEntry);
 
 export type HardwareEntry = z.output<typeof hardwareEntrySchema>;

@@ -5,15 +5,16 @@
  * else (an output that cannot be written, a failed point, a bug). Commands set
  * process.exitCode themselves when they finish with a non-zero status of their own.
  */
-import yargs from 'yargs';
+import yargs, { type Argv } from 'yargs';
 import { ConfigError, INPUT_ERROR_EXIT_CODE, InputError } from '../config/errors.js';
+import { formatCount } from '../config/limits.js';
 import { calibrateCommands } from './commands/calibrate.js';
 import { catalogCommand } from './commands/catalog.js';
 import { planCommand } from './commands/plan.js';
 import { replayCommand } from './commands/replay.js';
 import { schemaCommand } from './commands/schema.js';
 import { scoreCommand } from './commands/score.js';
-import { makeSweepCommand, type SweepCommandDeps } from './commands/sweep.js';
+import { makeSweepCommand, mergeHintCommand, type SweepCommandDeps } from './commands/sweep.js';
 
 /** Config problems listed one per line; past this many, the rest are counted (a wrong file can have thousands). */
 const MAX_LISTED_ISSUES = 10;
@@ -22,7 +23,7 @@ function reportError(err: unknown): number {
   if (err instanceof ConfigError) {
     for (const issue of err.issues.slice(0, MAX_LISTED_ISSUES)) process.stderr.write(`error: ${issue.message}\n`);
     const more = err.issues.length - MAX_LISTED_ISSUES;
-    if (more > 0) process.stderr.write(`error: ... and ${more.toLocaleString('en-US')} more problems in ${err.file}\n`);
+    if (more > 0) process.stderr.write(`error: ... and ${formatCount(more)} more problems in ${err.file}\n`);
     return INPUT_ERROR_EXIT_CODE;
   }
   if (err instanceof InputError) {
@@ -58,6 +59,19 @@ export function joinDashValues(argv: readonly string[]): string[] {
   return out;
 }
 
+/**
+ * yargs renders the whole help text before it runs a command's handler, to have it ready should
+ * the handler fail; the `fail` handler below never shows help, and the rendering (the width of
+ * every option's text) costs each command a noticeable part of its start-up. yargs has no option
+ * to skip it, so its usage object's method is replaced by one that does nothing.
+ */
+function skipHelpRendering(parser: Argv): Argv {
+  type Internal = { getInternalMethods?: () => { getUsageInstance?: () => { cacheHelpMessage?: () => void } } };
+  const usage = (parser as unknown as Internal).getInternalMethods?.().getUsageInstance?.();
+  if (typeof usage?.cacheHelpMessage === 'function') usage.cacheHelpMessage = () => {};
+  return parser;
+}
+
 /** What the commands are given instead of their defaults: the sweep's pool task. */
 export interface CliDeps {
   sweep?: SweepCommandDeps;
@@ -66,7 +80,7 @@ export interface CliDeps {
 /** Runs one servesim command line (without the `node servesim` part) and returns its exit status. */
 export async function main(argv: string[], deps: CliDeps = {}): Promise<number> {
   try {
-    await yargs(joinDashValues(argv))
+    await skipHelpRendering(yargs(joinDashValues(argv)))
       .scriptName('servesim')
       .usage('$0 <command> [options]\n\nPredict how an LLM serving deployment behaves, and how far the prediction is from measurements.')
       .command(replayCommand)
@@ -76,6 +90,7 @@ export async function main(argv: string[], deps: CliDeps = {}): Promise<number> 
       .command(scoreCommand)
       .command(catalogCommand)
       .command(planCommand)
+      .command(mergeHintCommand)
       .demandCommand(1, 'name a command (servesim --help lists them)')
       .strict()
       .fail((msg, err) => {

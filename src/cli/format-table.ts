@@ -8,7 +8,7 @@
 import type { RunConfig } from '../config/types.js';
 import { kvBlocksPerRank } from '../config/kv-capacity.js';
 import { METRIC_TAGS, type MetricTag, type ReplaySummary } from '../core/report-types.js';
-import { formatNumber } from '../io/format-number.js';
+import { formatInteger, formatNumber } from '../io/format-number.js';
 import { getMetricInfo } from '../io/read-aiperf-tags.js';
 
 /** `Inter Token Latency (ms)`: AIPerf's header and unit, or the simulator's own name for a tag AIPerf lacks. */
@@ -32,10 +32,10 @@ export function rejectionReason(config: RunConfig): string {
   const blocks = kvBlocksPerRank(config.engine, role);
   const poolLimit = blocks === null ? Infinity : blocks * role.kv_cache.block_size + 1;
   const contextLimit = config.engine.context_length === 'max' ? Infinity : config.engine.context_length;
-  if (contextLimit <= poolLimit) return `prompt of context_length ${contextLimit.toLocaleString('en-US')} tokens or more`;
+  if (contextLimit <= poolLimit) return `prompt of context_length ${formatInteger(contextLimit)} tokens or more`;
   return (
-    `prompt of ${poolLimit.toLocaleString('en-US')} tokens or more, more than the KV pool of a rank holds ` +
-    `(${(blocks as number).toLocaleString('en-US')} blocks of ${role.kv_cache.block_size} tokens)`
+    `prompt of ${formatInteger(poolLimit)} tokens or more, more than the KV pool of a rank holds ` +
+    `(${formatInteger(blocks as number)} blocks of ${role.kv_cache.block_size} tokens)`
   );
 }
 
@@ -59,14 +59,14 @@ export function formatSummaryTable(summary: ReplaySummary): string {
   const valueRows: string[][] = [
     ['Output Token Throughput (tokens/sec)', fmt(run.output_token_throughput)],
     ['Request Throughput (requests/sec)', fmt(run.request_throughput)],
-    ['Request Count (requests)', run.request_count.toLocaleString('en-US')],
+    ['Request Count (requests)', formatInteger(run.request_count)],
     [
       'Error Request Count (requests)',
       run.error_request_count > 0
-        ? `${run.error_request_count.toLocaleString('en-US')} rejected: ${rejectionReason(summary.config as RunConfig)}`
+        ? `${formatInteger(run.error_request_count)} rejected: ${rejectionReason(summary.config as RunConfig)}`
         : '0',
     ],
-    ['Incomplete Request Count (requests)', run.incomplete_request_count.toLocaleString('en-US')],
+    ['Incomplete Request Count (requests)', formatInteger(run.incomplete_request_count)],
     ['Benchmark Duration (sec)', fmt(run.benchmark_duration_s)],
     ['Worker Time (sec)', fmt(run.worker_seconds)],
     ['GPU Hours', fmt(run.gpu_hours)],
@@ -79,7 +79,7 @@ export function formatSummaryTable(summary: ReplaySummary): string {
   if (cache !== undefined) {
     valueRows.push(
       ['Prefix Cache Hit Rate (% of prompt tokens)', fmt(cache.hit_rate * 100)],
-      ['Prefix Cache Evictions (blocks)', cache.evictions.toLocaleString('en-US')],
+      ['Prefix Cache Evictions (blocks)', formatInteger(cache.evictions)],
     );
   }
   const d = summary.deployment;
@@ -88,7 +88,7 @@ export function formatSummaryTable(summary: ReplaySummary): string {
     [
       String(d.gpus),
       d.weights_gib_per_gpu === null ? '-' : fmt(d.weights_gib_per_gpu),
-      d.kv_cache_tokens_per_rank === null ? 'unlimited' : d.kv_cache_tokens_per_rank.toLocaleString('en-US'),
+      d.kv_cache_tokens_per_rank === null ? 'unlimited' : formatInteger(d.kv_cache_tokens_per_rank),
     ].join(' / '),
   ]);
   const accuracy = summary.accuracy;
@@ -100,7 +100,16 @@ export function formatSummaryTable(summary: ReplaySummary): string {
         : `typical TTFT ${fmt(accuracy.ttft_mape)} % / ITL ${fmt(accuracy.itl_mape)} % (${accuracy.points.toLocaleString('en-US')} points)`,
     ]);
   }
+  const cost = summary.cost;
+  const perMillion = cost?.cost_per_million_output_tokens;
+  valueRows.push([
+    'Cost per hour / per million output tokens',
+    cost === undefined
+      ? 'no price known (--price-per-gpu-hour)'
+      : `${fmt(cost.cost_per_hour)} / ${perMillion === null ? '-' : fmt(perMillion as number)}`,
+  ]);
+  if (cost !== undefined) valueRows.push([`Price per GPU-hour (${cost.price_source})`, fmt(cost.price_per_gpu_hour)]);
   const sim = summary.simulator;
-  const speed = `simulated ${sim.output_tokens.toLocaleString('en-US')} output tokens in ${fmt(sim.wall_time_ms)} ms (${fmt(sim.us_per_output_token)} us per token), ${sim.passes.toLocaleString('en-US')} passes, ${sim.preemptions.toLocaleString('en-US')} preemptions`;
+  const speed = `simulated ${formatInteger(sim.output_tokens)} output tokens in ${fmt(sim.wall_time_ms)} ms (${fmt(sim.us_per_output_token)} us per token), ${formatInteger(sim.passes)} passes, ${formatInteger(sim.preemptions)} preemptions`;
   return [grid(metricRows, 1), '', grid(valueRows, 1), '', speed].join('\n');
 }

@@ -8,6 +8,7 @@ import { efficiencyFor, type EfficiencyFactors } from '../catalog/efficiency.js'
 import { captureTable, engineMemory, type EngineMemory } from '../catalog/engine-defaults.js';
 import { kvCapacity, rooflineCoefficients, weightBytesPerGpu, type Deployment, type KvCapacity } from '../catalog/deployment.js';
 import type { RooflineCoefficients } from '../core/roofline.js';
+import type { Price } from './cost.js';
 import type { EngineConfig, Precision, WorkerRoleConfig } from './types.js';
 
 /**
@@ -138,6 +139,17 @@ export function deploymentSummary(engine: EngineConfig, role: WorkerRoleConfig, 
     weights_gib_per_gpu: deployment === null ? null : Math.round((weightBytesPerGpu(deployment) / 2 ** 30) * 1000) / 1000,
     kv_cache_tokens_per_rank: kvBlocks === null ? null : kvBlocks * role.kv_cache.block_size,
   };
+}
+
+/**
+ * The catalog's list price of the config's GPU (`engine.hardware`), or null when the GPU is not in
+ * the catalog or the catalog cites no price for it.
+ */
+export function catalogPrice(engine: EngineConfig): Price | null {
+  const hardware = findHardware(engine.hardware);
+  if (hardware?.price === undefined) return null;
+  // The citation itself is in the GPU's catalog file.
+  return { per_gpu_hour: hardware.price.per_gpu_hour, source: `catalog ${hardware.id}, list price of ${hardware.price.date}` };
 }
 
 /**

@@ -6,6 +6,7 @@
  * past a limit is refused with the field named, instead of wrapping, hanging or printing numbers
  * derived from Infinity.
  */
+import { formatInteger } from '../io/format-number.js';
 
 /** Prompt or output tokens of one request (and a session turn's whole prompt): 10x the longest context window offered today. */
 export const MAX_TOKENS_PER_REQUEST = 100_000_000;
@@ -72,7 +73,7 @@ export const MAX_SWEEP_POINTS = 100_000;
 
 /** `12345678` -> `12,345,678` for messages. */
 export function formatCount(value: number): string {
-  return Number.isInteger(value) ? value.toLocaleString('en-US') : String(value);
+  return Number.isInteger(value) ? formatInteger(value) : String(value);
 }
 
 /** A file size as `620 KiB` / `48.0 MiB` for messages about file limits. */

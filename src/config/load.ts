@@ -12,9 +12,10 @@ import { checkRunConfigRules } from './rules.js';
 import { checkEngineStartup, checkRunResources } from './run-checks.js';
 import { runConfigSchema } from './schema.js';
 import { applySet, parseSetAssignment, type SetAssignment } from './set-override.js';
-import type { RunConfig, TimingConfig } from './types.js';
+import type { TimingConfig } from './types.js';
 import { findHardware, findModel } from '../catalog/load.js';
 import { engineScheduler, sglangMaxRunningRequests } from '../catalog/engine-defaults.js';
+import { AGGREGATED_ONLY, DISAGGREGATED_ROLES, type RunConfig } from './types.js';
 import { kvBlocksPerRank } from './kv-capacity.js';
 import { autoKvCapacity } from './deployment.js';
 import { readYamlFile } from './yaml.js';
@@ -88,12 +89,22 @@ function fromZodIssues(zodIssues: readonly z.core.$ZodIssue[]): { path: PathKey[
   for (const issue of zodIssues) {
     const path = issue.path.map((key) => (typeof key === 'number' ? key : String(key)));
     if (issue.code === 'unrecognized_keys') {
-      for (const key of issue.keys) out.push({ path: [...path, key], reason: issue.message });
+      for (const key of issue.keys) out.push({ path: [...path, key], reason: unknownKeyReason(path, key, issue.message) });
     } else {
       out.push({ path, reason: issue.message });
     }
   }
   return out;
+}
+
+/**
+ * An unknown key's reason: the schema's (`unknown key (allowed: ...)`), except for the worker
+ * roles of a disaggregated deployment, which are keys to come rather than mistakes.
+ */
+function unknownKeyReason(path: readonly PathKey[], key: string, reason: string): string {
+  const isRole =
+    path.length === 2 && path[0] === 'engine' && path[1] === 'workers' && (DISAGGREGATED_ROLES as readonly string[]).includes(key);
+  return isRole ? `disaggregated prefill and decode workers are not available yet: ${AGGREGATED_ONLY} (engine.workers.aggregated)` : reason;
 }
 
 /** Path order: element by element, numbers before strings, a prefix before its extensions. */

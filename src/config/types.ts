@@ -20,6 +20,14 @@ export type Backend = (typeof BACKENDS)[number];
 export type Precision = 'bf16' | 'fp8' | 'fp4' | 'int4';
 
 export const SCHEDULE_POLICIES = ['fcfs', 'priority', 'lpm'] as const;
+
+/**
+ * Why a disaggregated layout (prefill and decode workers) is refused, in run configs and plan
+ * files alike, until the replay models it.
+ */
+export const AGGREGATED_ONLY = 'the replay models aggregated workers only';
+/** Worker roles of a disaggregated deployment: under engine.workers, refused with AGGREGATED_ONLY. */
+export const DISAGGREGATED_ROLES = ['prefill', 'decode'] as const;
 export const CAPACITY_POLICIES = ['guaranteed_no_evict', 'max_utilization'] as const;
 
 export interface SchedulerConfig {

@@ -28,7 +28,7 @@
 import { ConfigError, formatValue } from './errors.js';
 import { isVersion } from '../catalog/engine-defaults.js';
 import { findHardware, findModel } from '../catalog/load.js';
-import { findVllmLog, readVllmLog, readVllmLogMetaJson } from '../io/read-vllm-log.js';
+import { findVllmLog, readVllmLog, readVllmLogMetaJson, type VllmLog } from '../io/read-vllm-log.js';
 import { loadRunConfigFromObject, type LoadedRunConfig } from './load.js';
 
 /** meta.json keys of the engine's behaviour that the replay does not model (docs/request-logs.md). */
@@ -177,14 +177,23 @@ export function logRunConfig(engine: Record<string, unknown> | null, tracePath: 
  * profile timing's) are relative to the working folder. Errors in a value read from meta.json name
  * meta.json and its key; others name the log.
  */
-export function loadVllmLogRunConfig(path: string, sets: readonly string[] = [], options: { skipInvalid?: boolean } = {}): LoadedRunConfig {
+export function loadVllmLogRunConfig(
+  path: string,
+  sets: readonly string[] = [],
+  options: { skipInvalid?: boolean; timing?: Record<string, unknown> } = {},
+): LoadedRunConfig & { log: VllmLog } {
   const found = findVllmLog(path);
   const log = readVllmLog(path, { skipInvalid: options.skipInvalid, label: found.requests });
   const engine = found.meta === null ? null : logEngineOf(readVllmLogMetaJson(found.meta), found.meta).engine;
   const raw = logRunConfig(engine, path, log.rows);
+  if (options.timing !== undefined) {
+    const workers = ((raw.engine as Doc).workers ??= { aggregated: {} }) as Doc;
+    ((workers.aggregated ??= {}) as Doc).timing = options.timing;
+  }
   return {
     config: loadRunConfigFromObject(raw, found.meta ?? found.requests, sets),
     file: found.meta ?? found.requests,
     baseDir: process.cwd(),
+    log,
   };
 }

@@ -102,6 +102,8 @@ export interface ReplaySummary {
    * `points` measured points, obtained as `basis` says; null MAPEs where the stratum has no evidence.
    */
   accuracy?: { basis: string; stratum: string; ttft_mape: number | null; itl_mape: number | null; points: number };
+  /** What the deployment costs, when a price per GPU-hour is known (config/cost.ts); absent otherwise. */
+  cost?: CostSummary;
   /** The effective config (defaults filled, overrides applied). */
   config: unknown;
   /** With a trace source: the trace, its usable rows and the rows skipped (`--skip-invalid-rows`). */
@@ -140,4 +142,16 @@ export interface RequestRecord {
   inter_token_latency: number | null;
   output_token_throughput_per_user: number | null;
   e2e_output_token_throughput: number | null;
+}
+
+/** A replay's cost: its GPUs at a price, per hour and per million of the output tokens it emitted. */
+export interface CostSummary {
+  price_per_gpu_hour: number;
+  /** `--price-per-gpu-hour`, or the catalog GPU's list price with its source and date. */
+  price_source: string;
+  gpus: number;
+  cost_per_hour: number;
+  /** The run's output token throughput (tokens per second over the benchmark duration). */
+  output_tokens_per_s: number;
+  cost_per_million_output_tokens: number | null;
 }

@@ -4,13 +4,23 @@
  * relative to it; one of the files servesim ships (`data/`, `calibration/`, `sweeps/`) relative to
  * the package; anything else relative to the current folder.
  */
-import { dirname, isAbsolute, relative, resolve, sep } from 'node:path';
+import { existsSync } from 'node:fs';
+import { dirname, isAbsolute, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-/** The package's root folder, from `dist/src/io/paths.js` or `src/io/paths.ts`. */
+let root: string | undefined;
+
+/**
+ * The package's root folder: the nearest folder above this module that holds a package.json,
+ * wherever the module is (`src/io/paths.ts`, `dist/src/io/paths.js`, or a chunk of the bundled
+ * command line in `dist/src/cli/bundle/`).
+ */
 export function packageRoot(): string {
-  const here = dirname(fileURLToPath(import.meta.url));
-  return here.split(sep).includes('dist') ? resolve(here, '../../..') : resolve(here, '../..');
+  if (root !== undefined) return root;
+  let dir = dirname(fileURLToPath(import.meta.url));
+  while (!existsSync(join(dir, 'package.json')) && dirname(dir) !== dir) dir = dirname(dir);
+  root = dir;
+  return root;
 }
 
 function inside(folder: string, path: string): string | null {

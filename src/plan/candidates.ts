@@ -7,6 +7,7 @@
  * returns (knobs for the table, dotted overrides for the run config, the GPU count), so a new
  * layout (disaggregated prefill and decode workers with prefill:decode ratios) is one more entry.
  */
+import { costPerHour } from '../config/cost.js';
 import { applyOverride } from '../sweep/plan.js';
 import type { PlanSpec, SearchSpace, WorkerKind } from './plan-file.js';
 
@@ -147,7 +148,7 @@ export function enumerateCandidates(plan: PlanSpec): Candidate[] {
           hardware: hw.name,
           pricePerGpuHour: hw.pricePerGpuHour,
           gpus: c.gpus,
-          costPerHour: c.gpus * hw.pricePerGpuHour,
+          costPerHour: costPerHour(c.gpus, hw.pricePerGpuHour),
           knobs: c.knobs,
           overrides: c.overrides,
         });

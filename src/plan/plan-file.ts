@@ -20,6 +20,7 @@ import {
   MIN_REQUEST_RATE,
   formatCount,
 } from '../config/limits.js';
+import { AGGREGATED_ONLY } from '../config/types.js';
 import { readYamlFile } from '../config/yaml.js';
 
 /** The metrics an SLO may bound, with the side the bound is on and the unit of the limit. */
@@ -282,7 +283,7 @@ export function parsePlanFile(raw: unknown, file: string): PlanSpec {
           file,
           `search.workers.${index}`,
           named === 'disaggregated'
-            ? 'disaggregated candidates are not available yet: the replay models aggregated workers only'
+            ? `disaggregated candidates are not available yet: ${AGGREGATED_ONLY}`
             : `must be aggregated, got ${formatValue(kind)}`,
         ),
       );

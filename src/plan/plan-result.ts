@@ -11,6 +11,7 @@
  * mean output tokens of a request of the traffic each second.
  */
 import type { ReplaySummary } from '../core/report-types.js';
+import { costPerMillionOutputTokens } from '../config/cost.js';
 import type { Candidate, Knob } from './candidates.js';
 import { dominatorByRates } from './dominance.js';
 import type { PlanSpec } from './plan-file.js';
@@ -131,6 +132,7 @@ export function candidateRows(
     const maxRate = at === null ? null : at.rateRps;
     const meanOut = at === null ? null : meanOutputTokens;
     const tokensPerS = maxRate !== null && meanOut !== null ? maxRate * meanOut : null;
+    const perMillion = tokensPerS === null ? null : costPerMillionOutputTokens(c.costPerHour, tokensPerS);
     const warnings: string[] = [];
     if (at !== null) {
       const latencyS = (at.summary.metrics.request_latency?.avg ?? 0) / 1000;
@@ -168,7 +170,7 @@ export function candidateRows(
       output_tokens_per_s: tokensPerS === null ? null : sig(tokensPerS),
       goodput_rps_per_gpu: maxRate === null ? null : sig(maxRate / c.gpus),
       output_tokens_per_s_per_gpu: tokensPerS === null ? null : sig(tokensPerS / c.gpus),
-      cost_per_million_output_tokens: tokensPerS === null || tokensPerS <= 0 ? null : sig((c.costPerHour / (tokensPerS * 3600)) * 1e6),
+      cost_per_million_output_tokens: perMillion === null ? null : sig(perMillion),
       meets_target: target === null ? null : maxRate !== null && maxRate >= target,
       gpus_for_target: copies === null ? null : copies * c.gpus,
       cost_per_hour_for_target: copies === null ? null : sig(copies * c.costPerHour),

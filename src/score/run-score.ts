@@ -14,7 +14,15 @@ import { CANONICAL_KEYS, type ScorePoint } from './points.js';
 import { isPointTable, readMeasuredPoints, readSimPoints, shortPath, tabularColumnsOf, type SimSide } from './score-inputs.js';
 import { formatScoresJson, formatTerminalTable, writeScoreReport } from './score-report.js';
 import { terminalPath } from '../io/paths.js';
-import { buildScore, checkLimits, type LimitCheck, type ScoreResult, type UnmatchedPoint } from './score-result.js';
+import {
+  buildScore,
+  checkLimits,
+  keyMatches,
+  type LimitCheck,
+  type ScoreResult,
+  type TrainingPoints,
+  type UnmatchedPoint,
+} from './score-result.js';
 import { checkOutputDir } from '../io/write-output.js';
 import { formatKey, missingMetrics } from './points.js';
 import { getMetricInfo } from '../io/read-aiperf-tags.js';
@@ -38,8 +46,10 @@ export interface ScoreOptions {
   maxMape?: readonly string[];
   /**
    * Measured points the simulated side was fitted on (`calibrate engine --train` forms:
-   * `lowest:3`, `concurrency=4|8|16`, ...): drawn on the charts as training points, left out
-   * of every MAPE.
+   * `lowest:3`, `concurrency=4|8|16`, ...): marked `train` in every table, drawn on the charts
+   * as training points, left out of every MAPE. Without it, a sweep whose base config came with
+   * a fit.json (`calibrate engine` writes both) gives the fit's training points; `none` scores
+   * every point, the fit's training points still marked.
    */
   train?: string;
   /** A second simulated sweep to put beside the first (before/after). */
@@ -145,9 +155,31 @@ function sideSelections(flag: string, path: string | undefined, items: readonly 
   return parseSelections(items, flag);
 }
 
-/** The measured points `--train` names, and the rest (the points scored). */
-function splitTraining(points: ScorePoint[], expr: string | undefined): { scored: ScorePoint[]; training: ScorePoint[] } {
-  if (expr === undefined) return { scored: points, training: [] };
+/**
+ * The measured points the simulated side was fitted on, and the rest: `--train EXPR` names them;
+ * without it, the fit.json of the sweep's base config does (`SimSide.fit`); `--train none` scores
+ * every point, the fit's training points marked. Training points are left out of the scored
+ * points unless `scored`.
+ */
+function splitTraining(
+  points: ScorePoint[],
+  expr: string | undefined,
+  fit: SimSide['fit'],
+): { scored: ScorePoint[]; training: ScorePoint[]; known: TrainingPoints | undefined } {
+  if (expr === 'none' || (expr === undefined && fit !== undefined)) {
+    const training = fit === undefined ? [] : points.filter((point) => fit.train.some((key) => keyMatches(point.key, key)));
+    if (training.length === 0) return { scored: points, training: [], known: undefined };
+    const known: TrainingPoints = { source: fit!.file, keys: training.map((point) => point.key), scored: expr === 'none' };
+    if (known.scored) return { scored: points, training: [], known };
+    const scored = points.filter((point) => !training.includes(point));
+    if (scored.length === 0) {
+      throw new ScoreUsageError(
+        `the fit's training points (${fit!.file}) are every measured point; none is left to score (--train none scores them)`,
+      );
+    }
+    return { scored, training, known };
+  }
+  if (expr === undefined) return { scored: points, training: [], known: undefined };
   let indices: number[];
   try {
     indices = selectTraining(
@@ -161,7 +193,8 @@ function splitTraining(points: ScorePoint[], expr: string | undefined): { scored
   const chosen = new Set(indices);
   const scored = points.filter((_, index) => !chosen.has(index));
   if (scored.length === 0) throw new ScoreUsageError(`--train ${expr}: names every measured point; none is left to score`);
-  return { scored, training: points.filter((_, index) => chosen.has(index)) };
+  const training = points.filter((_, index) => chosen.has(index));
+  return { scored, training, known: { source: `--train ${expr}`, keys: training.map((point) => point.key), scored: false } };
 }
 
 /** Simulated points that match a training point are neither scored nor unmatched: they are drawn only. */
@@ -175,6 +208,17 @@ function withoutTraining(paired: PairResult, training: readonly ScorePoint[]): P
       sim: paired.unmatched.sim.filter((point) => !trainingKeys.has(keyText(point.key, paired.matchKeys))),
     },
   };
+}
+
+/** The training points paired with the simulated points, for their rows; none when no simulated point matches. */
+function pairTraining(sim: ScorePoint[], training: ScorePoint[]): PairResult | undefined {
+  try {
+    const paired = pairPoints(sim, training);
+    return paired.pairs.length > 0 ? paired : undefined;
+  } catch (error) {
+    if (error instanceof PairError) return undefined;
+    throw error;
+  }
 }
 
 /** `concurrency 16, 32; isl 512` over some points: the values of their keys, for messages. */
@@ -261,9 +305,10 @@ export async function runScore(options: ScoreOptions): Promise<ScoreOutcome> {
     const why = sim.skipped.length > 0 ? ` (${sim.skipped.length} skipped: ${sim.skipped[0].reason})` : '';
     throw new ScoreUsageError(`no simulated point to score in ${options.sim}${selections.length > 0 ? ` with ${selected}` : ''}${why}`);
   }
-  const { scored: measuredPoints, training } = splitTraining(selectedMeasured, options.train);
+  const { scored: measuredPoints, training, known } = splitTraining(selectedMeasured, options.train, sim.fit);
   const baselinePoints = baseline ? selectPoints(baseline.points, selections) : undefined;
   const paired = withoutTraining(pair(simPoints, measuredPoints), training);
+  const trainingPaired = training.length > 0 ? pairTraining(simPoints, training) : undefined;
   // Nothing to score is an input error: nothing is written.
   if (paired.pairs.length === 0) throw noMatch(simPoints, measuredPoints, paired.matchKeys, options);
   // A metric no measured point has is reported unscored; it is an error when AIPerf has no such
@@ -286,6 +331,8 @@ export async function runScore(options: ScoreOptions): Promise<ScoreOutcome> {
 
   const result = buildScore({
     paired,
+    ...(trainingPaired === undefined ? {} : { training: trainingPaired }),
+    ...(known?.scored === true ? { scoredTrainingKeys: known.keys } : {}),
     metrics,
     groupBy,
     skippedSim: skippedOf(sim),
@@ -297,6 +344,7 @@ export async function runScore(options: ScoreOptions): Promise<ScoreOutcome> {
       measured: options.measured.map(shortPath),
       measured_notes: measured.notes,
       ...(options.train !== undefined ? { train: options.train } : {}),
+      ...(known !== undefined ? { training: known } : {}),
       ...(options.baseline !== undefined
         ? {
             baseline: shortPath(options.baseline) + rowsNote(baselineSelect),

@@ -44,6 +44,8 @@ export interface SimSide {
   skipped: SkippedPoint[];
   /** Swept keys (plan axes) in their canonical names. */
   axes: string[];
+  /** A sweep of a fitted config: its fit.json and the training points' keys (plan.json's `fit`). */
+  fit?: { file: string; train: PointKey[] };
 }
 
 function isObject(value: unknown): value is Record<string, unknown> {
@@ -84,12 +86,17 @@ export function readSweepPoints(dir: string): SimSide {
   const pointsFile = join(dir, 'points.jsonl');
   let axes: string[] = [];
   let planIds: Set<string> | null = null;
+  let fit: SimSide['fit'];
   const planFile = join(dir, 'plan.json');
   if (existsSync(planFile)) {
     const plan = readJsonFile(planFile);
     if (isObject(plan) && Array.isArray(plan.axes)) axes = plan.axes.filter((axis): axis is string => typeof axis === 'string');
     if (isObject(plan) && Array.isArray(plan.points)) {
       planIds = new Set(plan.points.flatMap((point) => (isObject(point) && typeof point.id === 'string' ? [point.id] : [])));
+    }
+    if (isObject(plan) && isObject(plan.fit) && typeof plan.fit.file === 'string' && Array.isArray(plan.fit.train)) {
+      const train = plan.fit.train.filter(isObject).map((key) => canonicalKeys(key));
+      if (train.length > 0) fit = { file: plan.fit.file, train };
     }
   }
   const lines = readTextFile(pointsFile).split('\n');
@@ -124,7 +131,16 @@ export function readSweepPoints(dir: string): SimSide {
     }
     points.push(simPointFromSummary(record.summary, overrides, axes, source, pointsFile, line));
   }
-  return { kind: 'sweep', path: dir, points, skipped, axes: axes.map(canonicalKeyName) };
+  return { kind: 'sweep', path: dir, points, skipped, axes: axes.map(canonicalKeyName), ...(fit === undefined ? {} : { fit }) };
+}
+
+/** A fit's training point key (`{concurrency: 4}`) in the score's canonical key names. */
+function canonicalKeys(key: Record<string, unknown>): PointKey {
+  const out: PointKey = {};
+  for (const [name, value] of Object.entries(key)) {
+    if (typeof value === 'number' || typeof value === 'string') out[canonicalKeyName(name)] = value;
+  }
+  return out;
 }
 
 function findSummaryFiles(dir: string, depth = 3): string[] {

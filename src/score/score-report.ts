@@ -111,10 +111,13 @@ function groupLabel(key: PointKey): string {
 /** The MAPE table printed on the terminal, with groups, unmatched points and limit results. */
 export function formatTerminalTable(result: ScoreResult, limits: readonly LimitCheck[] = []): string {
   const lines: string[] = [];
-  const scored = new Set(result.points.filter((row) => row.ape !== null).map((row) => row.measured_source)).size;
+  const counted = countedRows(result);
+  const scored = new Set(counted.filter((row) => row.ape !== null).map((row) => row.measured_source)).size;
   lines.push(
     `servesim score: ${result.inputs.sim_label} against ${scored} measured point${scored === 1 ? '' : 's'}, matched on ${result.match.keys.join(', ') || 'nothing'}`,
   );
+  const training = trainingLine(result);
+  if (training !== null) lines.push(training);
   if (result.match.variant_keys.length > 0) {
     lines.push(
       `note: simulated points also differ in ${result.match.variant_keys.join(', ')}, which the measured side lacks; MAPEs mix them (use --group-by)`,
@@ -142,7 +145,7 @@ export function formatTerminalTable(result: ScoreResult, limits: readonly LimitC
   if (result.unmatched.baseline && result.unmatched.baseline.length > 0) {
     lines.push(`unmatched baseline points (${result.unmatched.baseline.length}): ${describeUnmatched(result.unmatched.baseline)}`);
   }
-  const notScored = result.points.filter((row) => row.ape === null);
+  const notScored = counted.filter((row) => row.ape === null);
   if (notScored.length > 0) {
     const reasons = new Map<string, number>();
     for (const row of notScored) reasons.set(row.note ?? 'not scored', (reasons.get(row.note ?? 'not scored') ?? 0) + 1);
@@ -150,6 +153,28 @@ export function formatTerminalTable(result: ScoreResult, limits: readonly LimitC
   }
   for (const limit of limits) lines.push(`${limit.passed ? 'ok' : 'FAIL'}: ${limit.message}`);
   return `${lines.join('\n')}\n`;
+}
+
+/** The rows the MAPEs count: all but the training points left out of them. */
+function countedRows(result: ScoreResult): ScoreResult['points'] {
+  return result.inputs.training?.scored === false ? result.points.filter((row) => !row.train) : result.points;
+}
+
+/** What the score says of the training points it knows, or null when it knows none. */
+function trainingLine(result: ScoreResult): string | null {
+  const training = result.inputs.training;
+  if (training === undefined) return null;
+  const names = [...new Set(training.keys.flatMap((key) => Object.keys(key)))];
+  const where = training.source.startsWith('--train') ? training.source : `the fit's, from ${training.source}`;
+  return training.scored
+    ? `the MAPE includes the training points ${formatKeyList(training.keys, names)} (${where}), marked train in the tables`
+    : `training points ${formatKeyList(training.keys, names)} (${where}): marked train in the tables, left out of the MAPE`;
+}
+
+/** `concurrency 4, 8, 16` (one key), or `concurrency=4, isl=1024; ...` (several). */
+function formatKeyList(keys: readonly PointKey[], names: readonly string[]): string {
+  if (names.length === 1) return `${names[0]} ${keys.map((key) => keyValueText(key[names[0]])).join(', ')}`;
+  return keys.map((key) => names.map((name) => `${name}=${keyValueText(key[name])}`).join(', ')).join('; ');
 }
 
 function keyNamesOf(result: ScoreResult): string[] {
@@ -175,6 +200,7 @@ export function formatScoresCsv(result: ScoreResult): string {
     'shape_ape',
     'anchor',
     'note',
+    'train',
     ...(hasBaseline ? ['baseline_sim', 'baseline_error', 'baseline_ape'] : []),
     'sim_source',
     'measured_source',
@@ -190,6 +216,7 @@ export function formatScoresCsv(result: ScoreResult): string {
     numberCell(row.shape_ape),
     row.anchor ? 'true' : 'false',
     row.note ?? '',
+    row.train ? 'true' : 'false',
     ...(hasBaseline ? [numberCell(row.baseline_sim), numberCell(row.baseline_error), numberCell(row.baseline_ape)] : []),
     row.sim_source,
     row.measured_source,
@@ -227,8 +254,10 @@ function markdownTable(header: string[], rows: string[][], right: boolean[]): st
 function pointTableRows(result: ScoreResult, metric: string): { header: string[]; rows: string[][]; right: boolean[] } {
   const keyNames = keyNamesOf(result);
   const hasBaseline = result.inputs.baseline !== undefined;
+  const hasTraining = result.inputs.training !== undefined;
   const header = [
     ...keyNames,
+    ...(hasTraining ? ['point'] : []),
     'sim',
     'measured',
     'error',
@@ -241,6 +270,7 @@ function pointTableRows(result: ScoreResult, metric: string): { header: string[]
     .filter((row) => row.metric === metric)
     .map((row) => [
       ...keyNames.map((name) => (name in row.key ? keyValueText(row.key[name]) : '')),
+      ...(hasTraining ? [row.train ? (result.inputs.training?.scored ? 'train (scored)' : 'train') : 'held out'] : []),
       valueText(row.sim),
       valueText(row.measured),
       valueText(row.error),
@@ -249,7 +279,7 @@ function pointTableRows(result: ScoreResult, metric: string): { header: string[]
       ...(hasBaseline ? [valueText(row.baseline_sim), fixed(row.baseline_ape)] : []),
       row.note ?? '',
     ]);
-  const right = header.map((name, column) => column >= keyNames.length && name !== 'note');
+  const right = header.map((name, column) => column >= keyNames.length && name !== 'note' && name !== 'point');
   return { header, rows, right };
 }
 
@@ -305,6 +335,8 @@ export function formatMarkdownReport(result: ScoreResult, limits: readonly Limit
   out.push(
     `- matched on: ${text(result.match.keys.join(', '))}${result.match.load_key ? ` (load axis: ${text(result.match.load_key)})` : ''}`,
   );
+  const training = trainingLine(result);
+  if (training !== null) out.push(`- ${text(training)}`);
   if (result.match.variant_keys.length > 0)
     out.push(`- simulated points also differ in: ${text(result.match.variant_keys.join(', '))} (the measured side lacks these keys)`);
   out.push('');
@@ -402,6 +434,8 @@ export function formatHtmlReport(result: ScoreResult, charts: ScoreCharts, limit
   );
   if (result.match.variant_keys.length > 0)
     out.push(`<li>simulated points also differ in: ${escapeHtml(result.match.variant_keys.join(', '))}</li>`);
+  const training = trainingLine(result);
+  if (training !== null) out.push(`<li>${escapeHtml(training)}</li>`);
   out.push('</ul>');
   out.push('<h2>MAPE per metric</h2>');
   const columns = summaryColumns(result);

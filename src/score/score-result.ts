@@ -45,6 +45,8 @@ export interface PointScoreJson {
   note: string | null;
   sim_source: string;
   measured_source: string;
+  /** A training point of the model (`inputs.training`): in the MAPE only when `inputs.training.scored`. */
+  train: boolean;
   baseline_sim?: number | null;
   baseline_error?: number | null;
   baseline_ape?: number | null;
@@ -98,13 +100,34 @@ export interface ScoreResult {
     baseline_label?: string;
     /** The `--train` condition that chose the training points, when one was given. */
     train?: string;
+    /**
+     * The measured points the simulated side was fitted on, when the score knows them (`--train`,
+     * or the fit.json of the sweep's base config), where they came from, and whether the MAPE
+     * counts them (only with `--train none`): they are marked in every table either way.
+     */
+    training?: TrainingPoints;
   };
   /** Absent when the score was built without them (the charts then draw the scored pairs only). */
   curves?: ScoreCurves;
 }
 
+export interface TrainingPoints {
+  /** `--train lowest:3`, or the fit.json the sweep's base config came from. */
+  source: string;
+  keys: PointKey[];
+  /** True when they are scored with the others (`--train none`); else listed and left out of the MAPE. */
+  scored: boolean;
+}
+
 export interface BuildScoreInput {
   paired: PairResult;
+  /**
+   * The training points' pairs when they are left out of the MAPE: scored into rows marked
+   * `train`, for the tables, and counted in no summary.
+   */
+  training?: PairResult;
+  /** Keys of training points that are scored with the others (`--train none`): their rows are marked `train`. */
+  scoredTrainingKeys?: readonly PointKey[];
   metrics: readonly MetricName[];
   groupBy: readonly string[];
   /** Simulated points that could not be scored at all (failed sweep points). */
@@ -129,7 +152,7 @@ function unmatchedOf(points: readonly ScorePoint[]): UnmatchedPoint[] {
   return [...points].sort((a, b) => compareKeys(a.key, b.key, names)).map((point) => ({ key: point.key, source: point.source }));
 }
 
-function rowJson(row: ScoreRow): PointScoreJson {
+function rowJson(row: ScoreRow, train: boolean): PointScoreJson {
   return {
     key: row.key,
     metric: row.metric,
@@ -142,7 +165,20 @@ function rowJson(row: ScoreRow): PointScoreJson {
     note: row.note,
     sim_source: row.simSource,
     measured_source: row.measuredSource,
+    train,
   };
+}
+
+/** True when every key of `wanted` has the same value in `key` (a fit's `{concurrency: 4}` names the point `{concurrency: 4, isl: 1024}`). */
+export function keyMatches(key: PointKey, wanted: PointKey): boolean {
+  return Object.entries(wanted).every(([name, value]) => name in key && (key[name] === value || Number(key[name]) === Number(value)));
+}
+
+/** The order of a score's rows within a metric: the curve keys, then the load key. */
+function orderOf(paired: PairResult): string[] {
+  const keyNames = [...paired.matchKeys, ...paired.variantKeys];
+  const load = paired.loadKey;
+  return load === undefined ? keyNames : [...keyNames.filter((name) => name !== load), load];
 }
 
 /** The join of a baseline row to a main row: same metric, same measured point, same variant keys. */
@@ -171,8 +207,21 @@ export function buildScore(input: BuildScoreInput): ScoreResult {
     const text = joinText(row, sharedVariants);
     if (!baselineByJoin.has(text)) baselineByJoin.set(text, row);
   }
-  const points = rows.map((row) => {
-    const json = rowJson(row);
+  // Training rows that are left out of the MAPE: their APE is shown, no shape error (they are no curve's anchor).
+  const trainingRows = input.training
+    ? scorePairs(input.training.pairs, metrics, [...input.training.matchKeys, ...input.training.variantKeys], undefined)
+    : [];
+  const scoredTraining = input.scoredTrainingKeys ?? [];
+  const ordered = metrics.flatMap((metric) =>
+    [
+      ...rows
+        .filter((row) => row.metric === metric.id)
+        .map((row) => ({ row, train: scoredTraining.some((key) => keyMatches(row.key, key)) })),
+      ...trainingRows.filter((row) => row.metric === metric.id).map((row) => ({ row, train: true })),
+    ].sort((a, b) => compareKeys(a.row.key, b.row.key, orderOf(paired))),
+  );
+  const points = ordered.map(({ row, train }) => {
+    const json = rowJson(row, train);
     if (input.baseline) {
       const baseline = baselineByJoin.get(joinText(row, sharedVariants));
       json.baseline_sim = baseline?.sim ?? null;

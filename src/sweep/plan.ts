@@ -42,6 +42,18 @@ export interface PlanOutline {
   points: OutlinePoint[];
   /** What the chart draws (the sweep file's `chart`); the default chart when absent. */
   chart?: ChartOptions;
+  /**
+   * When the base run config is one `servesim calibrate engine` wrote (a fit.json beside it): that
+   * fit.json and the measured points it was fitted on, so that a score of the sweep knows which
+   * measured points are the fit's own training points.
+   */
+  fit?: SweepFit;
+}
+
+/** The fit a sweep's base config came from: its fit.json (as shown) and its training points' keys. */
+export interface SweepFit {
+  file: string;
+  train: Array<Record<string, string | number>>;
 }
 
 export interface Plan extends PlanOutline {

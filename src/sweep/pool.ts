@@ -9,20 +9,19 @@
  */
 import { existsSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
-import { dirname, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { resolve } from 'node:path';
 import { setFlagsFromString } from 'node:v8';
 import { Piscina } from 'piscina';
+import { packageRoot } from '../io/paths.js';
 import type { PointTask, PointTaskResult } from './point-task.js';
 
 /**
  * Where a compiled module of the pool threads is (`path` relative to `src/`, e.g.
- * `sweep/pool-task.js`), from dist or from the TypeScript sources (then in dist/src).
+ * `sweep/pool-task.js`): in dist/src, also when this file runs from the TypeScript sources or
+ * from the bundled command line.
  */
 export function compiledModule(path: string): string {
-  const here = fileURLToPath(import.meta.url);
-  const srcRoot = here.endsWith('.ts') ? resolve(dirname(here), '../../dist/src') : resolve(dirname(here), '..');
-  const file = resolve(srcRoot, path);
+  const file = resolve(packageRoot(), 'dist', 'src', path);
   if (!existsSync(file)) throw new Error(`the compiled module ${file} is missing; run \`npm run build\` first`);
   return file;
 }

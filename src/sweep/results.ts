@@ -17,7 +17,7 @@ import { readInputBytes } from '../io/read-text.js';
 import { outputError, writeOutputFile } from '../io/write-output.js';
 import type { PointSummary } from './point-summary.js';
 import type { ChartOptions } from './chart-options.js';
-import type { Overrides, PlanOutline } from './plan.js';
+import type { Overrides, PlanOutline, SweepFit } from './plan.js';
 
 export const PLAN_FILE = 'plan.json';
 export const POINTS_FILE = 'points.jsonl';
@@ -243,6 +243,8 @@ export interface PlanFile {
   points: Array<{ index: number; id: string; overrides: Overrides }>;
   /** The sweep file's `chart`, when it has one. */
   chart?: ChartOptions;
+  /** The fit the base config came from (`PlanOutline.fit`); absent otherwise. */
+  fit?: SweepFit;
 }
 
 export function planFileContent(plan: PlanOutline): string {
@@ -252,6 +254,7 @@ export function planFileContent(plan: PlanOutline): string {
     log2_axes: plan.log2Axes,
     points: plan.points.map((p) => ({ index: p.index, id: p.id, overrides: p.overrides })),
     ...(plan.chart === undefined ? {} : { chart: plan.chart }),
+    ...(plan.fit === undefined ? {} : { fit: plan.fit }),
   };
   return `${JSON.stringify(content, null, 2)}\n`;
 }
@@ -283,5 +286,6 @@ export function outlineFromPlanFile(file: PlanFile): PlanOutline {
     log2Axes: file.log2_axes ?? [],
     points: file.points.map((p) => ({ index: p.index, id: p.id, overrides: p.overrides })),
     ...(file.chart === undefined ? {} : { chart: file.chart }),
+    ...(file.fit === undefined ? {} : { fit: file.fit }),
   };
 }

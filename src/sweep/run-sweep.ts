@@ -11,9 +11,11 @@ import { existsSync, rmSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { loadRunConfigFromObject } from '../config/load.js';
 import type { RunConfig } from '../config/types.js';
+import { displayPath } from '../io/paths.js';
+import { readTextFile } from '../io/read-text.js';
 import { checkOutputDir, makeOutputDir, removeEmptyFolders, removeStaleTemporaries } from '../io/write-output.js';
 import { takeLock } from './lock.js';
-import { buildPlanInterruptibly, formatOverrides, type Plan, type PlanPoint, type ValidateRunConfig } from './plan.js';
+import { buildPlanInterruptibly, formatOverrides, type Plan, type PlanPoint, type SweepFit, type ValidateRunConfig } from './plan.js';
 import { PointPool, defaultPoolThreadCount, describeError, type PointOutcome } from './pool.js';
 import { silentProgress, type ProgressReporter } from './progress.js';
 import {
@@ -112,6 +114,33 @@ const PRIMED_POINTS_PER_THREAD = 4;
 /** Files of a sweep folder that are written through a temporary file (stale ones are removed on resume). */
 const REWRITTEN_FILES = [PLAN_FILE, POINTS_FILE, TIMINGS_FILE, SUMMARY_FILE, CHART_FILE, SHARD_FILE];
 
+/** A fit.json no larger than this is read for its training points (one is a few KiB). */
+const MAX_FIT_BYTES = 16 * 1024 * 1024;
+
+/**
+ * The fit a base config file came from: the fit.json beside it that `calibrate engine` wrote with
+ * it, when it lists the training points' keys; undefined for any other base (a fit.json that
+ * cannot be read names no training points: the sweep does not depend on it).
+ */
+export function fitBeside(baseDir: string): SweepFit | undefined {
+  const file = join(baseDir, 'fit.json');
+  if (!existsSync(file)) return undefined;
+  let train: unknown;
+  try {
+    train = (JSON.parse(readTextFile(file, file, MAX_FIT_BYTES)) as { train?: unknown }).train;
+  } catch {
+    return undefined;
+  }
+  const isKey = (key: unknown): key is Record<string, string | number> =>
+    typeof key === 'object' &&
+    key !== null &&
+    !Array.isArray(key) &&
+    Object.keys(key).length > 0 &&
+    Object.values(key).every((value) => typeof value === 'number' || typeof value === 'string');
+  if (!Array.isArray(train) || train.length === 0 || !train.every(isKey)) return undefined;
+  return { file: displayPath(file), train };
+}
+
 /** Plans, validates and runs a sweep; throws `SweepError`/`PlanError` before running anything if the file or a point is invalid. */
 export async function runSweep(options: RunSweepOptions): Promise<RunSweepResult> {
   const note = options.note ?? ((line: string) => process.stderr.write(`${line}\n`));
@@ -134,6 +163,8 @@ export async function runSweep(options: RunSweepOptions): Promise<RunSweepResult
   try {
     const validate = options.validate ?? defaultValidate;
     const plan = await buildPlanInterruptibly({ sweep, baseRaw: base.raw, baseLabel: base.label, validate }, options.stopSignal);
+    const fit = typeof sweep.base === 'string' ? fitBeside(base.baseDir) : undefined;
+    if (plan !== null && fit !== undefined) plan.fit = fit;
     if (plan === null) {
       // Stopped while planning: nothing was run, nothing is written.
       const outDir = outDirOf(sweep.name);

@@ -1,17 +1,14 @@
 /**
  * `servesim calibrate <target>` (docs/calibration.md): turn measurements into run-config
  * constants. Direct fits (`detokenization`, `response-overhead`, `pass-time`) regress measured
- * rows; `engine` runs the replay core inside an optimizer to fit the `linear` timing
- * coefficients to a few measured load points and scores the rest. `servesim quickstart` runs the
- * out-of-the-box workflow. Parsing only; the work is in src/calibrate/ and src/workflow/.
+ * rows; `engine` runs the replay core inside an optimizer to fit the pass time (the catalog's
+ * efficiency factors under roofline timing, or the `linear` coefficients) to a few measured load
+ * points and scores the rest. `servesim quickstart` runs the
+ * out-of-the-box workflow. Parsing only; the work is in src/calibrate/ and src/workflow/, loaded
+ * when a command runs.
  */
 import type { Argv, CommandModule } from 'yargs';
-import { runDetokenizationFit, runPassTimeFit, runResponseOverheadFit, type DirectFitOutcome } from '../../calibrate/direct-fits.js';
-import { CalibrateUsageError, parseRoleMapping, parseSelectionArgs } from '../../calibrate/arguments.js';
-import { runProfilePassTime } from '../../calibrate/profile-command.js';
-import { runEngineCalibration } from '../../calibrate/engine-command.js';
-import { fitJson } from '../../calibrate/fit-output.js';
-import { runQuickstart } from '../../workflow/quickstart.js';
+import type { DirectFitOutcome } from '../../calibrate/direct-fits.js';
 import { calibrateCatalogCommand } from './calibrate-catalog.js';
 
 interface CommonArgs {
@@ -30,7 +27,7 @@ export const CALIBRATE_TARGETS_TEXT = [
   '  detokenization      engine.detokenization costs, from one row per detokenizer job',
   "  response-overhead   the load generator's turnaround, from AIPerf runs (profile_export.jsonl; runs at several concurrencies fit its growth with load)",
   '  pass-time           the linear pass-time coefficients, from per-pass measurements; or the profile timing, from per-layer profiles',
-  '  engine              the pass-time model and a client delay, from measured load points, by replaying them',
+  "  engine              the pass time (the catalog's efficiency factors, or linear coefficients) and the client path, from measured load points, by replaying them",
   "  catalog             the catalog's efficiency factors (roofline timing), from measured points of many deployments",
   '',
   'for example, on the inputs shipped in calibration/ and data/:',
@@ -66,8 +63,15 @@ function commonOptions<T>(y: Argv<T>): Argv<T> {
     .option('force', FORCE_OPTION);
 }
 
-function print(outcome: DirectFitOutcome, json: boolean | undefined): void {
+async function print(outcome: DirectFitOutcome, json: boolean | undefined): Promise<void> {
+  const { fitJson } = await import('../../calibrate/fit-output.js');
   process.stdout.write(json === true ? `${JSON.stringify(fitJson(outcome.report), null, 2)}\n` : outcome.text);
+}
+
+/** The fits and the parsers of their arguments, loaded when a fit runs. */
+async function fits() {
+  const [direct, args] = await Promise.all([import('../../calibrate/direct-fits.js'), import('../../calibrate/arguments.js')]);
+  return { ...direct, ...args };
 }
 
 const detokenizationCommand: CommandModule<object, CommonArgs & { input: string; model: 'two-term' | 'four-term' }> = {
@@ -82,7 +86,8 @@ const detokenizationCommand: CommandModule<object, CommonArgs & { input: string;
         describe: 'four-term adds first-output and final-output costs (needs first_outputs, final_outputs columns)',
       }),
   handler: async (argv) => {
-    print(
+    const { parseRoleMapping, runDetokenizationFit } = await fits();
+    await print(
       await runDetokenizationFit({
         input: argv.input,
         model: argv.model,
@@ -109,7 +114,8 @@ const responseOverheadCommand: CommandModule<object, CommonArgs & { aiperf?: str
       })
       .option('input', { type: 'string', describe: 'CSV with output_tokens,gap_ms and optionally inflight' }),
   handler: async (argv) => {
-    print(
+    const { parseRoleMapping, runResponseOverheadFit } = await fits();
+    await print(
       await runResponseOverheadFit({
         aiperf: argv.aiperf,
         input: argv.input,
@@ -133,11 +139,12 @@ interface PassTimeArgs extends CommonArgs {
   model?: string;
   experts?: number;
   expertsPerToken?: number;
+  log?: string;
 }
 
 /** Options that belong to one of the two inputs of `calibrate pass-time`, for the error that names a mix. */
 const ROWS_ONLY = ['holdout', 'map', 'select'] as const;
-const PROFILE_ONLY = ['tp', 'layers', 'model', 'experts', 'expertsPerToken'] as const;
+const PROFILE_ONLY = ['tp', 'layers', 'model', 'experts', 'expertsPerToken', 'log'] as const;
 
 function flagName(option: string): string {
   return `--${option.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`;
@@ -173,9 +180,14 @@ const passTimeCommand: CommandModule<object, PassTimeArgs> = {
       .option('experts-per-token', {
         type: 'number',
         describe: "with --profile of a mixture of experts: experts per token [default: the catalog's]",
+      })
+      .option('log', {
+        type: 'string',
+        describe: 'with --profile: a vLLM request log (its folder) to replay with the built model, measured against replayed',
       }),
   handler: async (argv) => {
     if ((argv.input === undefined) === (argv.profile === undefined)) {
+      const { CalibrateUsageError } = await import('../../calibrate/arguments.js');
       throw new CalibrateUsageError(
         argv.input === undefined
           ? 'give the measurements: --input PASSES.csv (one row per pass) or --profile DIR (a layer-wise profile)'
@@ -183,6 +195,10 @@ const passTimeCommand: CommandModule<object, PassTimeArgs> = {
       );
     }
     if (argv.profile !== undefined) {
+      const [{ CalibrateUsageError }, { runProfilePassTime }] = await Promise.all([
+        import('../../calibrate/arguments.js'),
+        import('../../calibrate/profile-command.js'),
+      ]);
       const stray = [...ROWS_ONLY, 'force'].filter((name) => {
         const value = (argv as unknown as Record<string, unknown>)[name];
         return value !== undefined && value !== false && !(Array.isArray(value) && value.length === 0);
@@ -195,14 +211,21 @@ const passTimeCommand: CommandModule<object, PassTimeArgs> = {
         model: argv.model,
         experts: argv.experts,
         expertsPerToken: argv.expertsPerToken,
+        log: argv.log,
         out: argv.out,
       });
-      process.stdout.write(argv.json === true ? `${JSON.stringify(outcome.fitJson, null, 2)}\n` : outcome.text);
+      process.stdout.write(
+        argv.json === true
+          ? `${JSON.stringify(outcome.fitJson, null, 2)}
+`
+          : outcome.text,
+      );
       return;
     }
+    const { CalibrateUsageError, parseRoleMapping, parseSelectionArgs, runPassTimeFit } = await fits();
     const stray = PROFILE_ONLY.filter((name) => (argv as unknown as Record<string, unknown>)[name] !== undefined);
     if (stray.length > 0) throw new CalibrateUsageError(`${flagName(stray[0])} applies to --profile`);
-    print(
+    await print(
       await runPassTimeFit({
         input: argv.input as string,
         layout: argv.layout,
@@ -241,7 +264,7 @@ export interface EngineArgs {
 const engineCommand: CommandModule<object, EngineArgs> = {
   command: 'engine',
   describe:
-    'Fit the linear timing coefficients to measured load points by running the replay core in an optimizer; score the held-out points',
+    "Fit the pass time to measured load points by replaying them in an optimizer (--form: the catalog's efficiency factors, or free linear coefficients); score the held-out points",
   builder: (y) =>
     y
       .option('config', {
@@ -276,7 +299,7 @@ const engineCommand: CommandModule<object, EngineArgs> = {
         type: 'boolean',
         default: true,
         describe:
-          'also fit a client-path delay before the scheduler (engine.tokenization.base_ms); --no-fit-client puts all of TTFT on the engine',
+          'linear form: also fit a client-path delay before the scheduler (engine.tokenization.base_ms); --no-fit-client puts all of TTFT on the engine',
       })
       .option('requests-per-slot', { type: 'number', describe: 'simulated requests per concurrency slot [default: 10]' })
       .option('range-ratio', { type: 'number', describe: 'random_range_ratio of simulated lengths [default: 0.8]' })
@@ -288,12 +311,12 @@ const engineCommand: CommandModule<object, EngineArgs> = {
       .option('refine', {
         type: 'number',
         describe:
-          'iterations of two refining searches (3 % and 1 % steps) after the coarse one; for long simulated runs (--requests-per-slot 64) [default: 0]',
+          'linear form: iterations of two refining searches (3 % and 1 % steps) after the coarse one; for long simulated runs (--requests-per-slot 64) [default: 0]',
       })
       .option('point-weights', {
         choices: ['load-rank', 'uniform'] as const,
         default: 'load-rank' as const,
-        describe: "weights of the training points' residuals: by rank of load (0.5, 1, 1.5 for three points), or 1 each",
+        describe: "linear form: weights of the training points' residuals: by rank of load (0.5, 1, 1.5 for three points), or 1 each",
       })
       .option('form', {
         choices: ['auto', 'roofline', 'linear'] as const,
@@ -306,6 +329,7 @@ const engineCommand: CommandModule<object, EngineArgs> = {
       .option('out', { type: 'string', describe: 'output folder [default: calibration-engine]' })
       .option('json', JSON_OPTION) as unknown as Argv<EngineArgs>,
   handler: async (argv) => {
+    const { runEngineCalibration } = await import('../../calibrate/engine-command.js');
     const outcome = await runEngineCalibration({
       config: argv.config,
       measured: argv.measured,
@@ -354,6 +378,7 @@ export const quickstartCommand: CommandModule<object, { out: string; threads?: n
       .option('out', { type: 'string', default: 'quickstart-output', describe: 'output folder' })
       .option('threads', { type: 'number', describe: 'pool threads [default: cores]' }),
   handler: async (argv) => {
+    const { runQuickstart } = await import('../../workflow/quickstart.js');
     const outcome = await runQuickstart({ out: argv.out, threads: argv.threads });
     process.stdout.write(outcome.text);
   },

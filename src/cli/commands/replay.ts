@@ -1,69 +1,10 @@
 /**
- * `servesim replay RUN.yaml [--set k=v]... [--out DIR] [--per-request] [--json] [--aiperf]`: one replay,
- * printed as an AIPerf-style table (or the summary JSON), optionally written to DIR.
+ * `servesim replay RUN.yaml [--set k=v]... [--out DIR] [--per-request] [--json] [--aiperf]`: the
+ * options. What it does is in `actions/replay.ts`, loaded when the command runs, so that the
+ * other commands and `--help` do not pay for the config parser and the replay core.
  */
-import { join } from 'node:path';
 import type { Argv, CommandModule } from 'yargs';
-import { loadRunConfig } from '../../config/load.js';
-import type { RequestRecord } from '../../core/report-types.js';
-import { aiperfArtifactFiles, aiperfFolderName } from '../../io/write-aiperf-artifacts.js';
-import { checkOutputDir, writeOutputFiles, type OutputContent } from '../../io/write-output.js';
-import { replay } from '../../replay.js';
-import { formatSummaryTable } from '../format-table.js';
-
-interface ReplayArgs {
-  config: string;
-  set: string[];
-  out?: string;
-  perRequest: boolean;
-  json: boolean;
-  aiperf: boolean;
-  skipInvalidRows: boolean;
-}
-
-function* jsonLines(records: RequestRecord[]): Generator<string> {
-  for (const record of records) yield `${JSON.stringify(record)}\n`;
-}
-
-export function runReplayCommand(args: ReplayArgs): void {
-  // A bad output folder is found before the run, and nothing is written until the run is done.
-  if (args.out !== undefined) checkOutputDir(args.out);
-  const loaded = loadRunConfig(args.config, args.set);
-  // AIPerf's per-request JSONL needs the per-request records.
-  const result = replay(loaded.config, {
-    baseDir: loaded.baseDir,
-    perRequest: args.perRequest || args.aiperf,
-    skipInvalidTraceRows: args.skipInvalidRows,
-    label: loaded.file,
-    perRequestFlag: args.perRequest ? '--per-request' : '--aiperf',
-    aiperf: args.aiperf,
-  });
-  const skipped = result.summary.input?.skipped_trace_rows ?? 0;
-  if (skipped > 0) process.stderr.write(`warning: skipped ${skipped} invalid row(s) of ${result.summary.input?.trace}\n`);
-  // Every output of the replay is written as one group: they appear together or not at all.
-  const written: string[] = [];
-  const files: Array<[string, OutputContent]> = [];
-  if (args.out !== undefined) {
-    files.push([join(args.out, 'summary.json'), JSON.stringify(result.summary, null, 2) + '\n']);
-    written.push(join(args.out, 'summary.json'));
-    if (result.requests && args.perRequest) {
-      files.push([join(args.out, 'requests.jsonl'), jsonLines(result.requests)]);
-      written.push(join(args.out, 'requests.jsonl'));
-    }
-  }
-  if (args.aiperf) {
-    const dir = join(args.out ?? '.', aiperfFolderName(loaded.config));
-    checkOutputDir(dir, 'AIPerf folder');
-    files.push(...aiperfArtifactFiles(dir, result.summary, result.requests, loaded.config));
-    written.push(`${dir}/ (AIPerf artifacts)`);
-  }
-  writeOutputFiles(files);
-  if (args.json) process.stdout.write(JSON.stringify(result.summary, null, 2) + '\n');
-  else {
-    process.stdout.write(formatSummaryTable(result.summary) + '\n');
-    if (written.length > 0) process.stdout.write(`wrote ${written.join(', ')}\n`);
-  }
-}
+import type { ReplayArgs } from '../actions/replay.js';
 
 export const replayCommand: CommandModule<object, ReplayArgs> = {
   command: 'replay <config>',
@@ -85,12 +26,18 @@ export const replayCommand: CommandModule<object, ReplayArgs> = {
         default: false,
         describe: 'skip trace rows that cannot be used instead of stopping at the first; the count is printed and kept in the summary',
       })
+      .option('price-per-gpu-hour', {
+        type: 'number',
+        describe:
+          "price of one GPU for an hour, for the cost per hour and per million output tokens [default: the catalog's list price of engine.hardware]",
+      })
       .option('aiperf', {
         type: 'boolean',
         default: false,
         describe: "also write AIPerf's files (profile_export_aiperf.json/.csv, profile_export.jsonl) in DIR/<AIPerf folder name>",
       }) as unknown as Argv<ReplayArgs>,
-  handler: (args) => {
-    runReplayCommand(args);
+  handler: async (args) => {
+    const { runReplayCommand } = await import('../actions/replay.js');
+    await runReplayCommand(args);
   },
 };

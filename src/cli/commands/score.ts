@@ -1,10 +1,10 @@
 /**
  * `servesim score --sim SWEEP_DIR --measured PATH... [--select col=value]... [--map col=target]...
  * [--metrics LIST] [--group-by LIST] [--out DIR] [--max-mape METRIC=X]... [--baseline DIR]`
- * (docs/scoring.md). Parsing and exit codes only; the work is in src/score/.
+ * (docs/scoring.md). Parsing and exit codes only; the work is in src/score/, loaded when the
+ * command runs.
  */
 import type { Argv, CommandModule } from 'yargs';
-import { runScore } from '../../score/run-score.js';
 
 export interface ScoreArgs {
   sim: string;
@@ -50,7 +50,7 @@ export const scoreCommand: CommandModule<object, ScoreArgs> = {
       .option('train', {
         type: 'string',
         describe:
-          'measured points the simulated side was fitted on (lowest:N, highest:N, KEY=V1|V2, KEY<=V ... joined by "and"): drawn on the charts, left out of every MAPE',
+          'measured points the simulated side was fitted on (lowest:N, highest:N, KEY=V1|V2, KEY<=V ... joined by "and"): marked train, left out of every MAPE; default: the training points of the fit.json beside a sweep\'s base config; none: score every point (the fit\'s still marked)',
       })
       .option('sim-select', {
         type: 'string',
@@ -92,6 +92,7 @@ export const scoreCommand: CommandModule<object, ScoreArgs> = {
       })
       .option('json', { type: 'boolean', default: false, describe: 'print the scores.json object instead of the table' }),
   handler: async (argv) => {
+    const { runScore } = await import('../../score/run-score.js');
     const outcome = await runScore({
       sim: argv.sim,
       measured: argv.measured,

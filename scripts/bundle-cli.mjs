@@ -1,0 +1,58 @@
+#!/usr/bin/env node
+// Bundles the command line (`npm run build` runs it after tsc): dist/src/cli/main.js becomes one
+// module holding yargs and what every command loads at start-up, and what the commands load when
+// they run (zod, the YAML parser, the replay core with its random generators and its sketch, each
+// command's own work) chunks in dist/src/cli/bundle/. Node.js loads a module file by file, and
+// the command line's few hundred files cost a start-up several times `node -e 0`; bundled, a
+// command reads a handful (npm run bench prints the start-up row).
+// The other npm packages stay as they are: the pool threads' modules (dist/src/sweep/pool-task.js
+// and the fit tasks) are loaded by Piscina from their compiled files, and the packages that only
+// some commands need (charts, fits, tables) load from node_modules when those commands run.
+import { build } from 'esbuild';
+import { readFileSync, rmSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..');
+const { dependencies } = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'));
+/** Packages every start-up or every replay loads: bundled. */
+const BUNDLED = new Set(['yargs', 'zod', 'yaml', 'pure-rand', '@datadog/sketches-js']);
+
+/** Every import of string-width (yargs', cliui's, wrap-ansi's) gets the lazy one (string-width-lazy.mjs says why). */
+const STRING_WIDTH_LAZY = join(root, 'scripts', 'string-width-lazy.mjs');
+export const lazyStringWidth = {
+  name: 'lazy-string-width',
+  setup(bundle) {
+    bundle.onResolve({ filter: /^string-width$/ }, (args) =>
+      args.importer === STRING_WIDTH_LAZY ? undefined : { path: STRING_WIDTH_LAZY },
+    );
+  },
+};
+
+async function main() {
+  rmSync(join(root, 'dist', 'src', 'cli', 'bundle'), { recursive: true, force: true });
+  await build({
+    absWorkingDir: root,
+    entryPoints: ['dist/src/cli/main.js'],
+    outdir: 'dist/src/cli',
+    entryNames: '[name]',
+    chunkNames: 'bundle/[name]-[hash]',
+    allowOverwrite: true,
+    bundle: true,
+    splitting: true,
+    format: 'esm',
+    platform: 'node',
+    target: 'node20',
+    // protobufjs: the sketch package's optional serialization, which servesim does not use (not installed).
+    external: [...Object.keys(dependencies).filter((name) => !BUNDLED.has(name)), 'protobufjs/minimal'],
+    // The YAML parser is CommonJS: its require() of Node's modules needs a require in an ES module.
+    banner: { js: "import { createRequire as __createRequire } from 'node:module'; const require = __createRequire(import.meta.url);" },
+    plugins: [lazyStringWidth],
+    minifyWhitespace: true,
+    minifySyntax: true,
+    sourcemap: true,
+    logLevel: 'warning',
+  });
+}
+
+if (process.argv[1] === fileURLToPath(import.meta.url)) await main();
