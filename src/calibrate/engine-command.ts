@@ -12,6 +12,8 @@ import { stringify as stringifyYaml } from 'yaml';
 import { deploymentOf } from '../config/deployment.js';
 import { LINEAR_TERMS } from '../config/linear-timing.js';
 import { loadRunConfig, readYamlFile, type LoadedRunConfig } from '../config/load.js';
+import { loadVllmLogRunConfig, vllmLogRawConfig } from '../config/vllm-log-config.js';
+import { isVllmLog } from '../io/read-vllm-log.js';
 import type { RunConfig } from '../config/types.js';
 import { EFFICIENCY_NAMES } from '../catalog/efficiency.js';
 import { parseMappingArguments } from '../io/read-tabular.js';
@@ -294,8 +296,13 @@ export function formatEngineText(
 }
 
 /** The base config file's own object with the fitted constants (keeps its comments out, its keys in). */
+/** The base config as written: the YAML file, or the config of a vLLM request log. */
+function baseConfigObject(path: string): RawObject {
+  return (isVllmLog(path) ? vllmLogRawConfig(path) : readYamlFile(path, path)) as RawObject;
+}
+
 export function fittedConfigYaml(configPath: string, constants: EngineConstants, header: string, load: SimLoadOptions): string {
-  const raw = readYamlFile(configPath, configPath) as RawObject;
+  const raw = baseConfigObject(configPath);
   return simLoadYaml(withConstants(raw, constants), header, load);
 }
 
@@ -346,7 +353,10 @@ export function engineSnippet(constants: EngineConstants): Record<string, unknow
 export async function runEngineCalibration(options: EngineCommandOptions): Promise<EngineCommandOutcome> {
   checkEngineFlags(options);
   checkOutputDir(options.out);
-  const loaded = loadRunConfig(options.config, options.sets ?? []);
+  // A vLLM request log is a base config of its own: its engine (meta.json) and its requests.
+  const loaded = isVllmLog(options.config)
+    ? loadVllmLogRunConfig(options.config, options.sets ?? [])
+    : loadRunConfig(options.config, options.sets ?? []);
   let mapping: Record<string, string>;
   let metrics: MetricName[];
   try {
@@ -385,7 +395,16 @@ export async function runEngineCalibration(options: EngineCommandOptions): Promi
   const spread = options.simLoad?.rangeRatio === undefined ? spreadOfRuns(measured) : undefined;
   const load = resolveSimLoad(spread ? { ...options.simLoad, rangeRatio: spread.rangeRatio, lengths: 'mean' } : options.simLoad);
   if (spread) measuredSide.notes.push(spread.note);
-  const form = formOf(options.form ?? 'auto', loaded.config);
+  let form = formOf(options.form ?? 'auto', loaded.config);
+  // The physics form records trajectories of synthetic traffic; a request log is fitted in the linear form.
+  if (form === 'roofline' && loaded.config.traffic.source.type === 'trace') {
+    if (options.form === 'roofline')
+      throw new CalibrateUsageError(
+        `--form roofline: ${options.config} replays a request trace; the physics form fits synthetic load points (use --form linear)`,
+      );
+    form = 'linear';
+    measuredSide.notes.push(`${shortPath(options.config)} replays a request trace: fitted in the linear form`);
+  }
   const guardNotes: string[] = [];
   const wanted = /^(?:lowest|highest):(\d+)$/.exec(options.train.trim());
   if (wanted !== null && trainIndices.length < Number(wanted[1])) {
@@ -526,7 +545,7 @@ async function runRooflineCalibration(
   };
   if (guardNotes.length > 0) fitJson.notes = [...guardNotes];
   const header = `fitted by servesim calibrate engine (physics form) on ${calibration.train.map((p) => formatKey(p.key)).join('; ')}\nfrom ${options.measured.join(', ')}`;
-  const raw = readYamlFile(options.config, options.config) as RawObject;
+  const raw = baseConfigObject(options.config);
   const engine = childObject(raw, 'engine');
   childObject(childObject(engine, 'workers'), 'aggregated').timing = { type: 'roofline', efficiency };
   const files: Array<[string, string]> = [

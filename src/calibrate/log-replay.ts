@@ -6,7 +6,7 @@
 import { loadVllmLogRunConfig } from '../config/vllm-log-config.js';
 import type { ProfileTiming } from '../core/timing.js';
 import { replay } from '../replay.js';
-import { compareWithLog, type LogComparison } from './log-compare.js';
+import { compareWithLog, type LogComparison } from '../score/log-compare.js';
 
 export interface LogReplayOutcome {
   comparison: LogComparison;

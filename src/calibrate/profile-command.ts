@@ -12,7 +12,7 @@ import { CalibrateUsageError } from './arguments.js';
 import { snippetYaml } from './fit-output.js';
 import { buildPassProfile, referencePassTimes } from './pass-profile.js';
 import { profileTimingOf } from '../io/read-profile-timing.js';
-import { formatLogComparison, LOG_METRICS } from './log-compare.js';
+import { formatLogComparison, LOG_METRICS } from '../score/log-compare.js';
 import { replayLog } from './log-replay.js';
 
 export interface ProfileCommandOptions {

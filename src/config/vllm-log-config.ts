@@ -177,6 +177,14 @@ export function logRunConfig(engine: Record<string, unknown> | null, tracePath: 
  * profile timing's) are relative to the working folder. Errors in a value read from meta.json name
  * meta.json and its key; others name the log.
  */
+/** The raw run config of a log (engine from its meta.json, its requests as a trace), before validation. */
+export function vllmLogRawConfig(path: string): Record<string, unknown> {
+  const found = findVllmLog(path);
+  const log = readVllmLog(path, { label: found.requests });
+  const engine = found.meta === null ? null : logEngineOf(readVllmLogMetaJson(found.meta), found.meta).engine;
+  return logRunConfig(engine, path, log.rows);
+}
+
 export function loadVllmLogRunConfig(
   path: string,
   sets: readonly string[] = [],
