@@ -52,12 +52,20 @@ import { benchEnvironment, describeEnvironment, JSON_OUTPUT, say } from './envir
 import { TrajectoryPool } from '../src/calibrate/catalog-calibration.js';
 import { calibrateRoofline, type RooflineCalibration } from '../src/calibrate/roofline-calibration.js';
 import { catalogBaseConfig } from '../src/calibrate/silicon-deployments.js';
+import { chooseForm, fitFormsFileText, type FitFormsRow } from '../src/calibrate/fit-forms.js';
+import { stratumOf } from '../src/catalog/accuracy.js';
+import { writeOutputFile } from '../src/io/write-output.js';
 
 /**
  * `--form roofline`: fit each deployment with physics (the catalog's efficiency factors, each held
- * near the catalog's value) instead of free linear coefficients.
+ * near the catalog's value) instead of free linear coefficients. `--form compare`: fit every
+ * deployment both ways, print the held-out errors of both side by side per stratum with the form
+ * `calibrate engine --form auto` would choose (`chooseForm`), and with `--write-forms FILE`
+ * write that table (`data/engine-fit-forms.yaml`).
  */
 const FORM = process.argv.includes('--form') ? process.argv[process.argv.indexOf('--form') + 1] : 'linear';
+if (!['linear', 'roofline', 'compare'].includes(FORM)) throw new Error(`--form ${FORM}: expected linear, roofline or compare`);
+const WRITE_FORMS = process.argv.includes('--write-forms') ? process.argv[process.argv.indexOf('--write-forms') + 1] : undefined;
 let trajectoryPool: TrajectoryPool | undefined;
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
@@ -249,6 +257,7 @@ async function runVariant(
   fitPool: FitPool,
   pointPool: PointPool,
   withDynosim: boolean,
+  form: 'linear' | 'roofline',
 ): Promise<{ rows: Row[]; b200: EngineCalibration | RooflineCalibration | undefined }> {
   const b200Points = dynosimPoints('hardware');
   const all = [
@@ -278,7 +287,7 @@ async function runVariant(
   const trainIndices = (c: Case) => (ORACLE ? c.points.map((_, k) => k) : Array.from({ length: TRAIN_POINTS }, (_, k) => k));
   const results: Array<EngineCalibration | RooflineCalibration> = await Promise.all(
     all.map((c) =>
-      FORM === 'roofline'
+      form === 'roofline'
         ? calibrateRoofline({
             base: catalogBaseConfig(c.deployment),
             baseDir: ROOT,
@@ -378,6 +387,43 @@ function otherSimulatorMape(source: string, heldOut: readonly ScorePoint[]): { t
   return { ttft: mean(ttft) as number, itl: mean(itl) as number };
 }
 
+/** `--form compare`: both forms on the same deployments, per stratum, and the choice of `--form auto`. */
+async function compareForms(variant: Variant, cases: Case[], fitPool: FitPool, pointPool: PointPool): Promise<void> {
+  const started = performance.now();
+  const linear = (await runVariant(variant, cases, fitPool, pointPool, false, 'linear')).rows;
+  const roofline = (await runVariant(variant, cases, fitPool, pointPool, false, 'roofline')).rows;
+  const strata = [...new Set(cases.map((c) => c.stratum))];
+  const rows: FitFormsRow[] = [];
+  say(`\n${'stratum'.padEnd(12)}  points  physics TTFT %  ITL %   linear TTFT %  ITL %   auto\n`);
+  const all = { roofline: { ttft: [] as number[], itl: [] as number[] }, linear: { ttft: [] as number[], itl: [] as number[] } };
+  for (const stratum of strata) {
+    const of = (list: Row[]) => list.filter((r) => r.stratum === stratum);
+    const pick = (list: Row[], key: 'ttft' | 'itl') => of(list).flatMap((r) => r.apes[key]);
+    const errors = {
+      roofline: { ttft_mape: mean(pick(roofline, 'ttft')) ?? 0, itl_mape: mean(pick(roofline, 'itl')) ?? 0 },
+      linear: { ttft_mape: mean(pick(linear, 'ttft')) ?? 0, itl_mape: mean(pick(linear, 'itl')) ?? 0 },
+    };
+    for (const form of ['roofline', 'linear'] as const) {
+      all[form].ttft.push(...pick(form === 'roofline' ? roofline : linear, 'ttft'));
+      all[form].itl.push(...pick(form === 'roofline' ? roofline : linear, 'itl'));
+    }
+    const form = chooseForm(errors);
+    const label = stratumOf(stratum.split(' ')[0], stratum.endsWith('MoE'));
+    rows.push({ stratum: label, form, ...errors, points: pick(linear, 'ttft').length, deployments: of(linear).length });
+    say(
+      `${label.padEnd(18)}  ${String(pick(linear, 'ttft').length).padStart(6)}  ${fmt(errors.roofline.ttft_mape).padStart(13)}  ${fmt(errors.roofline.itl_mape).padStart(5)}   ${fmt(errors.linear.ttft_mape).padStart(13)}  ${fmt(errors.linear.itl_mape).padStart(5)}   ${form}\n`,
+    );
+  }
+  say(
+    `overall: physics TTFT ${fmt(mean(all.roofline.ttft))} %, ITL ${fmt(mean(all.roofline.itl))} %; linear TTFT ${fmt(mean(all.linear.ttft))} %, ITL ${fmt(mean(all.linear.itl))} % over ${all.linear.ttft.length} held-out points (targets per stratum: 10 %, 5 %); ${((performance.now() - started) / 1000).toFixed(0)} s\n`,
+  );
+  if (WRITE_FORMS !== undefined) {
+    const basis = `engine-fit benchmark: ${cases.length} silicon deployments (${TRAIN_POINTS} lowest concurrencies fitted, every other point scored, saturated ones included)`;
+    writeOutputFile(WRITE_FORMS, fitFormsFileText(rows, basis));
+    say(`wrote ${WRITE_FORMS}\n`);
+  }
+}
+
 async function main(): Promise<void> {
   // --check-set: the deployments of --per-stratum K (default 8) that the benchmark (3 per
   // stratum) does not use, without the dynosim sweep: a second set to choose or confirm defaults on.
@@ -391,7 +437,7 @@ async function main(): Promise<void> {
   const cases = checkSet ? selectCases(perStratum).filter((c) => !benchmarkLabels.has(c.label)) : selectCases(perStratum);
   const fitPool = new FitPool(threads);
   const pointPool = new PointPool({ poolThreads: threads });
-  if (FORM === 'roofline') trajectoryPool = new TrajectoryPool(threads);
+  if (FORM !== 'linear') trajectoryPool = new TrajectoryPool(threads);
   const summary: Array<{
     variant: string;
     ttft: number | null;
@@ -406,7 +452,18 @@ async function main(): Promise<void> {
     );
     for (const variant of variants(ablation)) {
       const started = performance.now();
-      const { rows, b200 } = await runVariant(variant, cases, fitPool, pointPool, !checkSet && BACKENDS.includes('vllm'));
+      if (FORM === 'compare') {
+        await compareForms(variant, cases, fitPool, pointPool);
+        continue;
+      }
+      const { rows, b200 } = await runVariant(
+        variant,
+        cases,
+        fitPool,
+        pointPool,
+        !checkSet && BACKENDS.includes('vllm'),
+        FORM as 'linear' | 'roofline',
+      );
       const wall = performance.now() - started;
       const ttftAll = rows.flatMap((r) => r.apes.ttft);
       const itlAll = rows.flatMap((r) => r.apes.itl);

@@ -189,6 +189,7 @@ export async function zeroShotBench(): Promise<void> {
             rounds: result.rounds,
             load,
             source: 'data/silicon/aic-silicon-sample.csv',
+            command: `\`npm run bench:accuracy -- --zero-shot --rounds ${result.rounds.length} --write-efficiency ${write}\` (every point in the bench's scope: single-node, OSL <= 1024)`,
           }),
         );
         say(`wrote ${write}\n`);

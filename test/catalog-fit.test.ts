@@ -4,7 +4,16 @@
  * from points the replay itself produced.
  */
 import { describe, expect, it } from 'vitest';
-import { fitByRounds, ParameterLayout, predictPoint, type FitPoint } from '../src/calibrate/catalog-fit.js';
+import {
+  fitByRounds,
+  ParameterLayout,
+  parameterInformation,
+  predictPoint,
+  toTransformed,
+  type FitPoint,
+} from '../src/calibrate/catalog-fit.js';
+import { deploymentPriorSd, MEASUREMENT_NOISE } from '../src/calibrate/roofline-calibration.js';
+import { EFFICIENCY_NAMES } from '../src/catalog/efficiency.js';
 import { catalogBaseConfig } from '../src/calibrate/silicon-deployments.js';
 import { pointConfig, resolveSimLoad } from '../src/calibrate/sim-load.js';
 import { BIN, BIN_FIELDS, recordTrajectory } from '../src/calibrate/trajectory.js';
@@ -68,7 +77,7 @@ describe('trajectories', () => {
   it('predicts a replay with slower passes to first order', () => {
     // (A longer frontend also changes how often a request finds the engine busy, which a fixed
     // schedule cannot see: the rounds of replays take care of that.)
-    const factors = UNFITTED_EFFICIENCY;
+    const factors = { ...UNFITTED_EFFICIENCY, frontend_ms: 5 };
     const other = { ...factors, memory: factors.memory * 0.9 };
     for (const concurrency of [2, 16]) {
       const predicted = predictPoint(pointOf(factors, concurrency), other);
@@ -119,6 +128,61 @@ describe('the factor fit', () => {
       expect(list.reduce((a, b) => a + b, 0) / list.length).toBeLessThan(0.03);
       expect(Math.max(...list)).toBeLessThan(0.15);
     }
+  });
+
+  it('moves the factors of one deployment from three points when the errors are read against the measurement noise', async () => {
+    // The catalog says memory 0.85 and compute 0.55; the deployment reaches 0.6 and 0.35. Priors as
+    // calibrate engine sets them (shares logit sd 0.5, costs log sd 1.5), three load points.
+    const catalog: EfficiencyFactors = { ...UNFITTED_EFFICIENCY, frontend_ms: 5 };
+    const truth: EfficiencyFactors = { ...catalog, compute: 0.35, memory: 0.6 };
+    const long = { ...deployment, isl: 2048, osl: 64 };
+    const measured = [1, 4, 16].map((c) => pointOf(truth, c, undefined, long));
+    const layout = new ParameterLayout([], [], []);
+    const centre = toTransformed(catalog);
+    const sd = EFFICIENCY_NAMES.map((name) => deploymentPriorSd(name));
+    const trainError = async (noise: number) => {
+      const record = (x: readonly number[]) =>
+        Promise.resolve(measured.map((m) => pointOf(layout.factors(x, '', ''), m.concurrency, m.measured, long)));
+      const fitted = await fitByRounds(record, layout, { start: centre, rounds: 3, robustScale: Infinity, prior: { centre, sd }, noise });
+      const errors = fitted.points.flatMap((p) => [
+        Math.abs((p.trajectory.ttftMs as number) / p.measured.ttftMs - 1),
+        Math.abs((p.trajectory.itlMs as number) / p.measured.itlMs - 1),
+      ]);
+      return errors.reduce((a, b) => a + b, 0) / errors.length;
+    };
+    const before = measured.map((m) => pointOf(catalog, m.concurrency, m.measured, long));
+    const start = before.flatMap((p) => [
+      Math.abs((p.trajectory.ttftMs as number) / p.measured.ttftMs - 1),
+      Math.abs((p.trajectory.itlMs as number) / p.measured.itlMs - 1),
+    ]);
+    const startError = start.reduce((a, b) => a + b, 0) / start.length;
+    expect(startError).toBeGreaterThan(0.2);
+    // Read against the noise of a measured mean, the fit closes most of the gap; with raw log
+    // errors (noise 1) the priors hold the factors near the catalog's.
+    const withNoise = await trainError(MEASUREMENT_NOISE);
+    const raw = await trainError(1);
+    expect(withNoise).toBeLessThan(0.05);
+    expect(raw).toBeGreaterThan(3 * withNoise);
+  });
+
+  it('tells what the points say of each factor: nothing of an unused one, (frontend / TTFT)^2 / noise^2 of the frontend', () => {
+    const factors = { ...UNFITTED_EFFICIENCY, frontend_ms: 7 };
+    const points = [1, 2].map((c) => pointOf(factors, c));
+    const layout = new ParameterLayout([], [], []);
+    const x = toTransformed(factors);
+    const sd = x.map(() => 0.5);
+    const noise = 0.05;
+    const info = parameterInformation(points, layout, x, sd, noise);
+    const at = (name: string) => info[EFFICIENCY_NAMES.indexOf(name as (typeof EFFICIENCY_NAMES)[number])];
+    // A bf16 model never uses the FP4 peak: the posterior is the prior.
+    expect(at('fp4_compute').dataOverPrior).toBe(0);
+    expect(at('fp4_compute').posteriorSd).toBeCloseTo(0.5, 12);
+    // The frontend adds frontend_ms to TTFT and nothing to ITL, and d frontend_ms / d log(frontend_ms)
+    // = frontend_ms: d log TTFT / dz = 7 / TTFT at each point.
+    const expected = points.reduce((s, p) => s + (7 / (p.trajectory.ttftMs as number)) ** 2, 0) / noise ** 2;
+    expect(at('frontend_ms').dataOverPrior / 0.25).toBeCloseTo(expected, 3);
+    // The points only ever narrow a factor.
+    for (const v of info) expect(v.posteriorSd).toBeLessThanOrEqual(v.priorSd + 1e-12);
   });
 
   it('keeps a configuration from loading when its model is not in the catalog', () => {

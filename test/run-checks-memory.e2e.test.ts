@@ -14,7 +14,7 @@ const DIST = join(import.meta.dirname, '..', 'dist', 'src');
 const role = (extra: Record<string, unknown>) => ({ engine: { workers: { aggregated: extra } } });
 
 describe('the memory estimate', () => {
-  it('does not underestimate the prefix cache (measured, in a process with a collector to call)', () => {
+  it('does not underestimate the prefix cache (measured, in a process with a collector to call)', { timeout: 240_000 }, () => {
     // Typed-array memory of a run with the cache, against the same run without it, each after a
     // full collection: in a child process of the built package, started with --expose-gc.
     const session = { type: 'synthetic-session', turns: 4, new_input_tokens_per_turn: 200, output_tokens_per_turn: 50 };

@@ -140,19 +140,20 @@ describe('sweep run', () => {
       d,
       `grid:\n  engine.model: [tiny, '__fault:throw', '__fault:exit', '__fault:hang']\n  traffic.load.concurrency: [1, 2]\n`,
     );
-    const result = await runSweep({ ...quiet, sweepFile: sweep, outDir: out, poolThreads: 2, pointTimeoutS: 1 });
+    // 5 s: long enough for a point of the tiny model to finish on a loaded machine, short for a hang.
+    const result = await runSweep({ ...quiet, sweepFile: sweep, outDir: out, poolThreads: 2, pointTimeoutS: 5 });
     expect(result.ok).toBe(2);
     const byIndex = new Map(result.failed.map((f) => [f.index, f]));
     expect([...byIndex.keys()]).toEqual([2, 3, 4, 5, 6, 7]);
     for (const i of [2, 3]) expect(byIndex.get(i)).toMatchObject({ status: 'failed', error: 'test fault: thrown by the point' });
     for (const i of [4, 5]) expect(byIndex.get(i)).toMatchObject({ status: 'failed', error: 'pool thread exited with code 7' });
-    for (const i of [6, 7]) expect(byIndex.get(i)).toMatchObject({ status: 'timeout', error: 'timed out after 1 s (--point-timeout)' });
+    for (const i of [6, 7]) expect(byIndex.get(i)).toMatchObject({ status: 'timeout', error: 'timed out after 5 s (--point-timeout)' });
 
     const csv = read(join(out, 'summary.csv')).trimEnd().split('\n');
     expect(csv.slice(1).map((r) => r.split(',')[1])).toEqual(['ok', 'ok', 'failed', 'failed', 'failed', 'failed', 'timeout', 'timeout']);
 
     // Failed points are run again on the next run; finished ones are not.
-    const again = await runSweep({ ...quiet, sweepFile: sweep, outDir: out, poolThreads: 2, pointTimeoutS: 1 });
+    const again = await runSweep({ ...quiet, sweepFile: sweep, outDir: out, poolThreads: 2, pointTimeoutS: 5 });
     expect(again.alreadyDone).toBe(2);
     expect(again.ran).toBe(6);
     expect(lines(join(out, 'points.jsonl'))).toHaveLength(8);

@@ -411,12 +411,19 @@ export async function zeroShot(
 /** The text of an efficiency table file: a header saying what it was fitted on, then the table. */
 export function efficiencyFileText(
   table: EfficiencyTable,
-  fit: { points: readonly MeasuredPoint[]; rounds: readonly CatalogFitRound[]; load: SimLoadOptions; source: string },
+  fit: {
+    points: readonly MeasuredPoint[];
+    rounds: readonly CatalogFitRound[];
+    load: SimLoadOptions;
+    source: string;
+    /** The command that wrote it (default `servesim calibrate catalog`). */
+    command?: string;
+  },
 ): string {
   const last = fit.rounds[fit.rounds.length - 1];
   const header = [
     'Efficiency factors of roofline timing, per GPU and backend (docs/hardware-and-models.md).',
-    'Written by `servesim calibrate catalog` (npm run fit:catalog); rerun it rather than editing by hand.',
+    `Written by ${fit.command ?? '`servesim calibrate catalog` (npm run fit:catalog)'}; rerun it rather than editing by hand.`,
     `Fitted on ${fit.points.length} closed-loop points of ${new Set(fit.points.map((p) => p.label)).size} deployments of ${fit.source},`,
     `${fit.rounds.length} rounds of replays (${fit.load.requestsPerSlot} requests per slot, length ratio ${fit.load.rangeRatio}); replayed`,
     `at the factors below: TTFT avg MAPE ${last.replayed.ttft.toFixed(1)} %, ITL avg MAPE ${last.replayed.itl.toFixed(1)} % (in sample).`,

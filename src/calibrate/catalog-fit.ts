@@ -31,8 +31,32 @@ const SHARES = new Set<FactorName>(['compute', 'memory', 'link', 'attention']);
  */
 export const FACTOR_BOUNDS: Partial<Record<FactorName, number>> = { frontend_us_per_token: 2, frontend_us_per_inflight: 113 };
 
-/** Prior standard deviations (transformed space) of the global level, GPU, backend and pair effects. */
+/** Prior standard deviations (transformed space) of the global level, GPU, backend, pair and version-family effects. */
 export const FIT_PRIORS = { global: 1.5, hardware: 0.5, backend: 0.5, pair: 0.3, family: 0.3 } as const;
+
+/**
+ * How far each factor may stray, as multipliers of FIT_PRIORS (transformed space): the kernels'
+ * shares of the datasheet peaks are physics, close to what each GPU's kernels reach whatever the
+ * model (HBM reads reach 80-90 % of the datasheet's bandwidth on every engine), so their levels
+ * and effects are held closer than the host and client costs, which differ by engine, version
+ * and serving stack by factors of several.
+ */
+export const FACTOR_PRIOR_SCALE: Readonly<Record<FactorName, number>> = {
+  compute: 0.5,
+  memory: 0.3,
+  attention: 0.5,
+  fp8_compute: 0.3,
+  fp4_compute: 0.3,
+  link: 0.6,
+  collective_us: 0.8,
+  pass_overhead_ms: 1,
+  per_request_us: 1,
+  per_layer_us: 1,
+  moe: 0.6,
+  frontend_ms: 1,
+  frontend_us_per_token: 1,
+  frontend_us_per_inflight: 1,
+};
 
 /**
  * Scale of the Cauchy loss on log errors of the catalog fit: a point off by a factor e (172 %)
@@ -114,14 +138,15 @@ export class ParameterLayout {
     return [0, h < 0 ? -1 : K * (1 + h), b < 0 ? -1 : base + K * b, p < 0 ? -1 : pairBase + K * p, f < 0 ? -1 : familyBase + K * f];
   }
 
-  /** Prior standard deviation of parameter i. */
+  /** Prior standard deviation of parameter i: its block's, scaled by its factor's (FACTOR_PRIOR_SCALE). */
   priorSd(i: number): number {
     const block = Math.floor(i / K);
-    if (block === 0) return FIT_PRIORS.global;
-    if (block <= this.hardware.length) return FIT_PRIORS.hardware;
-    if (block <= this.hardware.length + this.backends.length) return FIT_PRIORS.backend;
-    if (block <= this.hardware.length + this.backends.length + this.pairs.length) return FIT_PRIORS.pair;
-    return FIT_PRIORS.family;
+    const scale = FACTOR_PRIOR_SCALE[FACTORS[i % K]];
+    if (block === 0) return FIT_PRIORS.global * scale;
+    if (block <= this.hardware.length) return FIT_PRIORS.hardware * scale;
+    if (block <= this.hardware.length + this.backends.length) return FIT_PRIORS.backend * scale;
+    if (block <= this.hardware.length + this.backends.length + this.pairs.length) return FIT_PRIORS.pair * scale;
+    return FIT_PRIORS.family * scale;
   }
 
   /** The parameter vector of the unfitted defaults (every effect 0). */
@@ -225,6 +250,13 @@ export function fitFactors(
     prior?: { centre: readonly number[]; sd: readonly number[] };
     /** Scale of the Cauchy loss (default ROBUST_SCALE; Infinity: least squares). */
     robustScale?: number;
+    /**
+     * Standard deviation of a measured value's log (its noise, default 1): the data residuals are
+     * divided by it, so that they weigh against the priors as evidence of that precision.
+     */
+    noise?: number;
+    /** Parameters held where they start (indices): the points cannot pin them down. */
+    held?: ReadonlySet<number>;
   } = {},
 ): FactorFit {
   const n = layout.size;
@@ -232,6 +264,8 @@ export function fitFactors(
   const sd = options.prior?.sd ?? Array.from({ length: n }, (_, i) => layout.priorSd(i));
   const scale = options.robustScale ?? ROBUST_SCALE;
   const robust = (v: number) => (Number.isFinite(scale) ? scale * scale * Math.log1p((v / scale) ** 2) : v * v);
+  const noise = options.noise ?? 1;
+  const held = options.held ?? new Set<number>();
   let x = [...(options.start ?? prior)];
   const maxIterations = options.maxIterations ?? 40;
   const tolerance = options.tolerance ?? 1e-6;
@@ -241,8 +275,8 @@ export function fitFactors(
     const r = new Float64Array(points.length * 2);
     points.forEach((p, i) => {
       const [t, l] = logErrors(p, layout.factors(params, p.hardware, p.backend, p.family));
-      r[2 * i] = t;
-      r[2 * i + 1] = l;
+      r[2 * i] = t / noise;
+      r[2 * i + 1] = l / noise;
     });
     return r;
   };
@@ -276,7 +310,7 @@ export function fitFactors(
         x[j] = saved + h;
         const [t, l] = logErrors(p, layout.factors(x, p.hardware, p.backend, p.family));
         x[j] = saved;
-        return [(t - r[2 * i]) / h, (l - r[2 * i + 1]) / h];
+        return [(t / noise - r[2 * i]) / h, (l / noise - r[2 * i + 1]) / h];
       });
       const wt = weight[2 * i];
       const wl = weight[2 * i + 1];
@@ -292,6 +326,15 @@ export function fitFactors(
       const w = 1 / sd[j];
       jtj.set(j, j, jtj.get(j, j) + w * w);
       jtr[j] += w * pr[j];
+    }
+    // A held parameter's row and column become the identity with no gradient: its step is 0.
+    for (const j of held) {
+      for (let k = 0; k < n; k++) {
+        jtj.set(j, k, 0);
+        jtj.set(k, j, 0);
+      }
+      jtj.set(j, j, 1);
+      jtr[j] = 0;
     }
     let improved = false;
     for (let attempt = 0; attempt < 8; attempt++) {
@@ -341,6 +384,10 @@ export interface FitRoundsOptions {
   rounds: number;
   prior?: { centre: readonly number[]; sd: readonly number[] };
   robustScale?: number;
+  /** As in `fitFactors`. */
+  noise?: number;
+  /** As in `fitFactors`, or chosen from the points replayed at the start. */
+  held?: ReadonlySet<number> | ((points: readonly FitPoint[]) => ReadonlySet<number>);
   /** Called after each round with its replayed loss and whether its step was taken. */
   log?: (round: FitRound) => void;
 }
@@ -358,6 +405,7 @@ export async function fitByRounds(
   options: FitRoundsOptions,
 ): Promise<{ x: number[]; points: FitPoint[]; loss: number; rounds: number }> {
   const scale = options.robustScale ?? ROBUST_SCALE;
+  const noise = options.noise ?? 1;
   const prior = options.prior ?? { centre: layout.start(), sd: Array.from({ length: layout.size }, (_, i) => layout.priorSd(i)) };
   const replayedLoss = (points: readonly FitPoint[], x: readonly number[]) => {
     let loss = 0;
@@ -366,7 +414,7 @@ export async function fitByRounds(
         [p.trajectory.ttftMs ?? 0, p.measured.ttftMs],
         [p.trajectory.itlMs ?? 0, p.measured.itlMs],
       ]) {
-        const r = Math.log(Math.max(sim, 1e-3) / measured);
+        const r = Math.log(Math.max(sim, 1e-3) / measured) / noise;
         loss += Number.isFinite(scale) ? scale * scale * Math.log1p((r / scale) ** 2) : r * r;
       }
     }
@@ -376,10 +424,11 @@ export async function fitByRounds(
   let x = [...options.start];
   let points = await record(x);
   let loss = replayedLoss(points, x);
+  const held = typeof options.held === 'function' ? options.held(points) : options.held;
   let rounds = 0;
   for (let round = 0; round < options.rounds; round++) {
     rounds++;
-    const fit = fitFactors(points, layout, { start: x, prior, robustScale: scale });
+    const fit = fitFactors(points, layout, { start: x, prior, robustScale: scale, noise, ...(held ? { held } : {}) });
     let accepted = false;
     let step = 1;
     for (let attempt = 0; attempt < 3 && !accepted; attempt++, step /= 2) {
@@ -397,4 +446,57 @@ export async function fitByRounds(
     if (!accepted) break;
   }
   return { x, points, loss, rounds };
+}
+
+/** What the points tell of each parameter, against what its prior says (`parameterInformation`). */
+export interface ParameterInformation {
+  /** Prior standard deviation (transformed space). */
+  priorSd: number;
+  /** Posterior standard deviation (transformed space): from (J^T J / noise^2 + prior precision)^-1. */
+  posteriorSd: number;
+  /** Information from the points alone over that of the prior (J^T J / noise^2 against 1 / sd^2, diagonal). */
+  dataOverPrior: number;
+}
+
+/**
+ * The Gauss-Newton information of the parameters at x: J of the log errors of every point (TTFT,
+ * ITL) by central differences, scaled by the noise, with the priors' precision added; the
+ * inverse's diagonal is each parameter's posterior variance (the standard error of the fit,
+ * correlations with the other parameters included).
+ */
+export function parameterInformation(
+  points: readonly FitPoint[],
+  layout: ParameterLayout,
+  x: readonly number[],
+  sd: readonly number[],
+  noise = 1,
+): ParameterInformation[] {
+  const n = layout.size;
+  const h = 1e-4;
+  const data = Matrix.zeros(n, n);
+  const at = [...x];
+  for (const p of points) {
+    const idx: number[] = [];
+    for (const offset of layout.blocks(p.hardware, p.backend, p.family)) if (offset >= 0) for (let k = 0; k < K; k++) idx.push(offset + k);
+    const grads = idx.map((j) => {
+      const saved = at[j];
+      at[j] = saved + h;
+      const up = logErrors(p, layout.factors(at, p.hardware, p.backend, p.family));
+      at[j] = saved - h;
+      const down = logErrors(p, layout.factors(at, p.hardware, p.backend, p.family));
+      at[j] = saved;
+      return [(up[0] - down[0]) / (2 * h * noise), (up[1] - down[1]) / (2 * h * noise)];
+    });
+    for (let a = 0; a < idx.length; a++)
+      for (let b = 0; b < idx.length; b++)
+        data.set(idx[a], idx[b], data.get(idx[a], idx[b]) + grads[a][0] * grads[b][0] + grads[a][1] * grads[b][1]);
+  }
+  const posterior = data.clone();
+  for (let j = 0; j < n; j++) posterior.set(j, j, posterior.get(j, j) + 1 / (sd[j] * sd[j]));
+  const covariance = solve(posterior, Matrix.eye(n, n));
+  return Array.from({ length: n }, (_, j) => ({
+    priorSd: sd[j],
+    posteriorSd: Math.sqrt(Math.max(covariance.get(j, j), 0)),
+    dataOverPrior: data.get(j, j) * sd[j] * sd[j],
+  }));
 }

@@ -28,7 +28,15 @@ import type { ScoreResult } from '../score/score-result.js';
 import { CalibrateUsageError, parseSelectionArgs, refuseUntrusted } from './arguments.js';
 import { calibrateEngine, type EngineCalibration } from './engine-calibration.js';
 import { freeConstants } from './engine-fit.js';
-import { calibrateRoofline, DEPLOYMENT_PRIOR_SD, type RooflineCalibration } from './roofline-calibration.js';
+import { autoForm, type FormChoice } from './fit-forms.js';
+import { stratumOf } from '../catalog/accuracy.js';
+import {
+  calibrateRoofline,
+  DEPLOYMENT_PRIOR_SD,
+  HELD_SHRINK,
+  MEASUREMENT_NOISE,
+  type RooflineCalibration,
+} from './roofline-calibration.js';
 import { round6, snippetYaml } from './fit-output.js';
 import {
   childObject,
@@ -149,8 +157,12 @@ export function engineFitJson(
     };
   }
   const trainMetrics: Record<string, { mape: number | null }> = {};
-  for (const metric of metrics) trainMetrics[metric.id] = { mape: calibration.trainScore.metrics[metric.id]?.mape ?? null };
+  for (const metric of metrics) {
+    const mape = calibration.trainScore.metrics[metric.id]?.mape;
+    trainMetrics[metric.id] = { mape: mape === undefined || mape === null ? null : round6(mape) };
+  }
   return {
+    form: 'linear',
     coefficients: coefficientsJson(best.constants, best.free),
     train: calibration.train.map((p) => p.key),
     holdout: { points: calibration.holdout.map((p) => p.key), metrics: holdoutMetrics },
@@ -236,26 +248,30 @@ function linearConstantLines(fitJson: Record<string, unknown>): string[] {
 
 /** The printed lines of the physics form's factors, beside the catalog's. */
 function rooflineFactorLines(calibration: RooflineCalibration): string[] {
+  const moved = (v: number) => `${v >= 0 ? '+' : ''}${v.toFixed(1)}`;
   return [
-    `  ${'factor'.padEnd(22)} ${'fitted'.padStart(10)} ${'catalog'.padStart(10)}`,
-    ...EFFICIENCY_NAMES.map(
-      (name) =>
-        `  ${name.padEnd(22)} ${fmt(calibration.factors[name], 4).padStart(10)} ${fmt(calibration.catalogFactors[name], 4).padStart(10)}`,
-    ),
-    `  (catalog: ${calibration.catalogSource}; docs/hardware-and-models.md explains each factor)`,
+    `  ${'factor'.padEnd(24)} ${'fitted'.padStart(10)} ${'catalog'.padStart(10)} ${'moved %'.padStart(8)} ${'SE %'.padStart(6)}`,
+    ...EFFICIENCY_NAMES.map((name) => {
+      const r = calibration.report[name];
+      const tail = r.held ? `${'-'.padStart(6)}  held` : r.sePct.toFixed(1).padStart(6);
+      return `  ${name.padEnd(24)} ${fmt(r.value, 4).padStart(10)} ${fmt(r.catalog, 4).padStart(10)} ${moved(r.movedPct).padStart(8)} ${tail}`;
+    }),
+    `  (catalog: ${calibration.catalogSource}; held: the training points barely inform it (posterior sd above ${HELD_SHRINK} x the prior's),`,
+    `  kept at the catalog's value; SE: standard error of the fitted value; docs/hardware-and-models.md explains each factor)`,
   ];
 }
 
 export function formatEngineText(
   calibration: FitPoints & { wallMs: number },
   metrics: readonly MetricName[],
-  headline: { form: string; replays: number; constantLines: string[] },
+  headline: { form: string; replays: number; constantLines: string[]; choice?: FormChoice },
   outDir: string | null,
 ): string {
   const lines: string[] = [];
   lines.push(
     `engine fit (${headline.form} form): ${calibration.train.length} training points, ${calibration.holdout.length} held out; ${headline.replays} replays, ${fmt(calibration.wallMs / 1000, 3)} s`,
   );
+  if (headline.choice !== undefined && headline.choice.requested === 'auto') lines.push(`form (--form auto): ${headline.choice.reason}`);
   lines.push('');
   lines.push(...headline.constantLines);
   lines.push('');
@@ -395,16 +411,17 @@ export async function runEngineCalibration(options: EngineCommandOptions): Promi
   const spread = options.simLoad?.rangeRatio === undefined ? spreadOfRuns(measured) : undefined;
   const load = resolveSimLoad(spread ? { ...options.simLoad, rangeRatio: spread.rangeRatio, lengths: 'mean' } : options.simLoad);
   if (spread) measuredSide.notes.push(spread.note);
-  let form = formOf(options.form ?? 'auto', loaded.config);
+  let choice = formOf(options.form ?? 'auto', loaded.config);
   // The physics form records trajectories of synthetic traffic; a request log is fitted in the linear form.
-  if (form === 'roofline' && loaded.config.traffic.source.type === 'trace') {
+  if (choice.form === 'roofline' && loaded.config.traffic.source.type === 'trace') {
     if (options.form === 'roofline')
       throw new CalibrateUsageError(
         `--form roofline: ${options.config} replays a request trace; the physics form fits synthetic load points (use --form linear)`,
       );
-    form = 'linear';
+    choice = { ...choice, form: 'linear', reason: 'the base config replays a request trace, and the physics form fits synthetic load points' };
     measuredSide.notes.push(`${shortPath(options.config)} replays a request trace: fitted in the linear form`);
   }
+  const form = choice.form;
   const guardNotes: string[] = [];
   const wanted = /^(?:lowest|highest):(\d+)$/.exec(options.train.trim());
   if (wanted !== null && trainIndices.length < Number(wanted[1])) {
@@ -434,7 +451,7 @@ export async function runEngineCalibration(options: EngineCommandOptions): Promi
     );
   }
   if (form === 'roofline') {
-    return runRooflineCalibration(options, loaded, measured, trainIndices, metrics, load, measuredSide.notes, guardNotes);
+    return runRooflineCalibration(options, loaded, measured, trainIndices, metrics, load, measuredSide.notes, guardNotes, choice);
   }
   const calibration = await calibrateEngine({
     base: loaded.config,
@@ -448,7 +465,11 @@ export async function runEngineCalibration(options: EngineCommandOptions): Promi
     refineIterations: options.refineIterations,
     ...(options.uniformPointWeights ? { pointWeights: null } : {}),
   });
-  const fitJson = engineFitJson(calibration, metrics, load, options.fitClient, options.refineIterations ?? 0);
+  const fitJson: Record<string, unknown> = {
+    form: 'linear',
+    form_choice: formChoiceJson(choice),
+    ...engineFitJson(calibration, metrics, load, options.fitClient, options.refineIterations ?? 0),
+  };
   fitJson.inputs = {
     config: shortPath(options.config),
     measured: options.measured.map(shortPath),
@@ -468,24 +489,25 @@ export async function runEngineCalibration(options: EngineCommandOptions): Promi
     formatEngineText(
       calibration,
       metrics,
-      { form: 'linear', replays: calibration.best.replays, constantLines: linearConstantLines(fitJson) },
+      { form: 'linear', replays: calibration.best.replays, constantLines: linearConstantLines(fitJson), choice },
       options.out,
     ) + guardNotes.map((note) => `note: ${note}\n`).join('');
   return { calibration, fitJson, files: written, text };
 }
 
 /**
- * The form of the fit: `roofline` (efficiency factors held near the catalog's) when the base
- * config's model and GPU are in the catalog, else `linear` (free coefficients).
+ * The form of the fit and why: as asked, or for `auto` the choice of `autoForm` (linear when the
+ * model or GPU is not in the catalog, else what the engine-fit benchmark found for the stratum).
  */
-export function formOf(form: 'auto' | 'roofline' | 'linear', base: RunConfig): 'roofline' | 'linear' {
-  const inCatalog = deploymentOf(base.engine, base.engine.workers.aggregated).deployment !== null;
-  if (form === 'roofline' && !inCatalog) {
+export function formOf(form: 'auto' | 'roofline' | 'linear', base: RunConfig): FormChoice {
+  const { deployment } = deploymentOf(base.engine, base.engine.workers.aggregated);
+  if (form === 'roofline' && deployment === null) {
     throw new CalibrateUsageError(
       `--form roofline needs engine.model and engine.hardware in the catalog (${base.engine.model} on ${base.engine.hardware}); servesim catalog lists them`,
     );
   }
-  return form === 'auto' ? (inCatalog ? 'roofline' : 'linear') : form;
+  if (form !== 'auto') return { requested: form, form, reason: `--form ${form}` };
+  return autoForm(deployment === null ? null : stratumOf(base.engine.backend, deployment.model.architecture.moe !== undefined));
 }
 
 async function runRooflineCalibration(
@@ -497,6 +519,7 @@ async function runRooflineCalibration(
   load: SimLoadOptions,
   notes: unknown,
   guardNotes: readonly string[],
+  choice: FormChoice,
 ): Promise<EngineCommandOutcome> {
   const calibration = await calibrateRoofline({
     base: loaded.config,
@@ -515,20 +538,37 @@ async function runRooflineCalibration(
   const efficiency = Object.fromEntries(EFFICIENCY_NAMES.map((name) => [name, round6(calibration.factors[name])]));
   const fitJson: Record<string, unknown> = {
     form: 'roofline',
+    form_choice: formChoiceJson(choice),
     efficiency: Object.fromEntries(
       EFFICIENCY_NAMES.map((name) => [
         name,
-        { value: round6(calibration.factors[name]), catalog: round6(calibration.catalogFactors[name]) },
+        {
+          value: round6(calibration.factors[name]),
+          catalog: round6(calibration.catalogFactors[name]),
+          moved_pct: round6(calibration.report[name].movedPct),
+          se_pct: calibration.report[name].held ? null : round6(calibration.report[name].sePct),
+          held_at_catalog: calibration.report[name].held,
+        },
       ]),
     ),
     catalog_entry: calibration.catalogSource,
     train: calibration.train.map((p) => p.key),
     holdout: { points: calibration.holdout.map((p) => p.key), metrics: holdoutMetrics },
-    train_fit: { metrics: Object.fromEntries(metrics.map((m) => [m.id, { mape: calibration.trainScore.metrics[m.id]?.mape ?? null }])) },
+    train_fit: {
+      metrics: Object.fromEntries(
+        metrics.map((m) => {
+          const mape = calibration.trainScore.metrics[m.id]?.mape;
+          return [m.id, { mape: mape === undefined || mape === null ? null : round6(mape) }];
+        }),
+      ),
+    },
     wall_ms: Math.round(calibration.wallMs),
     method: {
-      optimizer: 'Levenberg-Marquardt on log errors (Cauchy loss) with a Gaussian prior on each factor at the catalog value',
+      optimizer: 'Levenberg-Marquardt on log errors over the measurement noise, with a Gaussian prior on each factor at the catalog value',
       prior_sd: DEPLOYMENT_PRIOR_SD,
+      measurement_noise: MEASUREMENT_NOISE,
+      held_rule: `a factor whose posterior standard deviation at the start is above ${HELD_SHRINK} x its prior's (the training points barely inform it) is held at the catalog's value`,
+      standard_error: 'posterior, from (J^T J / noise^2 + prior precision)^-1 at the fitted factors',
       rounds: calibration.rounds,
       replays: calibration.replays,
       simulated_load: {
@@ -565,8 +605,13 @@ async function runRooflineCalibration(
     formatEngineText(
       calibration,
       metrics,
-      { form: 'physics', replays: calibration.replays, constantLines: rooflineFactorLines(calibration) },
+      { form: 'physics', replays: calibration.replays, constantLines: rooflineFactorLines(calibration), choice },
       options.out,
     ) + guardNotes.map((note) => `note: ${note}\n`).join('');
   return { calibration, fitJson, files: written, text };
+}
+
+/** fit.json's `form_choice`: the form asked for, the one fitted and why. */
+function formChoiceJson(choice: FormChoice): Record<string, unknown> {
+  return { requested: choice.requested, form: choice.form, reason: choice.reason };
 }

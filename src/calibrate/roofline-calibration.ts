@@ -17,12 +17,51 @@ import { metricValue, type PointKey, type ScorePoint } from '../score/points.js'
 import type { ScoreResult } from '../score/score-result.js';
 import { PointPool } from '../sweep/pool.js';
 import { TrajectoryPool } from './catalog-calibration.js';
-import { fitByRounds, isShare, ParameterLayout, toTransformed, type FitPoint } from './catalog-fit.js';
+import { FACTOR_BOUNDS, fitByRounds, isShare, ParameterLayout, parameterInformation, toTransformed, type FitPoint } from './catalog-fit.js';
 import { scoreOf, simulatePoints } from './engine-calibration.js';
 import { pointConfig, type SimLoadOptions } from './sim-load.js';
 
-/** Prior standard deviations in the fit's transformed space: shares (logit), costs (log). */
-export const DEPLOYMENT_PRIOR_SD = { share: 0.5, cost: 1.5 } as const;
+/**
+ * Prior standard deviations in the fit's transformed space: shares of a peak (logit) and the
+ * ratios of one peak to another (log: the FP8 and FP4 peaks' shares against the dense one, the
+ * expert kernels' against the dense GEMMs), which kernels reach alike on any model; costs (log:
+ * host and client costs, which differ by engine version and serving stack by factors of several).
+ */
+export const DEPLOYMENT_PRIOR_SD = { share: 0.5, ratio: 0.5, cost: 1.5 } as const;
+
+const RATIOS = new Set<string>(['fp8_compute', 'fp4_compute', 'moe']);
+
+/** The prior standard deviation of one factor in a deployment fit. */
+export function deploymentPriorSd(name: (typeof EFFICIENCY_NAMES)[number]): number {
+  return isShare(name) ? DEPLOYMENT_PRIOR_SD.share : RATIOS.has(name) ? DEPLOYMENT_PRIOR_SD.ratio : DEPLOYMENT_PRIOR_SD.cost;
+}
+
+/**
+ * Noise of a measured mean, as a standard deviation of its log: two runs of one load point differ
+ * by a few percent in TTFT avg and ITL avg. The log errors are divided by it, so that a 20 %
+ * miss at a training point (4 noise units) outweighs moving a factor by one prior standard
+ * deviation; unscaled, the priors held every factor at the catalog's value.
+ */
+export const MEASUREMENT_NOISE = 0.05;
+
+/**
+ * A factor is held at the catalog's value when the training points tell less of it than this
+ * share of what the prior does (posterior standard deviation above HELD_SHRINK x the prior's):
+ * moving it would only follow the noise.
+ */
+export const HELD_SHRINK = 0.9;
+
+/** One factor of a physics fit: its value, the catalog's, and how well the points pin it down. */
+export interface FactorReport {
+  value: number;
+  catalog: number;
+  /** Relative movement from the catalog's value, %. */
+  movedPct: number;
+  /** Standard error of the fitted value, % of the value (posterior, correlations included). */
+  sePct: number;
+  /** Whether the points could not pin it down and it was held at the catalog's value. */
+  held: boolean;
+}
 
 export interface RooflineCalibrationInput {
   base: RunConfig;
@@ -50,6 +89,8 @@ export interface RooflineCalibration {
   trainScore: ScoreResult;
   holdoutMape: Record<string, number | null>;
   rounds: Array<{ trainMapeReplayed: { ttft: number; itl: number }; iterations: number }>;
+  /** Per factor (EFFICIENCY_NAMES): movement, standard error, held or not. */
+  report: Record<string, FactorReport>;
   replays: number;
   wallMs: number;
 }
@@ -83,7 +124,7 @@ export async function calibrateRoofline(input: RooflineCalibrationInput): Promis
   try {
     const layout = new ParameterLayout([], [], []);
     const centre = toTransformed(catalog.factors);
-    const sd = EFFICIENCY_NAMES.map((name) => (isShare(name) ? DEPLOYMENT_PRIOR_SD.share : DEPLOYMENT_PRIOR_SD.cost));
+    const sd = EFFICIENCY_NAMES.map((name) => deploymentPriorSd(name));
     const rounds: RooflineCalibration['rounds'] = [];
     let replays = 0;
     const record = (x: readonly number[]): Promise<FitPoint[]> => {
@@ -111,11 +152,18 @@ export async function calibrateRoofline(input: RooflineCalibrationInput): Promis
         }),
       );
     };
+    let heldSet: ReadonlySet<number> = new Set();
     const result = await fitByRounds(record, layout, {
       start: centre,
       rounds: input.rounds ?? 3,
       prior: { centre, sd },
       robustScale: Infinity,
+      noise: MEASUREMENT_NOISE,
+      held: (startPoints) => {
+        const info = parameterInformation(startPoints, layout, centre, sd, MEASUREMENT_NOISE);
+        heldSet = new Set(info.flatMap((v, j) => (v.posteriorSd > HELD_SHRINK * v.priorSd ? [j] : [])));
+        return heldSet;
+      },
       log: (r) => {
         let ttftErr = 0;
         let itlErr = 0;
@@ -130,6 +178,21 @@ export async function calibrateRoofline(input: RooflineCalibrationInput): Promis
       },
     });
     const factors = layout.factors(result.x, '', '');
+    const info = parameterInformation(result.points, layout, result.x, sd, MEASUREMENT_NOISE);
+    const report: Record<string, FactorReport> = {};
+    EFFICIENCY_NAMES.forEach((name, j) => {
+      const value = factors[name];
+      // From the transformed space to the value: d log(value) = sd for a cost, (1 - share) sd for a share (logit).
+      const bound = FACTOR_BOUNDS[name];
+      const slope = bound !== undefined ? 1 - value / bound : isShare(name) ? 1 - value : 1;
+      report[name] = {
+        value,
+        catalog: catalog.factors[name],
+        movedPct: (value / catalog.factors[name] - 1) * 100,
+        sePct: heldSet.has(j) ? 0 : info[j].posteriorSd * slope * 100,
+        held: heldSet.has(j),
+      };
+    });
     const fitted = withFactors(input.base, factors);
     const simulated = await simulatePoints(points, fitted, input.baseDir, input.measured.map(keyOf), null, input.load);
     replays += simulated.length;
@@ -149,6 +212,7 @@ export async function calibrateRoofline(input: RooflineCalibrationInput): Promis
       trainScore,
       holdoutMape,
       rounds,
+      report,
       replays,
       wallMs: performance.now() - started,
     };

@@ -130,24 +130,26 @@ const fileSchema = z.strictObject({ default: factorsSchema, entries: z.array(ent
 export type EfficiencyTable = z.output<typeof fileSchema>;
 
 /**
- * Factors before any fit: typical shares of the peaks reached by well-tuned inference kernels,
- * a collective of about ten microseconds, a host cost of a couple of milliseconds per pass, a
- * few microseconds of kernel floor per layer. The starting point of the fit, and what a run gets
- * where `data/efficiency.yaml` is missing.
+ * Factors before any fit, the centres of the fit's priors: typical shares of the peaks reached
+ * by well-tuned inference kernels (matmuls about half the dense peak, HBM reads 85 % of the
+ * bandwidth, attention kernels less than matmuls), a collective of about fifteen microseconds,
+ * a millisecond of host time per pass and twenty microseconds per request, twenty microseconds
+ * of launches per layer of an eager pass, twenty milliseconds of client and server path. What a
+ * run gets where `data/efficiency.yaml` is missing.
  */
 export const UNFITTED_EFFICIENCY: EfficiencyFactors = {
-  compute: 0.5,
-  memory: 0.7,
+  compute: 0.55,
+  memory: 0.85,
   attention: 0.4,
-  fp8_compute: 1,
-  fp4_compute: 1,
+  fp8_compute: 0.9,
+  fp4_compute: 0.7,
   link: 0.5,
-  collective_us: 10,
-  pass_overhead_ms: 2,
-  per_request_us: 10,
+  collective_us: 15,
+  pass_overhead_ms: 1,
+  per_request_us: 20,
   per_layer_us: 20,
-  moe: 1,
-  frontend_ms: 5,
+  moe: 0.7,
+  frontend_ms: 20,
   frontend_us_per_token: 1,
   frontend_us_per_inflight: 20,
 };
