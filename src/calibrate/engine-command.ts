@@ -6,7 +6,7 @@
  * held out) and the scoring report of the held-out points (`score/report.html`, scores.csv,
  * scores.json, report.md).
  */
-import { join } from 'node:path';
+import { join, relative, resolve } from 'node:path';
 import { stringify as stringifyCsv } from 'csv-stringify/sync';
 import { stringify as stringifyYaml } from 'yaml';
 import { deploymentOf } from '../config/deployment.js';
@@ -312,13 +312,29 @@ export function formatEngineText(
 }
 
 /** The base config file's own object with the fitted constants (keeps its comments out, its keys in). */
-/** The base config as written: the YAML file, or the config of a vLLM request log. */
-function baseConfigObject(path: string): RawObject {
-  return (isVllmLog(path) ? vllmLogRawConfig(path) : readYamlFile(path, path)) as RawObject;
+/**
+ * The base config as written: the YAML file, or the config of a vLLM request log, whose trace path
+ * is then made relative to `outDir` (the fitted config is written there, and a relative path in a
+ * config is relative to its folder).
+ */
+function baseConfigObject(path: string, outDir?: string): RawObject {
+  if (!isVllmLog(path)) return readYamlFile(path, path) as RawObject;
+  const raw = vllmLogRawConfig(path) as RawObject;
+  if (outDir !== undefined) {
+    const source = childObject(childObject(raw, 'traffic'), 'source');
+    source.path = relative(resolve(outDir), resolve(path)) || '.';
+  }
+  return raw;
 }
 
-export function fittedConfigYaml(configPath: string, constants: EngineConstants, header: string, load: SimLoadOptions): string {
-  const raw = baseConfigObject(configPath);
+export function fittedConfigYaml(
+  configPath: string,
+  constants: EngineConstants,
+  header: string,
+  load: SimLoadOptions,
+  outDir?: string,
+): string {
+  const raw = baseConfigObject(configPath, outDir);
   return simLoadYaml(withConstants(raw, constants), header, load);
 }
 
@@ -418,7 +434,11 @@ export async function runEngineCalibration(options: EngineCommandOptions): Promi
       throw new CalibrateUsageError(
         `--form roofline: ${options.config} replays a request trace; the physics form fits synthetic load points (use --form linear)`,
       );
-    choice = { ...choice, form: 'linear', reason: 'the base config replays a request trace, and the physics form fits synthetic load points' };
+    choice = {
+      ...choice,
+      form: 'linear',
+      reason: 'the base config replays a request trace, and the physics form fits synthetic load points',
+    };
     measuredSide.notes.push(`${shortPath(options.config)} replays a request trace: fitted in the linear form`);
   }
   const form = choice.form;
@@ -480,7 +500,7 @@ export async function runEngineCalibration(options: EngineCommandOptions): Promi
   const header = `fitted by servesim calibrate engine on ${calibration.train.map((p) => formatKey(p.key)).join('; ')}\nfrom ${options.measured.join(', ')}`;
   const files: Array<[string, string]> = [
     ['fit.json', `${JSON.stringify(fitJson, null, 2)}\n`],
-    ['fitted-config.yaml', fittedConfigYaml(options.config, calibration.best.constants, header, load)],
+    ['fitted-config.yaml', fittedConfigYaml(options.config, calibration.best.constants, header, load, options.out)],
     ['snippet.yaml', snippetYaml(engineSnippet(calibration.best.constants), `engine fit; paste into a run config\n${header}`)],
     ['points.csv', pointsCsv(calibration, metrics)],
   ];
@@ -585,7 +605,7 @@ async function runRooflineCalibration(
   };
   if (guardNotes.length > 0) fitJson.notes = [...guardNotes];
   const header = `fitted by servesim calibrate engine (physics form) on ${calibration.train.map((p) => formatKey(p.key)).join('; ')}\nfrom ${options.measured.join(', ')}`;
-  const raw = baseConfigObject(options.config);
+  const raw = baseConfigObject(options.config, options.out);
   const engine = childObject(raw, 'engine');
   childObject(childObject(engine, 'workers'), 'aggregated').timing = { type: 'roofline', efficiency };
   const files: Array<[string, string]> = [
