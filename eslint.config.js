@@ -14,6 +14,7 @@ export const LAYERS = [
   ['core'],
   ['config', 'catalog', 'io'],
   ['replay.ts', 'replay-run.ts'],
+  ['serve'],
   ['sweep'],
   ['score'],
   ['calibrate'],

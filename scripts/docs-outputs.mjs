@@ -30,7 +30,7 @@
 //                                          measured on the machine the page names)
 // An output block holds exactly what its command printed, except for what depends on the
 // machine, which is compared as a placeholder (MASKS): wall times (`in 3.2 s`, `in 4.79 ms`,
-// `(18.73 us per token)`, `20 replays, 6.85 s`, fit.json's `wall_ms`). A block that differs only
+// `(18.73 us per token)`, `20 replays, 6.85 s`, fit.json's `wall_ms`, a response's `created`). A block that differs only
 // there is left as it is, so that refreshing does not churn the pages.
 //
 // calibration/README.md is a page too: its commands write calibration/fitted/, which is emptied
@@ -71,6 +71,8 @@ export const MASKS = [
   // calibrate engine's headline: `20 replays, 6.85 s`.
   [/(\d+ replays, )\d[\d,]*(?:\.\d+)? s\b/g, '$1<time> s'],
   [/("wall_ms": )\d+/g, '$1<time>'],
+  // An OpenAI response's creation time (servesim serve).
+  [/("created":)\d+/g, '$1<time>'],
 ];
 
 export function masked(text) {

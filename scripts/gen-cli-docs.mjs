@@ -27,6 +27,7 @@ export const COMMANDS = [
   ['catalog'],
   ['schema'],
   ['plan'],
+  ['serve'],
 ];
 
 export function helpText(args) {

@@ -74,7 +74,8 @@ type Cls =
   | 'sweep files and flags'
   | 'sweep state'
   | 'plan files'
-  | 'large YAML';
+  | 'large YAML'
+  | 'serve';
 
 type FileBody = string | Buffer;
 
@@ -2496,6 +2497,41 @@ add('plan files', [
     files: { 'plan.yaml': planFile(), ...earlierPlan('') },
     argv: plan(),
     expect: [join('out', '.lock'), 'in use by a running plan'],
+  },
+]);
+
+const serve = (...more: string[]) => ['serve', 'run.yaml', '--port', '0', ...more];
+
+add('serve', [
+  {
+    name: 'an unknown engine key',
+    files: { 'run.yaml': run({ engine: { bogus: 1 } }) },
+    argv: serve(),
+    expect: ['run.yaml', 'engine.bogus'],
+  },
+  {
+    name: 'serve --speed 0',
+    files: { 'run.yaml': run() },
+    argv: serve('--speed', '0'),
+    expect: ['--speed'],
+  },
+  {
+    name: 'serve --max-waiting 0',
+    files: { 'run.yaml': run() },
+    argv: serve('--max-waiting', '0'),
+    expect: ['--max-waiting'],
+  },
+  {
+    name: 'serve --tokenizer that is not JSON',
+    files: { 'run.yaml': run(), 'tokenizer.json': 'not json\n' },
+    argv: serve('--tokenizer', 'tokenizer.json'),
+    expect: ['tokenizer.json', /not JSON/],
+  },
+  {
+    name: 'serve --tokenizer that does not exist',
+    files: { 'run.yaml': run() },
+    argv: serve('--tokenizer', 'missing.json'),
+    expect: ['missing.json', 'ENOENT'],
   },
 ]);
 

@@ -29,6 +29,7 @@ import { CalibrateUsageError, parseSelectionArgs, refuseUntrusted } from './argu
 import { calibrateEngine, type EngineCalibration } from './engine-calibration.js';
 import { freeConstants } from './engine-fit.js';
 import { autoForm, type FormChoice } from './fit-forms.js';
+import { saturationNotes } from './saturation-notes.js';
 import { stratumOf } from '../catalog/accuracy.js';
 import {
   calibrateRoofline,
@@ -496,7 +497,8 @@ export async function runEngineCalibration(options: EngineCommandOptions): Promi
     select: options.select ?? [],
     notes: measuredSide.notes,
   };
-  if (guardNotes.length > 0) fitJson.notes = guardNotes;
+  const notes = [...guardNotes, ...saturationNotes(measured, calibration.simulated, loaded.config)];
+  if (notes.length > 0) fitJson.notes = notes;
   const header = `fitted by servesim calibrate engine on ${calibration.train.map((p) => formatKey(p.key)).join('; ')}\nfrom ${options.measured.join(', ')}`;
   const files: Array<[string, string]> = [
     ['fit.json', `${JSON.stringify(fitJson, null, 2)}\n`],
@@ -511,7 +513,7 @@ export async function runEngineCalibration(options: EngineCommandOptions): Promi
       metrics,
       { form: 'linear', replays: calibration.best.replays, constantLines: linearConstantLines(fitJson), choice },
       options.out,
-    ) + guardNotes.map((note) => `note: ${note}\n`).join('');
+    ) + notes.map((note) => `note: ${note}\n`).join('');
   return { calibration, fitJson, files: written, text };
 }
 
@@ -603,7 +605,8 @@ async function runRooflineCalibration(
     },
     inputs: { config: shortPath(options.config), measured: options.measured.map(shortPath), select: options.select ?? [], notes },
   };
-  if (guardNotes.length > 0) fitJson.notes = [...guardNotes];
+  const allNotes = [...guardNotes, ...saturationNotes(measured, calibration.simulated, loaded.config)];
+  if (allNotes.length > 0) fitJson.notes = allNotes;
   const header = `fitted by servesim calibrate engine (physics form) on ${calibration.train.map((p) => formatKey(p.key)).join('; ')}\nfrom ${options.measured.join(', ')}`;
   const raw = baseConfigObject(options.config, options.out);
   const engine = childObject(raw, 'engine');
@@ -627,7 +630,7 @@ async function runRooflineCalibration(
       metrics,
       { form: 'physics', replays: calibration.replays, constantLines: rooflineFactorLines(calibration), choice },
       options.out,
-    ) + guardNotes.map((note) => `note: ${note}\n`).join('');
+    ) + allNotes.map((note) => `note: ${note}\n`).join('');
   return { calibration, fitJson, files: written, text };
 }
 

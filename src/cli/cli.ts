@@ -14,6 +14,7 @@ import { planCommand } from './commands/plan.js';
 import { replayCommand } from './commands/replay.js';
 import { schemaCommand } from './commands/schema.js';
 import { scoreCommand } from './commands/score.js';
+import { serveCommand } from './commands/serve.js';
 import { makeSweepCommand, mergeHintCommand, type SweepCommandDeps } from './commands/sweep.js';
 
 /** Config problems listed one per line; past this many, the rest are counted (a wrong file can have thousands). */
@@ -90,6 +91,7 @@ export async function main(argv: string[], deps: CliDeps = {}): Promise<number> 
       .command(scoreCommand)
       .command(catalogCommand)
       .command(planCommand)
+      .command(serveCommand)
       .command(mergeHintCommand)
       .demandCommand(1, 'name a command (servesim --help lists them)')
       .strict()

@@ -185,6 +185,21 @@ export class EngineRank {
     if (this.lifecycle.listens) this.lifecycle.finished(this.index, id);
   }
 
+  /**
+   * Removes waiting request `id` (its client went away: vLLM aborts a waiting request at once;
+   * `Simulation.abortRequest`). A waiting request holds no blocks. False when it is not waiting here.
+   */
+  abortWaiting(id: number): boolean {
+    const waiting = this.waiting;
+    for (let i = 0; i < waiting.size; i++) {
+      if (waiting.at(i) !== id) continue;
+      waiting.removeAt(i);
+      if (this.lifecycle.listens) this.lifecycle.finished(this.index, id);
+      return true;
+    }
+    return false;
+  }
+
   // ---- The pass end ----------------------------------------------------------------------
 
   /**

@@ -71,6 +71,13 @@ export class IntDeque {
     this.count++;
   }
 
+  /** Removes the element at position `pos` (0 = front); later elements move forward by one. */
+  removeAt(pos: number): void {
+    const last = this.count - 1;
+    for (let i = pos; i < last; i++) this.buf[(this.head + i) & this.mask] = this.buf[(this.head + i + 1) & this.mask];
+    this.count = last;
+  }
+
   /** Overwrites the element at position i from the front (a policy reordering `waiting` in place). */
   set(i: number, value: number): void {
     this.buf[(this.head + i) & this.mask] = value;

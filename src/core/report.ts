@@ -11,7 +11,7 @@ import {
   type RequestRecord,
   type ReplaySummary,
 } from './report-types.js';
-import { Status } from './request-table.js';
+import { Status, type RequestTable } from './request-table.js';
 import type { ResolvedRun } from './run.js';
 import type { SimulationResult } from './simulation.js';
 import { summarizeValues, type Stats } from './stats.js';
@@ -207,39 +207,46 @@ export function buildRequestRecords(result: SimulationResult): RequestRecord[] {
   const records: RequestRecord[] = [];
   const withCache = result.prefixCache !== null;
   for (let id = 0; id < result.requestCount; id++) {
-    const sent = t.sentMs[id];
-    if (sent !== sent) continue;
-    const status = t.status[id] === Status.Completed ? 'completed' : t.status[id] === Status.Rejected ? 'rejected' : 'incomplete';
-    const count = t.received[id];
-    const valid = status === 'completed' && count > 0;
-    const ttft = valid ? t.firstReceivedMs[id] - sent : null;
-    const latency = valid ? t.lastReceivedMs[id] - sent : null;
-    const itl = valid && count >= 2 ? ((latency as number) - (ttft as number)) / (count - 1) : null;
-    records.push({
-      request_id: id,
-      session_id: t.sessionId[id],
-      turn_index: t.turnIndex[id],
-      status,
-      warmup: t.isWarmup[id] === 1,
-      sent_ms: sent,
-      tokenized_ms: orNull(t.tokenizedMs[id]),
-      queued_ms: orNull(t.tokenizedMs[id]),
-      first_scheduled_ms: orNull(t.firstScheduledMs[id]),
-      first_token_emitted_ms: orNull(t.firstEmittedMs[id]),
-      token_ms: result.tokenReceivedMs ? (result.tokenReceivedMs[id] ?? []) : [],
-      token_emitted_ms: result.tokenEmittedMs ? (result.tokenEmittedMs[id] ?? []) : [],
-      response_received_ms: orNull(t.responseReceivedMs[id]),
-      response_acted_ms: orNull(t.actedMs[id]),
-      input_tokens: t.prompt[id],
-      ...(withCache ? { cached_tokens: t.cachedTokens[id] } : {}),
-      output_tokens: count,
-      time_to_first_token: ttft,
-      time_to_second_token: valid && count >= 2 ? t.secondReceivedMs[id] - t.firstReceivedMs[id] : null,
-      request_latency: latency,
-      inter_token_latency: itl,
-      output_token_throughput_per_user: itl !== null && itl > 0 ? 1000 / itl : null,
-      e2e_output_token_throughput: latency !== null && latency > 0 ? count / (latency / 1000) : null,
-    });
+    if (t.sentMs[id] !== t.sentMs[id]) continue;
+    const tokenMs = result.tokenReceivedMs ? (result.tokenReceivedMs[id] ?? []) : [];
+    const emittedMs = result.tokenEmittedMs ? (result.tokenEmittedMs[id] ?? []) : [];
+    records.push(requestRecordOf(t, id, tokenMs, emittedMs, withCache));
   }
   return records;
+}
+
+/** One sent request's line of `requests.jsonl` (also written by a live engine's `--record`). */
+export function requestRecordOf(t: RequestTable, id: number, tokenMs: number[], emittedMs: number[], withCache: boolean): RequestRecord {
+  const sent = t.sentMs[id];
+  const status = t.status[id] === Status.Completed ? 'completed' : t.status[id] === Status.Rejected ? 'rejected' : 'incomplete';
+  const count = t.received[id];
+  const valid = status === 'completed' && count > 0;
+  const ttft = valid ? t.firstReceivedMs[id] - sent : null;
+  const latency = valid ? t.lastReceivedMs[id] - sent : null;
+  const itl = valid && count >= 2 ? ((latency as number) - (ttft as number)) / (count - 1) : null;
+  return {
+    request_id: id,
+    session_id: t.sessionId[id],
+    turn_index: t.turnIndex[id],
+    status,
+    warmup: t.isWarmup[id] === 1,
+    sent_ms: sent,
+    tokenized_ms: orNull(t.tokenizedMs[id]),
+    queued_ms: orNull(t.tokenizedMs[id]),
+    first_scheduled_ms: orNull(t.firstScheduledMs[id]),
+    first_token_emitted_ms: orNull(t.firstEmittedMs[id]),
+    token_ms: tokenMs,
+    token_emitted_ms: emittedMs,
+    response_received_ms: orNull(t.responseReceivedMs[id]),
+    response_acted_ms: orNull(t.actedMs[id]),
+    input_tokens: t.prompt[id],
+    ...(withCache ? { cached_tokens: t.cachedTokens[id] } : {}),
+    output_tokens: count,
+    time_to_first_token: ttft,
+    time_to_second_token: valid && count >= 2 ? t.secondReceivedMs[id] - t.firstReceivedMs[id] : null,
+    request_latency: latency,
+    inter_token_latency: itl,
+    output_token_throughput_per_user: itl !== null && itl > 0 ? 1000 / itl : null,
+    e2e_output_token_throughput: latency !== null && latency > 0 ? count / (latency / 1000) : null,
+  };
 }

@@ -60,6 +60,24 @@ export interface SimulationOptions {
    * reads the passes each request waited through; costs nothing when absent.
    */
   onPass?: (worker: number, startMs: number, endMs: number, view: PassView) => void;
+  /**
+   * Live driving (src/serve): called as each output token is emitted (pass end) and as it is
+   * received by the client (its detokenization job's end, possibly later than the clock), and
+   * when a whole response is received (`receiveEnd`). Cost nothing when absent.
+   */
+  onTokenEmitted?: (id: number, atMs: number) => void;
+  onTokenReceived?: (id: number, atMs: number) => void;
+  onResponseEnd?: (id: number, atMs: number) => void;
+}
+
+/** What a live driver reads of the engine for its gauges (`Simulation.readLoad`), summed over every rank. */
+export interface EngineLoad {
+  running: number;
+  waiting: number;
+  kvBlocksUsed: number;
+  /** 0 when the pool is unlimited. */
+  kvBlocksTotal: number;
+  preemptions: number;
 }
 
 export class Simulation implements TrafficSink {
@@ -102,6 +120,13 @@ export class Simulation implements TrafficSink {
   private readonly recordEmit: ((id: number, nowMs: number) => void) | null;
   private readonly checkInvariants: boolean;
   private readonly onPass: ((worker: number, startMs: number, endMs: number, view: PassView) => void) | null;
+  // Live driving (src/serve): see SimulationOptions and the methods at the end of the class.
+  private readonly onTokenReceived: ((id: number, atMs: number) => void) | null;
+  private readonly onResponseEnd: ((id: number, atMs: number) => void) | null;
+  /** Requests aborted before they reached a rank: dropped when they do (`enterScheduler`). */
+  private readonly abortedBeforeScheduler = new Set<number>();
+  /** Requests are injected (`injectRequest`): the traffic does not act on responses. */
+  private live = false;
 
   constructor(run: ResolvedRun, options: SimulationOptions = {}) {
     this.cfg = run;
@@ -150,9 +175,11 @@ export class Simulation implements TrafficSink {
     this.tokenReceivedMs = record ? [] : null;
     this.tokenEmittedMs = record ? [] : null;
     const emitted = this.tokenEmittedMs;
-    this.recordEmit = emitted === null ? null : (id, nowMs) => emitted[id].push(nowMs);
+    this.recordEmit = emitted === null ? (options.onTokenEmitted ?? null) : (id, nowMs) => emitted[id].push(nowMs);
     this.checkInvariants = options.checkInvariants === true;
     this.onPass = options.onPass ?? null;
+    this.onTokenReceived = options.onTokenReceived ?? null;
+    this.onResponseEnd = options.onResponseEnd ?? null;
   }
 
   /** One rank's KV store: the same class for every rank of the run. */
@@ -193,26 +220,7 @@ export class Simulation implements TrafficSink {
       const kind = events.peekKind();
       const target = events.peekTarget();
       events.pop();
-      switch (kind) {
-        case EventKind.PassEnd:
-          this.endPass(target);
-          break;
-        case EventKind.Tokenized:
-          this.enterScheduler(target);
-          break;
-        case EventKind.ClientAct:
-          this.act(target);
-          break;
-        case EventKind.Send:
-          this.traffic.onSend(target);
-          break;
-        case EventKind.SlotStart:
-          this.traffic.onSlotStart(target);
-          break;
-        case EventKind.FrontendDone:
-          this.reachServer(target);
-          break;
-      }
+      this.dispatch(kind, target);
     }
     let preemptions = 0;
     let queriedTokens = 0;
@@ -236,6 +244,30 @@ export class Simulation implements TrafficSink {
       tokenReceivedMs: this.tokenReceivedMs,
       tokenEmittedMs: this.tokenEmittedMs,
     };
+  }
+
+  /** Applies one event (shared by `run` and the live driver's `advanceBefore`). */
+  private dispatch(kind: number, target: number): void {
+    switch (kind) {
+      case EventKind.PassEnd:
+        this.endPass(target);
+        break;
+      case EventKind.Tokenized:
+        this.enterScheduler(target);
+        break;
+      case EventKind.ClientAct:
+        this.act(target);
+        break;
+      case EventKind.Send:
+        this.traffic.onSend(target);
+        break;
+      case EventKind.SlotStart:
+        this.traffic.onSlotStart(target);
+        break;
+      case EventKind.FrontendDone:
+        this.reachServer(target);
+        break;
+    }
   }
 
   private stallError(): Error {
@@ -299,6 +331,10 @@ export class Simulation implements TrafficSink {
   /** The request reaches a scheduler's `waiting` queue, on the rank the router picks. */
   private enterScheduler(id: number): void {
     const t = this.table;
+    if (this.abortedBeforeScheduler.size > 0 && this.abortedBeforeScheduler.delete(id)) {
+      this.endAborted(id);
+      return;
+    }
     t.tokenizedMs[id] = this.nowMs;
     const rank = this.router.route(id);
     t.rank[id] = rank;
@@ -312,7 +348,8 @@ export class Simulation implements TrafficSink {
   /** The client acts on a finished response (docs/client-path.md): the load generator sends what follows. */
   private act(id: number): void {
     this.table.actedMs[id] = this.nowMs;
-    this.traffic.onActed(id);
+    // A live request's client is real: the run's traffic sends nothing after it.
+    if (!this.live) this.traffic.onActed(id);
   }
 
   // ---- Engine (docs/replay-model.md, "Engine") ------------------------------------------------
@@ -505,6 +542,7 @@ export class Simulation implements TrafficSink {
     const isWarmup = t.isWarmup;
     const gaps = this.gaps;
     const tokenReceivedMs = this.tokenReceivedMs;
+    const onToken = this.onTokenReceived;
     const endOfCount = start + count;
     for (let k = start; k < endOfCount; k++) {
       const id = ids[k];
@@ -517,6 +555,7 @@ export class Simulation implements TrafficSink {
       }
       lastReceivedMs[id] = atMs;
       if (tokenReceivedMs !== null) tokenReceivedMs[id].push(atMs);
+      if (onToken !== null) onToken(id, atMs);
       if (n + 1 === t.generated[id] && t.status[id] === Status.EngineDone) this.receiveEnd(id, atMs);
     }
   }
@@ -534,6 +573,7 @@ export class Simulation implements TrafficSink {
     const isWarmup = t.isWarmup;
     const gaps = this.gaps;
     const tokenReceivedMs = this.tokenReceivedMs;
+    const onToken = this.onTokenReceived;
     const capMs = this.cfg.capMs;
     for (let k = 0; k < count; k++) {
       const atMs = atMsEach[k];
@@ -548,6 +588,7 @@ export class Simulation implements TrafficSink {
       }
       lastReceivedMs[id] = atMs;
       if (tokenReceivedMs !== null) tokenReceivedMs[id].push(atMs);
+      if (onToken !== null) onToken(id, atMs);
       if (n + 1 === t.generated[id] && t.status[id] === Status.EngineDone) this.receiveEnd(id, atMs);
     }
   }
@@ -580,6 +621,7 @@ export class Simulation implements TrafficSink {
     const isWarmup = t.isWarmup;
     const gaps = this.gaps;
     const tokenReceivedMs = this.tokenReceivedMs;
+    const onToken = this.onTokenReceived;
     const capMs = this.cfg.capMs;
     const ids = out.emitted;
     const emittedServer = out.emittedServer;
@@ -596,6 +638,7 @@ export class Simulation implements TrafficSink {
       }
       lastReceivedMs[id] = atMs;
       if (tokenReceivedMs !== null) tokenReceivedMs[id].push(atMs);
+      if (onToken !== null) onToken(id, atMs);
       if (n + 1 === t.generated[id] && t.status[id] === Status.EngineDone) this.receiveEnd(id, atMs);
     }
   }
@@ -609,6 +652,7 @@ export class Simulation implements TrafficSink {
     t.responseReceivedMs[id] = now;
     if (t.status[id] !== Status.Rejected) t.status[id] = Status.Completed;
     if (now > this.lastResponseMs) this.lastResponseMs = now;
+    if (this.onResponseEnd !== null) this.onResponseEnd(id, now);
     const others = --this.inFlight;
     const overhead = this.cfg.responseOverhead;
     let actMs = now;
@@ -617,5 +661,108 @@ export class Simulation implements TrafficSink {
       if (t.status[id] !== Status.Rejected) actMs += overhead.perOutputTokenMs * t.received[id];
     }
     this.events.push(actMs, EventKind.ClientAct, id);
+  }
+
+  // ---- Live driving (src/serve, docs/serving.md) ------------------------------------------------
+  //
+  // The same kernel, advanced by a caller that follows a real clock. The run's traffic is a trace
+  // of no rows at its timestamps (it sends nothing by itself); requests are injected as they
+  // arrive, with ids in arrival order as a trace's rows have, so that a recorded session replays
+  // offline to the same times. The caller advances the clock in bounded steps and never injects
+  // a request before the bound it last advanced to. These methods and the `on*` options are the
+  // kernel's whole live surface.
+
+  /**
+   * A request arriving at `atMs` (at or after the last `advanceBefore` bound) with these
+   * lengths; returns its id. It is sent by a `Send` event at `atMs`, in the arrival phase of
+   * that instant, exactly as a trace row at that timestamp would be.
+   */
+  injectRequest(promptTokens: number, outputTokens: number, atMs: number): number {
+    this.live = true;
+    const id = this.createRequest();
+    const t = this.table;
+    t.prompt[id] = promptTokens;
+    t.outputLen[id] = outputTokens;
+    t.sessionId[id] = id;
+    t.turnIndex[id] = 0;
+    t.slot[id] = 0;
+    this.events.push(atMs, EventKind.Send, id);
+    return id;
+  }
+
+  /**
+   * Processes the events before `untilMs` (strictly: a request injected at `untilMs` still takes
+   * its place among the events of its instant), starting passes as `run` does, at most
+   * `maxEvents` of them. Returns true when events before `untilMs` are left (call again).
+   */
+  advanceBefore(untilMs: number, maxEvents: number): boolean {
+    const events = this.events;
+    let budget = maxEvents;
+    for (;;) {
+      if (events.size === 0 || events.peekTimeMs() > this.nowMs) {
+        if (this.toStartCount > 0) {
+          this.startPasses();
+          continue;
+        }
+        if (events.size === 0 || events.peekTimeMs() >= untilMs) return false;
+        this.nowMs = events.peekTimeMs();
+      }
+      if (budget-- === 0) return true;
+      const kind = events.peekKind();
+      const target = events.peekTarget();
+      events.pop();
+      this.dispatch(kind, target);
+    }
+  }
+
+  /** Time of the next event, Infinity when none is queued. */
+  get nextEventMs(): number {
+    return this.events.size > 0 ? this.events.peekTimeMs() : Infinity;
+  }
+
+  /** The engine's state now, summed over every rank, into `out`. */
+  readLoad(out: EngineLoad): void {
+    out.running = 0;
+    out.waiting = 0;
+    out.kvBlocksUsed = 0;
+    out.kvBlocksTotal = 0;
+    out.preemptions = 0;
+    for (const rank of this.ranks) {
+      out.running += rank.runningCount;
+      out.waiting += rank.waiting.size;
+      out.kvBlocksUsed += rank.store.usedBlocks;
+      out.kvBlocksTotal += rank.store.totalBlocks;
+      out.preemptions += rank.preemptionCount;
+    }
+  }
+
+  /**
+   * Aborts request `id` (its client went away; vLLM's abort): one not yet on a rank is dropped
+   * when it reaches the scheduler, a waiting one leaves `waiting` at once; a running one has its
+   * output cut to what it has generated, so it leaves `running` and frees its KV blocks at its
+   * next pass end through the ordinary finish path (a rank may be in a pass, and every batch
+   * policy already handles a request that finishes), emitting nothing more. Nothing to do once
+   * it has left the engine.
+   */
+  abortRequest(id: number): void {
+    const t = this.table;
+    switch (t.status[id]) {
+      case Status.Created:
+      case Status.Tokenizing:
+        this.abortedBeforeScheduler.add(id);
+        break;
+      case Status.Waiting:
+        if (this.ranks[t.rank[id]].abortWaiting(id)) this.endAborted(id);
+        break;
+      case Status.Running:
+        t.outputLen[id] = t.generated[id];
+        break;
+    }
+  }
+
+  /** An aborted request that left the engine without finishing: it is no longer in flight. */
+  private endAborted(id: number): void {
+    this.table.status[id] = Status.Rejected;
+    this.inFlight--;
   }
 }
