@@ -7,11 +7,11 @@
  * runs the simulation and builds the summary.
  */
 import { statSync } from 'node:fs';
-import { resolve as resolvePath } from 'node:path';
+import { join, resolve as resolvePath } from 'node:path';
 import { ConfigError, InputError } from './config/errors.js';
 import { MAX_COST, formatCount } from './config/limits.js';
 import { checkRunResources, everyTraceRowRejected } from './config/run-checks.js';
-import type { RunConfig } from './config/types.js';
+import type { RunConfig, TraceSourceConfig } from './config/types.js';
 import { accuracyFor } from './catalog/accuracy.js';
 import type { Price } from './config/cost.js';
 import { catalogPrice, deploymentOf, deploymentSummary } from './config/deployment.js';
@@ -20,8 +20,11 @@ import { resolveRun } from './config/resolve.js';
 import type { TraceRows } from './core/run.js';
 import { replayPrepared, type PreparedRun, type ReplayResult } from './replay-run.js';
 import { readMooncakeTrace, type MooncakeTrace } from './io/read-mooncake.js';
-import { unreadableReason } from './io/read-text.js';
 import { poolOf, roleOf } from './config/roles.js';
+import { readVllmLog, type VllmLog } from './io/read-vllm-log.js';
+import { isFolder, unreadableReason } from './io/read-text.js';
+import { readProfileTiming } from './io/read-profile-timing.js';
+import type { ProfileTiming } from './core/timing/profile.js';
 
 export interface ReplayOptions {
   /** Folder that relative paths in the config (the trace) are resolved against. */
@@ -41,21 +44,48 @@ export interface ReplayOptions {
    * of `engine.hardware`, and no cost when the catalog has none.
    */
   pricePerGpuHour?: number;
+  /**
+   * The tables of `timing: {type: profile}` already in memory (a model just built from a layer
+   * profile): used instead of reading the file the config names.
+   */
+  profileTiming?: ProfileTiming;
 }
 
 export { replayPrepared, type PreparedRun, type ReplayResult } from './replay-run.js';
 
-type LoadedTrace = MooncakeTrace;
+type LoadedTrace = MooncakeTrace | VllmLog;
 const traceCache = new Map<string, { key: string; rows: LoadedTrace }>();
 
-function loadTrace(path: string, label: string, blockSize: number, skipInvalid: boolean): LoadedTrace {
+function loadTrace(path: string, label: string, source: TraceSourceConfig, skipInvalid: boolean): LoadedTrace {
   const stat = statSync(path);
-  const key = `${stat.size}:${stat.mtimeMs}:${blockSize}:${skipInvalid}`;
+  const key = `${source.format}:${stat.size}:${stat.mtimeMs}:${source.block_size}:${skipInvalid}`;
   const cached = traceCache.get(path);
   if (cached && cached.key === key) return cached.rows;
-  const rows = readMooncakeTrace(path, { blockSize, skipInvalid, label });
+  const rows =
+    source.format === 'vllm-log'
+      ? readVllmLog(path, { blockTokens: source.block_size, skipInvalid, label })
+      : readMooncakeTrace(path, { blockSize: source.block_size, skipInvalid, label });
   traceCache.set(path, { key, rows });
   return rows;
+}
+
+const profileCache = new Map<string, { key: string; spec: ProfileTiming }>();
+
+/** The tables of `timing: {type: profile}`, read once per process per file version (sweeps time many points with one). */
+function loadProfileTiming(config: RunConfig, baseDir: string, label: string): ProfileTiming | null {
+  const timing = config.engine.workers.aggregated.timing;
+  if (timing.type !== 'profile') return null;
+  const path = resolvePath(baseDir, timing.path);
+  const unreadable = unreadableReason(path);
+  if (unreadable !== null)
+    throw new ConfigError(label, 'engine.workers.aggregated.timing.path', `${timing.path}: ${unreadable} (looked for ${path})`);
+  const stat = statSync(path);
+  const key = `${stat.size}:${stat.mtimeMs}`;
+  const cached = profileCache.get(path);
+  if (cached && cached.key === key) return cached.spec;
+  const spec = readProfileTiming(path, timing.path);
+  profileCache.set(path, { key, spec });
+  return spec;
 }
 
 /** With chunked prefill off, every prompt must fit one pass (docs/config.md): checked per trace row. */
@@ -85,10 +115,16 @@ export function prepareRun(config: RunConfig, options: ReplayOptions): PreparedR
   const label = options.label ?? 'config';
   const source = config.traffic.source;
   if (source.type === 'trace') {
-    const path = resolvePath(options.baseDir, source.path);
+    let path = resolvePath(options.baseDir, source.path);
+    let fileLabel = source.path;
+    // A vLLM request log may be named by its folder: its requests.jsonl is the trace.
+    if (source.format === 'vllm-log' && isFolder(path)) {
+      path = join(path, 'requests.jsonl');
+      fileLabel = join(source.path, 'requests.jsonl');
+    }
     const unreadable = unreadableReason(path);
-    if (unreadable !== null) throw new ConfigError(label, 'traffic.source.path', `${source.path}: ${unreadable} (looked for ${path})`);
-    trace = loadTrace(path, source.path, source.block_size, options.skipInvalidTraceRows === true);
+    if (unreadable !== null) throw new ConfigError(label, 'traffic.source.path', `${fileLabel}: ${unreadable} (looked for ${path})`);
+    trace = loadTrace(path, fileLabel, source, options.skipInvalidTraceRows === true);
     traceLabel = source.path;
     checkTracePrompts(config, trace, source.path);
     const limit = 'requests' in config.traffic.stop ? config.traffic.stop.requests : trace.rows;
@@ -104,7 +140,7 @@ export function prepareRun(config: RunConfig, options: ReplayOptions): PreparedR
     aiperf: options.aiperf,
   });
   if (resources.length > 0) throw new ConfigError(label, resources[0].path, resources[0].reason);
-  const run = resolveRun(config, trace);
+  const run = resolveRun(config, trace, options.profileTiming ?? loadProfileTiming(config, options.baseDir, label));
   const role = roleOf(config.engine, 'aggregated');
   const blocks = poolOf(run, 'aggregated').kv.blocksPerRank;
   const deployment = deploymentSummary(config.engine, role, blocks > 0 ? blocks : null);

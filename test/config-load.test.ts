@@ -269,7 +269,7 @@ describe('parseRunConfig rules', () => {
     [
       'an unknown timing type',
       role({ timing: { type: 'analytic' } }),
-      'run.yaml: engine.workers.aggregated.timing.type: must be one of fixed, polynomial, linear, roofline, got "analytic"',
+      'run.yaml: engine.workers.aggregated.timing.type: must be one of fixed, polynomial, linear, roofline, profile, got "analytic"',
     ],
     [
       'a synthetic prompt over the budget without chunked prefill',
@@ -332,7 +332,7 @@ describe('parseRunConfig rules', () => {
     [
       'a trace in another format',
       { traffic: { source: { type: 'trace', path: 'a.csv', format: 'azure' } } },
-      'run.yaml: traffic.source.format: must be mooncake, got "azure"',
+      'run.yaml: traffic.source.format: must be mooncake or vllm-log, got "azure"',
     ],
     [
       'concurrency of 0',

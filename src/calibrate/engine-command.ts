@@ -6,12 +6,14 @@
  * held out) and the scoring report of the held-out points (`score/report.html`, scores.csv,
  * scores.json, report.md).
  */
-import { join } from 'node:path';
+import { join, relative, resolve } from 'node:path';
 import { stringify as stringifyCsv } from 'csv-stringify/sync';
 import { stringify as stringifyYaml } from 'yaml';
 import { deploymentOf } from '../config/deployment.js';
 import { LINEAR_TERMS } from '../config/linear-timing.js';
 import { loadRunConfig, readYamlFile, type LoadedRunConfig } from '../config/load.js';
+import { loadVllmLogRunConfig, vllmLogRawConfig } from '../config/vllm-log-config.js';
+import { isVllmLog } from '../io/read-vllm-log.js';
 import type { RunConfig } from '../config/types.js';
 import { EFFICIENCY_NAMES } from '../catalog/efficiency.js';
 import { parseMappingArguments } from '../io/read-tabular.js';
@@ -312,8 +314,29 @@ export function formatEngineText(
 }
 
 /** The base config file's own object with the fitted constants (keeps its comments out, its keys in). */
-export function fittedConfigYaml(configPath: string, constants: EngineConstants, header: string, load: SimLoadOptions): string {
-  const raw = readYamlFile(configPath, configPath) as RawObject;
+/**
+ * The base config as written: the YAML file, or the config of a vLLM request log, whose trace path
+ * is then made relative to `outDir` (the fitted config is written there, and a relative path in a
+ * config is relative to its folder).
+ */
+function baseConfigObject(path: string, outDir?: string): RawObject {
+  if (!isVllmLog(path)) return readYamlFile(path, path) as RawObject;
+  const raw = vllmLogRawConfig(path) as RawObject;
+  if (outDir !== undefined) {
+    const source = childObject(childObject(raw, 'traffic'), 'source');
+    source.path = relative(resolve(outDir), resolve(path)) || '.';
+  }
+  return raw;
+}
+
+export function fittedConfigYaml(
+  configPath: string,
+  constants: EngineConstants,
+  header: string,
+  load: SimLoadOptions,
+  outDir?: string,
+): string {
+  const raw = baseConfigObject(configPath, outDir);
   return simLoadYaml(withConstants(raw, constants), header, load);
 }
 
@@ -364,7 +387,10 @@ export function engineSnippet(constants: EngineConstants): Record<string, unknow
 export async function runEngineCalibration(options: EngineCommandOptions): Promise<EngineCommandOutcome> {
   checkEngineFlags(options);
   checkOutputDir(options.out);
-  const loaded = loadRunConfig(options.config, options.sets ?? []);
+  // A vLLM request log is a base config of its own: its engine (meta.json) and its requests.
+  const loaded = isVllmLog(options.config)
+    ? loadVllmLogRunConfig(options.config, options.sets ?? [])
+    : loadRunConfig(options.config, options.sets ?? []);
   let mapping: Record<string, string>;
   let metrics: MetricName[];
   try {
@@ -403,7 +429,20 @@ export async function runEngineCalibration(options: EngineCommandOptions): Promi
   const spread = options.simLoad?.rangeRatio === undefined ? spreadOfRuns(measured) : undefined;
   const load = resolveSimLoad(spread ? { ...options.simLoad, rangeRatio: spread.rangeRatio, lengths: 'mean' } : options.simLoad);
   if (spread) measuredSide.notes.push(spread.note);
-  const choice = formOf(options.form ?? 'auto', loaded.config);
+  let choice = formOf(options.form ?? 'auto', loaded.config);
+  // The physics form records trajectories of synthetic traffic; a request log is fitted in the linear form.
+  if (choice.form === 'roofline' && loaded.config.traffic.source.type === 'trace') {
+    if (options.form === 'roofline')
+      throw new CalibrateUsageError(
+        `--form roofline: ${options.config} replays a request trace; the physics form fits synthetic load points (use --form linear)`,
+      );
+    choice = {
+      ...choice,
+      form: 'linear',
+      reason: 'the base config replays a request trace, and the physics form fits synthetic load points',
+    };
+    measuredSide.notes.push(`${shortPath(options.config)} replays a request trace: fitted in the linear form`);
+  }
   const form = choice.form;
   const guardNotes: string[] = [];
   const wanted = /^(?:lowest|highest):(\d+)$/.exec(options.train.trim());
@@ -464,7 +503,7 @@ export async function runEngineCalibration(options: EngineCommandOptions): Promi
   const header = `fitted by servesim calibrate engine on ${calibration.train.map((p) => formatKey(p.key)).join('; ')}\nfrom ${options.measured.join(', ')}`;
   const files: Array<[string, string]> = [
     ['fit.json', `${JSON.stringify(fitJson, null, 2)}\n`],
-    ['fitted-config.yaml', fittedConfigYaml(options.config, calibration.best.constants, header, load)],
+    ['fitted-config.yaml', fittedConfigYaml(options.config, calibration.best.constants, header, load, options.out)],
     ['snippet.yaml', snippetYaml(engineSnippet(calibration.best.constants), `engine fit; paste into a run config\n${header}`)],
     ['points.csv', pointsCsv(calibration, metrics)],
   ];
@@ -570,7 +609,7 @@ async function runRooflineCalibration(
   const allNotes = [...guardNotes, ...saturationNotes(measured, calibration.simulated, loaded.config)];
   if (allNotes.length > 0) fitJson.notes = allNotes;
   const header = `fitted by servesim calibrate engine (physics form) on ${calibration.train.map((p) => formatKey(p.key)).join('; ')}\nfrom ${options.measured.join(', ')}`;
-  const raw = readYamlFile(options.config, options.config) as RawObject;
+  const raw = baseConfigObject(options.config, options.out);
   const engine = childObject(raw, 'engine');
   childObject(childObject(engine, 'workers'), 'aggregated').timing = { type: 'roofline', efficiency };
   const files: Array<[string, string]> = [

@@ -14,7 +14,7 @@
  */
 import { parseRunConfig } from '../config/load.js';
 import type { LinearTimingConfig, RunConfig } from '../config/types.js';
-import type { PointKey } from '../score/points.js';
+import { logKeyOf, type PointKey } from '../score/points.js';
 import { roleOf } from '../config/roles.js';
 
 export interface SimLoadOptions {
@@ -144,6 +144,12 @@ export function pointConfig(base: RunConfig, key: PointKey, constants: EngineCon
   if (constants !== null && constants.client_delay_ms > 0)
     config.engine.frontend = { ...config.engine.frontend, base_ms: constants.client_delay_ms };
   const source = config.traffic.source;
+  // A vLLM request log is replayed as it was: its own requests at their own arrival times.
+  if (typeof key.log === 'string' && source.type === 'trace' && source.format === 'vllm-log') {
+    if (logKeyOf(source.path) !== key.log)
+      throw new Error(`point log=${key.log}: the base config replays the log ${logKeyOf(source.path)}; give that log as --config`);
+    return parseRunConfig(config, 'calibrate engine (simulated point)');
+  }
   const isl = typeof key.isl === 'number' ? key.isl : source.type === 'synthetic' ? source.input_tokens : undefined;
   const osl = typeof key.osl === 'number' ? key.osl : source.type === 'synthetic' ? source.output_tokens : undefined;
   if (isl === undefined || osl === undefined)

@@ -17,7 +17,7 @@ import type {
   RouterSpec,
   TraceRows,
 } from '../core/run.js';
-import type { TimingSpec } from '../core/timing/timing-spec.js';
+import type { ProfileTiming, TimingSpec } from '../core/timing/timing-spec.js';
 import { frontendOf, rooflineOf } from './deployment.js';
 import { kvBlocksPerRank } from './kv-capacity.js';
 import { linearTimingSpec } from './linear-timing.js';
@@ -36,10 +36,17 @@ export interface TraceInput extends TraceRows {
 
 /**
  * The timing provider of a config in the core's units (ms per unit). Roofline timing needs the
- * engine and worker role it times (the catalog's model and GPU, the precision, the parallelism).
+ * engine and worker role it times (the catalog's model and GPU, the precision, the parallelism);
+ * profile timing its tables, read from the file it names (`io/read-profile-timing.ts`).
  */
-export function timingSpec(config: TimingConfig, context?: { engine: EngineConfig; role: WorkerRoleConfig }): TimingSpec {
+export function timingSpec(
+  config: TimingConfig,
+  context?: { engine: EngineConfig; role: WorkerRoleConfig; profile?: ProfileTiming | null },
+): TimingSpec {
   switch (config.type) {
+    case 'profile':
+      if (!context?.profile) throw new Error('profile timing needs its tables, read from the file it names');
+      return context.profile;
     case 'roofline':
       if (context === undefined) throw new Error('roofline timing needs the engine it times');
       return { type: 'roofline', ...rooflineOf(context.engine, context.role) };
@@ -182,7 +189,12 @@ function prefixKeys(config: RunConfig, role: WorkerRoleConfig, trace: TraceInput
 }
 
 /** The pool of engine workers of one worker role. */
-function resolvePool(config: RunConfig, { name, config: role }: WorkerRole, trace: TraceInput | null): ResolvedPool {
+function resolvePool(
+  config: RunConfig,
+  { name, config: role }: WorkerRole,
+  trace: TraceInput | null,
+  profile: ProfileTiming | null,
+): ResolvedPool {
   // The loader guarantees at least one block for a limited pool; 0 stands for unlimited here.
   const blocks = kvBlocksPerRank(config.engine, role) ?? 0;
   const contextLimit = config.engine.context_length === 'max' ? Infinity : config.engine.context_length;
@@ -199,13 +211,13 @@ function resolvePool(config: RunConfig, { name, config: role }: WorkerRole, trac
       lengthLimit: Math.min(contextLimit, kvLimit),
     },
     kv: { blockSize: role.kv_cache.block_size, blocksPerRank: blocks, prefixCache: prefixKeys(config, role, trace) },
-    timing: timingSpec(role.timing, { engine: config.engine, role }),
+    timing: timingSpec(role.timing, { engine: config.engine, role, profile }),
     policy: policySpec(config, role, trace),
     router: routerSpec(config.engine.router),
   };
 }
 
-export function resolveRun(config: RunConfig, trace: TraceInput | null): ResolvedRun {
+export function resolveRun(config: RunConfig, trace: TraceInput | null, profile: ProfileTiming | null = null): ResolvedRun {
   const tok = config.engine.tokenization;
   const tokenization: FifoStage | null =
     tok && (tok.base_ms > 0 || tok.per_input_us > 0)
@@ -286,7 +298,7 @@ export function resolveRun(config: RunConfig, trace: TraceInput | null): Resolve
   if (source.kind === 'trace') maxRequests = Math.min(maxRequests, source.trace.rows);
 
   return {
-    pools: workerRoles(config.engine).map((role) => resolvePool(config, role, trace)),
+    pools: workerRoles(config.engine).map((role) => resolvePool(config, role, trace, profile)),
     frontendBaseMs: frontend.baseMs,
     frontendPerTokenMs: frontend.perInputUs / 1e3,
     frontendPerInflightMs: frontend.perInflightUs / 1e3,

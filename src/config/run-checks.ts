@@ -291,6 +291,10 @@ function engineMinMs(config: RunConfig, prompt: number, output: number): number 
       const c = rooflineOf(config.engine, role);
       return passes * (c.gemmWeightMs + c.lmHeadWeightMs + c.commFixedMs + c.passOverheadMs);
     }
+    case 'profile':
+      // The tables are read with the run, after these checks: no bound before (a closed loop under
+      // a time cap alone is then refused as unbounded; give a request count).
+      return 0;
   }
 }
 

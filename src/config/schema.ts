@@ -237,7 +237,7 @@ const efficiencySchema = strict(
 ).describe('Overrides of the fitted efficiency factors of the catalog (data/efficiency.yaml).');
 
 const timingSchema = byType(
-  ['fixed', 'polynomial', 'linear', 'roofline'],
+  ['fixed', 'polynomial', 'linear', 'roofline', 'profile'],
   [
     strict({
       type: exactly('fixed').default('fixed'),
@@ -267,6 +267,15 @@ const timingSchema = byType(
       type: exactly('roofline'),
       efficiency: efficiencySchema.optional(),
     }).describe('Pass time from engine.model and engine.hardware in the catalog: compute, memory and link time of each pass.'),
+    strict({
+      type: exactly('profile'),
+      path: z
+        .string({ error: says('must be a non-empty path') })
+        .min(1, { error: says('must be a non-empty path') })
+        .describe(
+          'Pass-time model written by servesim calibrate pass-time --profile (pass-time.json); a relative path is relative to the config file.',
+        ),
+    }).describe('Pass time from per-layer profiles of the engine: layer times interpolated at the pass and summed over the layers.'),
   ],
 ).describe('Pass time provider (docs/replay-model.md, "Timing providers").');
 
@@ -428,8 +437,15 @@ const sourceSchema = byType(
         .string({ error: says('must be a non-empty path') })
         .min(1, { error: says('must be a non-empty path') })
         .describe('Trace file; a relative path is relative to the config file.'),
-      format: exactly('mooncake').default('mooncake').describe('Trace format; only mooncake (JSONL) for now.'),
-      block_size: positiveInt(L.MAX_BLOCK_SIZE, 'tokens per block').default(512).describe('Tokens per hash_ids entry of the trace.'),
+      format: z
+        .enum(['mooncake', 'vllm-log'], { error: says('must be mooncake or vllm-log') })
+        .default('mooncake')
+        .describe(
+          'Trace format: mooncake (JSONL with timestamp, input_length, output_length, hash_ids) or vllm-log (a vLLM per-request log: its folder or its requests.jsonl; docs/request-logs.md).',
+        ),
+      block_size: positiveInt(L.MAX_BLOCK_SIZE, 'tokens per block')
+        .default(512)
+        .describe('Tokens per hash_ids entry of the trace (vllm-log: of the prompt blocks each request keeps to itself).'),
     }),
   ],
 ).describe('Where requests come from.');

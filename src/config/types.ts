@@ -107,7 +107,16 @@ export interface RooflineTimingConfig {
   };
 }
 
-export type TimingConfig = FixedTimingConfig | PolynomialTimingConfig | LinearTimingConfig | RooflineTimingConfig;
+/**
+ * Pass time from per-layer profiles: the pass-time model `servesim calibrate pass-time --profile`
+ * writes (docs/replay-model.md, "Timing providers"); `path` is relative to the config file.
+ */
+export interface ProfileTimingConfig {
+  type: 'profile';
+  path: string;
+}
+
+export type TimingConfig = FixedTimingConfig | PolynomialTimingConfig | LinearTimingConfig | RooflineTimingConfig | ProfileTimingConfig;
 
 export interface WorkerRoleConfig {
   parallelism: ParallelismConfig;
@@ -174,7 +183,7 @@ export interface TraceSourceConfig {
   type: 'trace';
   /** As written in the file; relative paths are resolved against the config file's folder. */
   path: string;
-  format: 'mooncake';
+  format: 'mooncake' | 'vllm-log';
   block_size: number;
 }
 

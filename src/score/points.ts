@@ -63,6 +63,13 @@ export function formatKey(key: PointKey, names: readonly string[] = Object.keys(
     .join(', ');
 }
 
+/** The key a vLLM request log is matched on: the name of its folder (docs/request-logs.md). */
+export function logKeyOf(path: string): string {
+  const parts = path.split(/[\\/]+/).filter((part) => part !== '' && part !== '.');
+  if (parts.length > 0 && parts[parts.length - 1] === 'requests.jsonl') parts.pop();
+  return parts.length > 0 ? parts[parts.length - 1] : path;
+}
+
 /** The canonical keys of a run config: load, ISL and OSL where the source fixes them. */
 export function keysOfConfig(config: RunConfig): PointKey {
   const key: PointKey = {};
@@ -76,6 +83,8 @@ export function keysOfConfig(config: RunConfig): PointKey {
   } else if (source?.type === 'synthetic-session') {
     key.isl = source.new_input_tokens_per_turn;
     key.osl = source.output_tokens_per_turn;
+  } else if (source?.type === 'trace' && source.format === 'vllm-log') {
+    key.log = logKeyOf(source.path);
   }
   return key;
 }

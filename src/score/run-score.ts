@@ -23,7 +23,9 @@ import {
   type TrainingPoints,
   type UnmatchedPoint,
 } from './score-result.js';
-import { checkOutputDir } from '../io/write-output.js';
+import { checkOutputDir, writeOutputFiles } from '../io/write-output.js';
+import { formatLogComparison } from './log-compare.js';
+import { scoreLogRequests } from './log-requests.js';
 import { formatKey, missingMetrics } from './points.js';
 import { getMetricInfo } from '../io/read-aiperf-tags.js';
 
@@ -359,12 +361,25 @@ export async function runScore(options: ScoreOptions): Promise<ScoreOutcome> {
     limits.map((limit) => ({ metric: limit.metric.id, maxMape: limit.maxMape })),
   );
   const outDir = options.out ?? (statSync(options.sim).isDirectory() ? join(options.sim, 'score') : join(dirname(options.sim), 'score'));
+  // A log and the per-request records of its replay: scored request by request too.
+  const perRequest = scoreLogRequests(options.sim, options.measured);
   const written = await writeScoreReport(outDir, result, checks);
+  if (perRequest !== null) {
+    const file = join(outDir, 'requests.csv');
+    writeOutputFiles([[file, perRequest.csv]]);
+    written.files.push(file);
+  }
   if (options.json === true) {
     print(formatScoresJson(result));
   } else {
     print(formatTerminalTable(result, checks));
-    print(`report: ${join(terminalPath(outDir), 'report.html')} (also scores.csv, scores.json, report.md)\n`);
+    if (perRequest !== null)
+      print(
+        `\nper request, ${shortPath(perRequest.records)} against ${shortPath(perRequest.log)}:\n${formatLogComparison(perRequest.comparison)}`,
+      );
+    print(
+      `report: ${join(terminalPath(outDir), 'report.html')} (also scores.csv, scores.json, report.md${perRequest !== null ? ', requests.csv' : ''})\n`,
+    );
   }
   const failures = checks.filter((check) => !check.passed).map((check) => check.message);
   return { result, limits: checks, files: written.files, outDir, exitCode: failures.length > 0 ? 1 : 0, failures };

@@ -3,7 +3,8 @@
  * - simulated: a sweep folder (`points.jsonl`, with `plan.json` for the swept keys), a
  *   folder of replay results (`summary.json` files), or AIPerf artifact folders written by
  *   `--aiperf`;
- * - measured: AIPerf artifact folders (every layout) or a tabular CSV with a column mapping.
+ * - measured: AIPerf artifact folders (every layout), a tabular CSV with a column mapping, or a
+ *   vLLM request log (one point of its finished requests).
  * Errors name the file and the line or key.
  */
 import { existsSync, readdirSync } from 'node:fs';
@@ -13,6 +14,8 @@ import type { ReplaySummary } from '../core/report-types.js';
 import { displayPath } from '../io/paths.js';
 import { findAiperfRunDirs, readAiperfRun, type AiperfRun } from '../io/read-aiperf.js';
 import { AiperfInputError, parseJsonText } from '../io/read-aiperf-errors.js';
+import { summarizeValues } from '../core/stats.js';
+import { isVllmLog, readVllmLog, type VllmLog } from '../io/read-vllm-log.js';
 import { inputPathKind, isFolder, isRegularFile, readInputHead, readTextFile } from '../io/read-text.js';
 import { readTabularColumns, readTabularPoints, type TabularRead } from '../io/read-tabular.js';
 import { formatSelection, type ColumnSelection } from '../io/selection.js';
@@ -22,6 +25,7 @@ import {
   canonicalKeyName,
   keysOfAiperfLoad,
   keysOfConfig,
+  logKeyOf,
   metricsOfAiperf,
   metricsOfSummary,
   toKeyValue,
@@ -286,6 +290,17 @@ export function readMeasuredPoints(paths: readonly string[], options: ReadMeasur
       points.push(...pointsOfTable(table));
       continue;
     }
+    if (isVllmLog(path)) {
+      const log = readVllmLog(path);
+      notes.push(
+        `${displayPath(path)}: vLLM request log, ${log.rows - log.unfinished} finished requests` +
+          (log.unfinished > 0 ? ` (${log.unfinished} unfinished, not scored)` : '') +
+          (log.rejected > 0 ? ` (${log.rejected} never queued, not scored)` : '') +
+          '; TTFT, TPOT (as inter_token_latency) and latency from queued_ts',
+      );
+      points.push(pointOfVllmLog(log, displayPath(path)));
+      continue;
+    }
     for (const dir of findAiperfRunDirs(path)) {
       const run = readAiperfRun(dir);
       const sources = Object.entries(run.load.sources)
@@ -299,6 +314,26 @@ export function readMeasuredPoints(paths: readonly string[], options: ReadMeasur
     }
   }
   return { points, notes, appliedSelections: applied };
+}
+
+/**
+ * A vLLM request log as one measured point (docs/request-logs.md): the statistics of its finished
+ * requests' TTFT, TPOT and latency under AIPerf's names (`time_to_first_token`,
+ * `inter_token_latency`, `request_latency`), keyed `log` by its folder's name, as its replay is.
+ */
+export function pointOfVllmLog(log: VllmLog, source: string): ScorePoint {
+  const metrics: PointMetrics = {};
+  const add = (tag: string, values: Float64Array): void => {
+    const finite = Float64Array.from(Array.from(values).filter((v, i) => log.finished[i] === 1 && Number.isFinite(v)));
+    if (finite.length === 0) return;
+    const { avg, min, max, p1, p5, p10, p25, p50, p75, p90, p95, p99, std, count } = summarizeValues(finite);
+    metrics[tag] = { avg, min, max, p1, p5, p10, p25, p50, p75, p90, p95, p99, std, count };
+  };
+  add('time_to_first_token', log.ttftMs);
+  add('inter_token_latency', log.tpotMs);
+  add('request_latency', log.latencyMs);
+  metrics.request_count = { avg: log.rows - log.unfinished };
+  return { source, key: { log: logKeyOf(source) }, metrics };
 }
 
 function parseMetricNameIfMetric(target: string, file: string, column: string): void {

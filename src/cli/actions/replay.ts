@@ -5,6 +5,8 @@
  */
 import { join } from 'node:path';
 import { loadRunConfig } from '../../config/load.js';
+import { loadVllmLogRunConfig } from '../../config/vllm-log-config.js';
+import { isVllmLog } from '../../io/read-vllm-log.js';
 import type { RequestRecord } from '../../core/report-types.js';
 import { checkOutputDir, writeOutputFiles, type OutputContent } from '../../io/write-output.js';
 import { replay } from '../../replay.js';
@@ -28,7 +30,11 @@ function* jsonLines(records: RequestRecord[]): Generator<string> {
 export async function runReplayCommand(args: ReplayArgs): Promise<void> {
   // A bad output folder is found before the run, and nothing is written until the run is done.
   if (args.out !== undefined) checkOutputDir(args.out);
-  const loaded = loadRunConfig(args.config, args.set);
+  // A vLLM request log (its folder or its requests.jsonl) is a run config of its own: the engine
+  // of its meta.json, its requests at their queue times (docs/request-logs.md).
+  const loaded = isVllmLog(args.config)
+    ? loadVllmLogRunConfig(args.config, args.set, { skipInvalid: args.skipInvalidRows })
+    : loadRunConfig(args.config, args.set);
   // AIPerf's per-request JSONL needs the per-request records.
   const result = replay(loaded.config, {
     baseDir: loaded.baseDir,

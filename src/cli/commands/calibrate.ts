@@ -26,7 +26,7 @@ export const CALIBRATE_TARGETS_TEXT = [
   'servesim calibrate needs a target:',
   '  detokenization      engine.detokenization costs, from one row per detokenizer job',
   "  response-overhead   the load generator's turnaround, from AIPerf runs (profile_export.jsonl; runs at several concurrencies fit its growth with load)",
-  '  pass-time           the linear pass-time coefficients, from per-pass measurements',
+  '  pass-time           the linear pass-time coefficients, from per-pass measurements; or the profile timing, from per-layer profiles',
   "  engine              the pass time (the catalog's efficiency factors, or linear coefficients) and the client path, from measured load points, by replaying them",
   "  catalog             the catalog's efficiency factors (roofline timing), from measured points of many deployments",
   '',
@@ -35,6 +35,7 @@ export const CALIBRATE_TARGETS_TEXT = [
   '  npx servesim calibrate response-overhead --aiperf calibration/aiperf-mlx-qwen3-0.6b-c1',
   '  npx servesim calibrate pass-time --input calibration/splitwise-perf-model.csv --layout prefill-decode \\',
   '    --select model=llama2-70b --select hardware=h100-80gb --select tensor_parallel=4',
+  '  npx servesim calibrate pass-time --profile data/engine-runs/vllm-rtx4090-llama-3.1-8b/profiler --out out/pass-time',
   '  npx servesim calibrate engine --config calibration/minimax-m25-b200-tp4.base.yaml \\',
   '    --measured data/silicon/dynosim-b200-minimax-m25-tp4-isl1k-osl1k.csv --select source=hardware --train lowest:3',
   '',
@@ -128,12 +129,33 @@ const responseOverheadCommand: CommandModule<object, CommonArgs & { aiperf?: str
   },
 };
 
-const passTimeCommand: CommandModule<object, CommonArgs & { input: string; layout: 'passes' | 'prefill-decode'; select?: string[] }> = {
+interface PassTimeArgs extends CommonArgs {
+  input?: string;
+  layout: 'passes' | 'prefill-decode';
+  select?: string[];
+  profile?: string;
+  tp?: number;
+  layers?: number;
+  model?: string;
+  experts?: number;
+  expertsPerToken?: number;
+  log?: string;
+}
+
+/** Options that belong to one of the two inputs of `calibrate pass-time`, for the error that names a mix. */
+const ROWS_ONLY = ['holdout', 'map', 'select'] as const;
+const PROFILE_ONLY = ['tp', 'layers', 'model', 'experts', 'expertsPerToken', 'log'] as const;
+
+function flagName(option: string): string {
+  return `--${option.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`;
+}
+
+const passTimeCommand: CommandModule<object, PassTimeArgs> = {
   command: 'pass-time',
-  describe: 'Fit the linear timing coefficients from measured per-pass rows',
+  describe: 'Fit the linear timing coefficients from measured per-pass rows, or build the profile timing from per-layer profiles',
   builder: (y) =>
     commonOptions(y)
-      .option('input', { type: 'string', demandOption: true, describe: 'CSV of passes' })
+      .option('input', { type: 'string', describe: 'CSV of passes' })
       .option('layout', {
         choices: ['passes', 'prefill-decode'] as const,
         default: 'passes' as const,
@@ -145,12 +167,67 @@ const passTimeCommand: CommandModule<object, CommonArgs & { input: string; layou
         array: true,
         describe:
           'COLUMN=VALUE, COLUMN=V1|V2, COLUMN!=V or COLUMN<=N (<, >, >=): keep only the rows that meet it (e.g. model=llama2-70b); repeatable',
+      })
+      .option('profile', {
+        type: 'string',
+        describe:
+          'a layer-wise profile folder (meta.yaml, tp<N>/dense.csv, per_sequence.csv, attention.csv): build the pass-time model of timing type profile instead of fitting --input',
+      })
+      .option('tp', { type: 'number', describe: 'with --profile: the tensor-parallel size whose tables to use [default: the only one]' })
+      .option('layers', { type: 'number', describe: "with --profile: the model's transformer layers [default: the catalog's]" })
+      .option('model', { type: 'string', describe: "with --profile: the catalog model to take the layers from [default: the profile's]" })
+      .option('experts', { type: 'number', describe: "with --profile of a mixture of experts: routed experts [default: the catalog's]" })
+      .option('experts-per-token', {
+        type: 'number',
+        describe: "with --profile of a mixture of experts: experts per token [default: the catalog's]",
+      })
+      .option('log', {
+        type: 'string',
+        describe: 'with --profile: a vLLM request log (its folder) to replay with the built model, measured against replayed',
       }),
   handler: async (argv) => {
-    const { parseRoleMapping, parseSelectionArgs, runPassTimeFit } = await fits();
+    if ((argv.input === undefined) === (argv.profile === undefined)) {
+      const { CalibrateUsageError } = await import('../../calibrate/arguments.js');
+      throw new CalibrateUsageError(
+        argv.input === undefined
+          ? 'give the measurements: --input PASSES.csv (one row per pass) or --profile DIR (a layer-wise profile)'
+          : 'give one of --input and --profile, not both',
+      );
+    }
+    if (argv.profile !== undefined) {
+      const [{ CalibrateUsageError }, { runProfilePassTime }] = await Promise.all([
+        import('../../calibrate/arguments.js'),
+        import('../../calibrate/profile-command.js'),
+      ]);
+      const stray = [...ROWS_ONLY, 'force'].filter((name) => {
+        const value = (argv as unknown as Record<string, unknown>)[name];
+        return value !== undefined && value !== false && !(Array.isArray(value) && value.length === 0);
+      });
+      if (stray.length > 0) throw new CalibrateUsageError(`${flagName(stray[0])} applies to --input; a profile is not fitted`);
+      const outcome = runProfilePassTime({
+        profile: argv.profile,
+        tp: argv.tp,
+        layers: argv.layers,
+        model: argv.model,
+        experts: argv.experts,
+        expertsPerToken: argv.expertsPerToken,
+        log: argv.log,
+        out: argv.out,
+      });
+      process.stdout.write(
+        argv.json === true
+          ? `${JSON.stringify(outcome.fitJson, null, 2)}
+`
+          : outcome.text,
+      );
+      return;
+    }
+    const { CalibrateUsageError, parseRoleMapping, parseSelectionArgs, runPassTimeFit } = await fits();
+    const stray = PROFILE_ONLY.filter((name) => (argv as unknown as Record<string, unknown>)[name] !== undefined);
+    if (stray.length > 0) throw new CalibrateUsageError(`${flagName(stray[0])} applies to --profile`);
     await print(
       await runPassTimeFit({
-        input: argv.input,
+        input: argv.input as string,
         layout: argv.layout,
         select: parseSelectionArgs(argv.select),
         out: argv.out,

@@ -11,7 +11,12 @@ export const replayCommand: CommandModule<object, ReplayArgs> = {
   describe: 'Replay one run config and print what AIPerf would measure',
   builder: (yargs: Argv) =>
     yargs
-      .positional('config', { type: 'string', demandOption: true, describe: 'run config (YAML)' })
+      .positional('config', {
+        type: 'string',
+        demandOption: true,
+        describe:
+          'run config (YAML), or a vLLM request log (its folder with requests.jsonl and meta.json) replayed at its own arrival times',
+      })
       .option('set', {
         type: 'string',
         array: true,

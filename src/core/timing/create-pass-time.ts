@@ -3,6 +3,7 @@ import { createRooflinePassTime } from '../roofline.js';
 import { createFixedPassTime } from './fixed.js';
 import { createLinearPassTime } from './linear.js';
 import { createPolynomialPassTime } from './polynomial.js';
+import { createProfilePassTime } from './profile.js';
 import type { PassTimeFn } from './timing-model.js';
 import type { TimingSpec } from './timing-spec.js';
 
@@ -17,5 +18,7 @@ export function createPassTime(spec: TimingSpec): PassTimeFn {
       return createPolynomialPassTime();
     case 'linear':
       return createLinearPassTime(spec);
+    case 'profile':
+      return createProfilePassTime(spec);
   }
 }

@@ -7,12 +7,14 @@ import type { RooflineCoefficients } from '../roofline.js';
 import type { FixedTiming } from './fixed.js';
 import type { LinearTiming } from './linear.js';
 import type { PolynomialTiming } from './polynomial.js';
+import type { ProfileTiming } from './profile.js';
 
 export type { FixedTiming } from './fixed.js';
 export type { LinearTiming } from './linear.js';
 export type { PolynomialTiming } from './polynomial.js';
+export type { ProfileAttention, ProfileTiming } from './profile.js';
 
 /** Pass time from architecture, datasheet and efficiency factors: coefficients in ms per unit (core/roofline.ts). */
 export type RooflineTiming = { type: 'roofline' } & RooflineCoefficients;
 
-export type TimingSpec = FixedTiming | PolynomialTiming | LinearTiming | RooflineTiming;
+export type TimingSpec = FixedTiming | PolynomialTiming | LinearTiming | RooflineTiming | ProfileTiming;

@@ -1,0 +1,307 @@
+/**
+ * Reader of a layer-wise profile bundle (docs/calibration.md, "Pass time from layer profiles"): the
+ * output of LLMServingSim's vLLM profiler, one folder per (GPU, model, dtype):
+ *
+ *   meta.yaml                   what was profiled (model, GPU, vLLM version, TP degrees, skew fit)
+ *   tp<N>/dense.csv             layer,tokens,time_us        one row per layer and token count
+ *   tp<N>/per_sequence.csv      layer,sequences,time_us     LM head and sampler per request count
+ *   tp<N>/attention.csv         prefill_chunk,kv_prefill,n_decode,kv_decode,time_us
+ *   tp<N>/moe.csv               tokens,activated_experts,time_us   (mixtures of experts only)
+ *
+ * Times are microseconds of one layer (the profiler runs a one-layer model). Every row is checked
+ * and a bad one is an `InputError` naming the file and its line; a key profiled twice with two
+ * times is an error naming both lines. Other files (skew.csv, skew_fit.csv) are not read.
+ */
+import { join } from 'node:path';
+import { parse } from 'csv-parse/sync';
+import { InputError, formatValue } from '../config/errors.js';
+import { readYamlFile } from '../config/yaml.js';
+import { isFolder, isRegularFile, readTextFile } from './read-text.js';
+
+/** One layer's times against one axis (tokens or sequences), ascending, in microseconds. */
+export interface LayerCurve {
+  keys: number[];
+  us: number[];
+}
+
+export interface AttentionSample {
+  prefillChunk: number;
+  kvPrefill: number;
+  decodes: number;
+  kvDecode: number;
+  us: number;
+}
+
+export interface MoeSample {
+  tokens: number;
+  experts: number;
+  us: number;
+}
+
+/** What the reader takes from meta.yaml (absent keys stay undefined). */
+export interface LayerProfileMeta {
+  model?: string;
+  hardware?: string;
+  gpu?: string;
+  vllmVersion?: string;
+  architecture?: string;
+  variant?: string;
+  tpDegrees?: number[];
+  /** Whether the bundle asks for its skew correction of mixed decode lengths. */
+  skewFit: boolean;
+  /** The profiler's sweep bounds (`engine_effective`). */
+  maxNumBatchedTokens?: number;
+  maxNumSeqs?: number;
+}
+
+export interface LayerProfile {
+  /** The folder as the caller named it. */
+  dir: string;
+  tp: number;
+  meta: LayerProfileMeta;
+  /** Dense layers by name, and the per-sequence ones (LM head, sampler). */
+  dense: Map<string, LayerCurve>;
+  perSequence: Map<string, LayerCurve>;
+  attention: AttentionSample[];
+  moe: MoeSample[] | null;
+  /** The files read, as labelled in errors. */
+  files: string[];
+}
+
+/** The folder a profile lives in: the folder given, or its meta.yaml's folder. */
+function profileFolder(dir: string): string {
+  if (isRegularFile(dir) && dir.endsWith('meta.yaml')) return join(dir, '..');
+  return dir;
+}
+
+/**
+ * Reads the tables of one tensor-parallel size. `tp` absent: the bundle's only TP folder (an
+ * error naming them when it has several).
+ */
+export function readLayerProfile(dirArg: string, tp?: number): LayerProfile {
+  const dir = profileFolder(dirArg);
+  if (!isFolder(dir))
+    throw new InputError(
+      dirArg,
+      0,
+      isRegularFile(dir) ? 'is a file; give the profile folder (the one with meta.yaml and tp<N>/)' : 'no such folder',
+    );
+  const metaPath = join(dir, 'meta.yaml');
+  const metaLabel = join(dirArg, 'meta.yaml');
+  const meta = isRegularFile(metaPath) ? readMeta(readYamlFile(metaPath, metaLabel, 'profile meta.yaml'), metaLabel) : { skewFit: false };
+  const available = tpFolders(dir, meta);
+  if (available.length === 0)
+    throw new InputError(dirArg, 0, 'has no tp<N>/ folder with dense.csv (a layer-wise profile has one per tensor-parallel size)');
+  let size: number;
+  if (tp === undefined) {
+    if (available.length > 1)
+      throw new InputError(dirArg, 0, `has tables for tensor-parallel sizes ${available.join(', ')}; choose one (--tp)`);
+    size = available[0];
+  } else {
+    if (!available.includes(tp))
+      throw new InputError(dirArg, 0, `has no tables for tensor-parallel size ${tp} (it has ${available.join(', ')})`);
+    size = tp;
+  }
+  const folder = join(dir, `tp${size}`);
+  const label = (name: string) => join(dirArg, `tp${size}`, name);
+  const files: string[] = [];
+  const need = (name: string): string => {
+    const path = join(folder, name);
+    if (!isRegularFile(path))
+      throw new InputError(
+        label(name),
+        0,
+        'no such file (every tp<N>/ folder of a profile has dense.csv, per_sequence.csv and attention.csv)',
+      );
+    files.push(label(name));
+    return path;
+  };
+  const dense = readCurves(need('dense.csv'), label('dense.csv'), 'tokens');
+  const perSequence = readCurves(need('per_sequence.csv'), label('per_sequence.csv'), 'sequences');
+  const attention = readAttention(need('attention.csv'), label('attention.csv'));
+  let moe: MoeSample[] | null = null;
+  if (isRegularFile(join(folder, 'moe.csv'))) {
+    files.push(label('moe.csv'));
+    moe = readMoe(join(folder, 'moe.csv'), label('moe.csv'));
+  }
+  return { dir: dirArg, tp: size, meta, dense, perSequence, attention, moe, files };
+}
+
+/** The TP sizes with tables: meta.yaml's tp_degrees when it lists them, else the tp<N>/ folders found. */
+function tpFolders(dir: string, meta: LayerProfileMeta): number[] {
+  const candidates = meta.tpDegrees ?? Array.from({ length: 64 }, (_, i) => i + 1);
+  return candidates.filter((n) => isRegularFile(join(dir, `tp${n}`, 'dense.csv')));
+}
+
+// ---- meta.yaml ------------------------------------------------------------------------------
+
+function readMeta(raw: unknown, label: string): LayerProfileMeta {
+  if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) throw new InputError(label, 0, 'must be a mapping');
+  const doc = raw as Record<string, unknown>;
+  const text = (key: string): string | undefined => {
+    const value = doc[key];
+    if (value === undefined || value === null) return undefined;
+    if (typeof value === 'string' || typeof value === 'number') return String(value);
+    throw new InputError(label, 0, `${key}: must be a string, got ${formatValue(value)}`);
+  };
+  const meta: LayerProfileMeta = { skewFit: false };
+  const fields: Array<[keyof LayerProfileMeta, string]> = [
+    ['model', 'model'],
+    ['hardware', 'hardware'],
+    ['gpu', 'gpu'],
+    ['vllmVersion', 'vllm_version'],
+    ['architecture', 'architecture'],
+    ['variant', 'variant'],
+  ];
+  for (const [field, key] of fields) {
+    const value = text(key);
+    if (value !== undefined) (meta as unknown as Record<string, unknown>)[field] = value;
+  }
+  if (doc.tp_degrees !== undefined && doc.tp_degrees !== null) {
+    const list = doc.tp_degrees;
+    if (!Array.isArray(list) || list.length === 0 || !list.every((n) => Number.isInteger(n) && (n as number) >= 1))
+      throw new InputError(label, 0, `tp_degrees: must be a list of positive integers, got ${formatValue(list)}`);
+    meta.tpDegrees = list as number[];
+  }
+  const skew = doc.skew_fit;
+  if (skew !== undefined && skew !== null) {
+    if (typeof skew !== 'object' || Array.isArray(skew))
+      throw new InputError(label, 0, `skew_fit: must be a mapping, got ${formatValue(skew)}`);
+    const enabled = (skew as Record<string, unknown>).enabled;
+    if (enabled !== undefined && typeof enabled !== 'boolean')
+      throw new InputError(label, 0, `skew_fit.enabled: must be true or false, got ${formatValue(enabled)}`);
+    meta.skewFit = enabled === true;
+  }
+  const effective = doc.engine_effective;
+  if (effective !== null && typeof effective === 'object' && !Array.isArray(effective)) {
+    const e = effective as Record<string, unknown>;
+    if (Number.isInteger(e.max_num_batched_tokens)) meta.maxNumBatchedTokens = e.max_num_batched_tokens as number;
+    if (Number.isInteger(e.max_num_seqs)) meta.maxNumSeqs = e.max_num_seqs as number;
+  }
+  return meta;
+}
+
+// ---- CSV tables ------------------------------------------------------------------------------
+
+interface CsvRow {
+  line: number;
+  cells: string[];
+}
+
+/** The rows of a CSV file with exactly the columns `header` (in that order), with their lines. */
+function readCsv(path: string, label: string, header: readonly string[]): CsvRow[] {
+  const text = readTextFile(path, label);
+  let records: Array<{ record: string[]; info: { lines: number } }>;
+  try {
+    records = parse(text.replace(/^\uFEFF/, ''), {
+      relax_column_count: true,
+      skip_empty_lines: true,
+      info: true,
+    }) as unknown as typeof records;
+  } catch (error) {
+    const message = error instanceof Error ? error.message : String(error);
+    throw new InputError(label, Number(/line (\d+)/i.exec(message)?.[1] ?? 0), `not a valid CSV file (${message})`);
+  }
+  if (records.length === 0) throw new InputError(label, 1, `the file is empty; expected the header ${header.join(',')}`);
+  const columns = records[0].record.map((cell) => cell.trim());
+  if (columns.length !== header.length || columns.some((name, i) => name !== header[i]))
+    throw new InputError(label, records[0].info.lines, `the header is ${columns.join(',')}; expected ${header.join(',')}`);
+  if (records.length === 1) throw new InputError(label, records[0].info.lines, 'has a header and no rows');
+  return records.slice(1).map(({ record, info }) => {
+    if (record.length !== header.length)
+      throw new InputError(label, info.lines, `the row has ${record.length} cells; the header has ${header.length}`);
+    return { line: info.lines, cells: record.map((cell) => cell.trim()) };
+  });
+}
+
+/** A whole number >= `min` from a cell. */
+function countCell(label: string, row: CsvRow, index: number, column: string, min: number): number {
+  const text = row.cells[index];
+  const value = text === '' ? NaN : Number(text);
+  if (!Number.isInteger(value) || value < min || value > 2 ** 31 - 1)
+    throw new InputError(label, row.line, `${column}: expected a whole number >= ${min}, got ${formatValue(text)}`);
+  return value;
+}
+
+/** A time in microseconds: finite and >= 0. */
+function timeCell(label: string, row: CsvRow, index: number): number {
+  const text = row.cells[index];
+  const value = text === '' ? NaN : Number(text);
+  if (!Number.isFinite(value) || value < 0)
+    throw new InputError(label, row.line, `time_us: expected a number of microseconds >= 0, got ${formatValue(text)}`);
+  return value;
+}
+
+/** Rows keyed by `key`: a repeat with the same time is dropped, with another time is an error naming both lines. */
+class Seen {
+  private readonly lines = new Map<string, { line: number; us: number }>();
+  constructor(private readonly label: string) {}
+  /** True when the row is new. */
+  add(key: string, what: string, line: number, us: number): boolean {
+    const before = this.lines.get(key);
+    if (before === undefined) {
+      this.lines.set(key, { line, us });
+      return true;
+    }
+    if (before.us === us) return false;
+    throw new InputError(
+      this.label,
+      line,
+      `${what} is profiled twice, with ${before.us} us at line ${before.line} and ${us} us here; keep one`,
+    );
+  }
+}
+
+function readCurves(path: string, label: string, axis: 'tokens' | 'sequences'): Map<string, LayerCurve> {
+  const rows = readCsv(path, label, ['layer', axis, 'time_us']);
+  const points = new Map<string, Array<[number, number]>>();
+  const seen = new Seen(label);
+  for (const row of rows) {
+    const layer = row.cells[0];
+    if (layer === '') throw new InputError(label, row.line, 'layer: expected a layer name, got an empty cell');
+    const key = countCell(label, row, 1, axis, 1);
+    const us = timeCell(label, row, 2);
+    if (!seen.add(`${layer}|${key}`, `${layer} at ${key} ${axis}`, row.line, us)) continue;
+    let list = points.get(layer);
+    if (list === undefined) points.set(layer, (list = []));
+    list.push([key, us]);
+  }
+  const curves = new Map<string, LayerCurve>();
+  for (const layer of [...points.keys()].sort()) {
+    const sorted = points.get(layer)!.sort((a, b) => a[0] - b[0]);
+    curves.set(layer, { keys: sorted.map((p) => p[0]), us: sorted.map((p) => p[1]) });
+  }
+  return curves;
+}
+
+function readAttention(path: string, label: string): AttentionSample[] {
+  const rows = readCsv(path, label, ['prefill_chunk', 'kv_prefill', 'n_decode', 'kv_decode', 'time_us']);
+  const seen = new Seen(label);
+  const samples: AttentionSample[] = [];
+  for (const row of rows) {
+    const prefillChunk = countCell(label, row, 0, 'prefill_chunk', 0);
+    const kvPrefill = countCell(label, row, 1, 'kv_prefill', 0);
+    const decodes = countCell(label, row, 2, 'n_decode', 0);
+    const kvDecode = countCell(label, row, 3, 'kv_decode', 0);
+    const us = timeCell(label, row, 4);
+    if (prefillChunk === 0 && decodes === 0)
+      throw new InputError(label, row.line, 'prefill_chunk and n_decode are both 0: a shot with no work');
+    const key = `${prefillChunk}|${kvPrefill}|${decodes}|${kvDecode}`;
+    if (seen.add(key, `the shot (${prefillChunk}, ${kvPrefill}, ${decodes}, ${kvDecode})`, row.line, us))
+      samples.push({ prefillChunk, kvPrefill, decodes, kvDecode, us });
+  }
+  return samples;
+}
+
+function readMoe(path: string, label: string): MoeSample[] {
+  const rows = readCsv(path, label, ['tokens', 'activated_experts', 'time_us']);
+  const seen = new Seen(label);
+  const samples: MoeSample[] = [];
+  for (const row of rows) {
+    const tokens = countCell(label, row, 0, 'tokens', 1);
+    const experts = countCell(label, row, 1, 'activated_experts', 1);
+    const us = timeCell(label, row, 2);
+    if (seen.add(`${tokens}|${experts}`, `${tokens} tokens on ${experts} experts`, row.line, us)) samples.push({ tokens, experts, us });
+  }
+  return samples;
+}
