@@ -2717,6 +2717,7 @@ describe.skipIf(ALL_PROCESSES)('bad inputs: every case exits 2 with the file and
         'sweep files and flags',
         'sweep state',
         'plan files',
+        'serve',
       ].sort(),
     );
     const names = new Set(cases.map((c) => `${c.cls}: ${c.name}`));
