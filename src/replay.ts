@@ -11,16 +11,16 @@ import { join, resolve as resolvePath } from 'node:path';
 import { ConfigError, InputError } from './config/errors.js';
 import { MAX_COST, formatCount } from './config/limits.js';
 import { checkRunResources, everyTraceRowRejected } from './config/run-checks.js';
-import type { RunConfig, TraceSourceConfig } from './config/types.js';
+import type { RunConfig, TimingConfig, TraceSourceConfig } from './config/types.js';
 import { accuracyFor } from './catalog/accuracy.js';
 import type { Price } from './config/cost.js';
 import { catalogPrice, deploymentOf, deploymentSummary } from './config/deployment.js';
 import type { ReplaySummary } from './core/report-types.js';
 import { resolveRun } from './config/resolve.js';
-import type { TraceRows } from './core/run.js';
+import type { ResolvedRun, TraceRows } from './core/run.js';
 import { replayPrepared, type PreparedRun, type ReplayResult } from './replay-run.js';
 import { readMooncakeTrace, type MooncakeTrace } from './io/read-mooncake.js';
-import { poolOf, roleOf } from './config/roles.js';
+import { entryRole, isDisaggregated, workerRoles } from './config/roles.js';
 import { readVllmLog, type VllmLog } from './io/read-vllm-log.js';
 import { isFolder, unreadableReason } from './io/read-text.js';
 import { readProfileTiming } from './io/read-profile-timing.js';
@@ -73,12 +73,24 @@ const profileCache = new Map<string, { key: string; spec: ProfileTiming }>();
 
 /** The tables of `timing: {type: profile}`, read once per process per file version (sweeps time many points with one). */
 function loadProfileTiming(config: RunConfig, baseDir: string, label: string): ProfileTiming | null {
-  const timing = config.engine.workers.aggregated.timing;
-  if (timing.type !== 'profile') return null;
+  // One profile per run: the first role with profile timing names it, and the others must name the same file.
+  const roles = workerRoles(config.engine).filter((role) => role.config.timing.type === 'profile');
+  if (roles.length === 0) return null;
+  const timing = roles[0].config.timing as Extract<TimingConfig, { type: 'profile' }>;
+  for (const other of roles.slice(1)) {
+    const otherPath = (other.config.timing as Extract<TimingConfig, { type: 'profile' }>).path;
+    if (otherPath !== timing.path) {
+      throw new ConfigError(
+        label,
+        `${other.path}.timing.path`,
+        `names ${otherPath}; a run reads one profile (${roles[0].path}.timing.path is ${timing.path})`,
+      );
+    }
+  }
   const path = resolvePath(baseDir, timing.path);
   const unreadable = unreadableReason(path);
   if (unreadable !== null)
-    throw new ConfigError(label, 'engine.workers.aggregated.timing.path', `${timing.path}: ${unreadable} (looked for ${path})`);
+    throw new ConfigError(label, `${roles[0].path}.timing.path`, `${timing.path}: ${unreadable} (looked for ${path})`);
   const stat = statSync(path);
   const key = `${stat.size}:${stat.mtimeMs}`;
   const cached = profileCache.get(path);
@@ -90,7 +102,8 @@ function loadProfileTiming(config: RunConfig, baseDir: string, label: string): P
 
 /** With chunked prefill off, every prompt must fit one pass (docs/config.md): checked per trace row. */
 function checkTracePrompts(config: RunConfig, trace: TraceRows, file: string): void {
-  const scheduler = roleOf(config.engine, 'aggregated').scheduler;
+  // Prompts are prefilled by the entry pool's workers (aggregated, or prefill).
+  const scheduler = entryRole(config.engine).config.scheduler;
   if (scheduler.chunked_prefill) return;
   for (let row = 0; row < trace.rows; row++) {
     if (trace.inputLength[row] > scheduler.max_batched_tokens) {
@@ -141,9 +154,10 @@ export function prepareRun(config: RunConfig, options: ReplayOptions): PreparedR
   });
   if (resources.length > 0) throw new ConfigError(label, resources[0].path, resources[0].reason);
   const run = resolveRun(config, trace, options.profileTiming ?? loadProfileTiming(config, options.baseDir, label));
-  const role = roleOf(config.engine, 'aggregated');
-  const blocks = poolOf(run, 'aggregated').kv.blocksPerRank;
-  const deployment = deploymentSummary(config.engine, role, blocks > 0 ? blocks : null);
+  // The entry pool's weights and KV per rank; the GPUs of every pool.
+  const role = entryRole(config.engine).config;
+  const blocks = run.pools[0].kv.blocksPerRank;
+  const deployment = { ...deploymentSummary(config.engine, role, blocks > 0 ? blocks : null), gpus: runGpus(run) };
   const accuracy = predictionAccuracy(config);
   const price = priceOf(config, options);
   return {
@@ -175,15 +189,25 @@ function priceOf(config: RunConfig, options: ReplayOptions): Price | null {
  * that overrides efficiency factors is outside what the benchmark measured, and says so.
  */
 export function predictionAccuracy(config: RunConfig): ReplaySummary['accuracy'] {
-  const role = roleOf(config.engine, 'aggregated');
-  if (role.timing.type !== 'roofline') return undefined;
-  const { deployment } = deploymentOf(config.engine, role);
+  const roles = workerRoles(config.engine).map((role) => role.config);
+  if (!roles.every((role) => role.timing.type === 'roofline')) return undefined;
+  const { deployment } = deploymentOf(config.engine, roles[0]);
   if (deployment === null) return undefined;
-  const block = accuracyFor(config.engine.backend, deployment.model.architecture.moe !== undefined, deployment.hardware.id);
-  const overridden = Object.values(role.timing.efficiency ?? {}).some((v) => v !== undefined);
+  const moe = deployment.model.architecture.moe !== undefined;
+  const block = accuracyFor(config.engine.backend, moe, deployment.hardware.id, undefined, isDisaggregated(config.engine));
+  const overridden = roles.some((role) =>
+    Object.values((role.timing.type === 'roofline' && role.timing.efficiency) || {}).some((v) => v !== undefined),
+  );
   return overridden
     ? { ...block, basis: `${block.basis}; the config overrides efficiency factors, which that figure does not cover` }
     : block;
+}
+
+/** GPUs of every pool of a run. */
+export function runGpus(run: ResolvedRun): number {
+  let gpus = 0;
+  for (const pool of run.pools) gpus += pool.replicas * pool.gpusPerWorker;
+  return gpus;
 }
 
 export function replay(config: RunConfig, options: ReplayOptions): ReplayResult {

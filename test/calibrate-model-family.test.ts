@@ -1,3 +1,4 @@
+import { roleOf } from '../src/config/roles.js';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { parseRunConfig } from '../src/config/load.js';
@@ -83,7 +84,7 @@ describe('model families', () => {
       prefill_overlap: 0.75,
       client_delay_ms: 0,
     };
-    const timing = pointConfig(base(), { concurrency: 8 }, constants, resolveSimLoad({})).engine.workers.aggregated.timing;
+    const timing = roleOf(pointConfig(base(), { concurrency: 8 }, constants, resolveSimLoad({})).engine, 'aggregated').timing;
     expect(timing).toMatchObject({ type: 'linear', decode_request_exponent: 0.8, prefill_overlap: 0.75 });
   });
 

@@ -3,6 +3,7 @@
  * replay's metrics, predict a nearby replay to first order, and the fit recovers known factors
  * from points the replay itself produced.
  */
+import { roleOf } from '../src/config/roles.js';
 import { describe, expect, it } from 'vitest';
 import {
   fitByRounds,
@@ -37,7 +38,7 @@ const load = resolveSimLoad({ requestsPerSlot: 4 });
 function pointOf(factors: EfficiencyFactors, concurrency: number, measured?: { ttftMs: number; itlMs: number }, d = deployment): FitPoint {
   const config = pointConfig(catalogBaseConfig(d, factors), { concurrency, isl: d.isl, osl: d.osl }, null, load);
   const trajectory = recordTrajectory(config);
-  const found = deploymentOf(config.engine, config.engine.workers.aggregated).deployment;
+  const found = deploymentOf(config.engine, roleOf(config.engine, 'aggregated')).deployment;
   if (found === null) throw new Error('not in the catalog');
   return {
     label: `${d.modelPath} ${d.system}`,

@@ -1,3 +1,4 @@
+import { roleOf } from '../src/config/roles.js';
 import { defaultMemoryFraction } from '../src/config/deployment.js';
 import { resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -117,7 +118,7 @@ describe('parseRunConfig defaults', () => {
       },
       'run.yaml',
     );
-    const role = config.engine.workers.aggregated;
+    const role = roleOf(config.engine, 'aggregated');
     expect(role.timing).toEqual({
       type: 'linear',
       base_ms: 1,
@@ -442,7 +443,7 @@ describe('parseRunConfig rules', () => {
       }),
       'run.yaml',
     );
-    expect(kvBlocksPerRank(config.engine, config.engine.workers.aggregated)).toBe(1);
+    expect(kvBlocksPerRank(config.engine, roleOf(config.engine, 'aggregated'))).toBe(1);
   });
 
   it('accepts a prompt equal to the budget without chunked prefill', () => {
@@ -509,7 +510,7 @@ describe('parseRunConfig issues', () => {
     expect(err.issues.map((issue) => issue.message)).toEqual([
       `${file}: engine.detokenization.workers: must be a positive integer, got 0`,
       `${file}: engine.extra_key: unknown key (allowed: model, hardware, backend, backend_version, precision, context_length, frontend, workers,` +
-        ' router, tokenization, detokenization)',
+        ' kv_transfer, router, tokenization, detokenization)',
       `${file}: traffic.load.requests_per_second: must be a positive finite number, got "abc"`,
     ]);
   });
@@ -550,7 +551,7 @@ describe('loadRunConfig', () => {
     });
     expect(config.traffic.stop).toEqual({ max_virtual_time_seconds: 600 });
     // (2 x 80 x 0.9 - 61) GiB = 83 GiB; 83 x 2^30 / (2^18 x 16) = 21248 blocks.
-    expect(kvBlocksPerRank(config.engine, config.engine.workers.aggregated)).toBe(21248);
+    expect(kvBlocksPerRank(config.engine, roleOf(config.engine, 'aggregated'))).toBe(21248);
   });
 
   it('keeps a trace path as written and gives the folder it is relative to', () => {
@@ -669,7 +670,7 @@ describe('parseRunConfig scheduler policies', () => {
 });
 
 describe('scheduler defaults follow the chosen scheduler', () => {
-  const scheduler = (raw: Raw) => parseRunConfig(raw, 'run.yaml').engine.workers.aggregated.scheduler;
+  const scheduler = (raw: Raw) => roleOf(parseRunConfig(raw, 'run.yaml').engine, 'aggregated').scheduler;
   it('trtllm: max_batch_size 2048 and chunked context off, unless written', () => {
     expect(scheduler({ engine: { backend: 'trtllm' } })).toMatchObject({
       max_sequences: 2048,
@@ -714,7 +715,7 @@ describe('scheduler defaults follow the chosen scheduler', () => {
         },
         'run.yaml',
       );
-    const fraction = (c: ReturnType<typeof cfg>) => defaultMemoryFraction(c.engine, c.engine.workers.aggregated);
+    const fraction = (c: ReturnType<typeof cfg>) => defaultMemoryFraction(c.engine, roleOf(c.engine, 'aggregated'));
     // H100 reports 81559 MiB. TP < 4: chunk 8192, CUDA graphs to 256; reserved = 512 + 1.5 x 8192
     // + 2 x 256 + 128 x tp MiB (at least 10240 above 60 GiB).
     // tp 1: 512 + 12288 + 512 + 128 = 13440 -> (81559 - 13440) / 81559 = 0.8352 -> 0.835
@@ -726,8 +727,8 @@ describe('scheduler defaults follow the chosen scheduler', () => {
     expect([1, 8].map((tp) => fraction(cfg(tp, 'h100_sxm', '0.5.1')))).toEqual([0.874, 0.831]);
     // vLLM keeps its --gpu-memory-utilization; a GPU outside the catalog gets 0.9.
     const v = parseRunConfig({ engine: { hardware: 'h100_sxm' } }, 'run.yaml');
-    expect(defaultMemoryFraction(v.engine, v.engine.workers.aggregated)).toBe(0.9);
+    expect(defaultMemoryFraction(v.engine, roleOf(v.engine, 'aggregated'))).toBe(0.9);
     const unknown = parseRunConfig({ engine: { backend: 'sglang' } }, 'run.yaml');
-    expect(defaultMemoryFraction(unknown.engine, unknown.engine.workers.aggregated)).toBe(0.9);
+    expect(defaultMemoryFraction(unknown.engine, roleOf(unknown.engine, 'aggregated'))).toBe(0.9);
   });
 });

@@ -1,3 +1,4 @@
+import { roleOf } from '../src/config/roles.js';
 import fc from 'fast-check';
 import { parse as parseYaml, stringify as stringifyYaml } from 'yaml';
 import { describe, expect, it } from 'vitest';
@@ -151,8 +152,8 @@ describe('run config round trip', () => {
         expect(parseRunConfig(config, 'property')).toEqual(config);
         seen.add(`load:${config.traffic.load.type}`);
         seen.add(`source:${config.traffic.source.type}`);
-        seen.add(`capacity:${config.engine.workers.aggregated.kv_cache.capacity.type}`);
-        seen.add(`timing:${config.engine.workers.aggregated.timing.type}`);
+        seen.add(`capacity:${roleOf(config.engine, 'aggregated').kv_cache.capacity.type}`);
+        seen.add(`timing:${roleOf(config.engine, 'aggregated').timing.type}`);
         if (config.engine.detokenization !== undefined) seen.add('detokenization');
       }),
       { numRuns: 200 },

@@ -3,6 +3,7 @@
  * stay out of the effective config unless written (so configs written before them keep their
  * echo and their sweep point ids), and resolve to the run description's router and prefix keys.
  */
+import { roleOf } from '../src/config/roles.js';
 import { describe, expect, it } from 'vitest';
 import { ConfigError } from '../src/config/errors.js';
 import { parseRunConfig } from '../src/config/load.js';
@@ -17,7 +18,7 @@ describe('engine.router and kv_cache.prefix_caching', () => {
   it('are absent from the effective config unless written, so earlier configs keep their ids', () => {
     const config = parseRunConfig({}, 'run.yaml');
     expect(config.engine).not.toHaveProperty('router');
-    expect(config.engine.workers.aggregated.kv_cache).not.toHaveProperty('prefix_caching');
+    expect(roleOf(config.engine, 'aggregated').kv_cache).not.toHaveProperty('prefix_caching');
     // The sweep point id the empty config has without these keys (the same config's id before
     // they existed: computed with that build).
     expect(pointId(config)).toBe('4642ec972bb6');

@@ -1,3 +1,4 @@
+import { roleOf } from '../src/config/roles.js';
 import { describe, expect, it, vi } from 'vitest';
 import { ConfigError } from '../src/config/errors.js';
 import { loadRunConfig, loadRunConfigFromObject } from '../src/config/load.js';
@@ -97,7 +98,7 @@ describe('loadRunConfig with --set', () => {
       'traffic.stop={requests: 50}',
       'engine.context_length=max',
     ]);
-    expect(config.engine.workers.aggregated.scheduler.max_sequences).toBe(512);
+    expect(roleOf(config.engine, 'aggregated').scheduler.max_sequences).toBe(512);
     expect(config.traffic.load).toEqual({ type: 'concurrency', concurrency: 4, ramp_up_ms: 0 });
     expect(config.traffic.stop).toEqual({ requests: 50 });
     expect(config.engine.context_length).toBe('max');
@@ -132,18 +133,25 @@ describe('loadRunConfig with --set', () => {
     );
   });
 
-  it('says that prefill and decode workers are not available yet, in an override and in a file', () => {
+  it('says that prefill workers need decode workers, in an override and in a file', () => {
     const set = errorOf(() => loadRunConfigFromObject({}, 'run.yaml', ['engine.workers.prefill.parallelism.tensor=2']));
     expect(set.exitCode).toBe(2);
     expect(set.message).toBe(
-      'run.yaml (with --set engine.workers.prefill.parallelism.tensor=2): engine.workers.prefill: disaggregated prefill and' +
-        ' decode workers are not available yet: the replay models aggregated workers only (engine.workers.aggregated)',
+      'run.yaml: engine.workers.decode: is required with prefill workers (disaggregated serving needs both pools; write aggregated workers otherwise)',
     );
     const file = errorOf(() => loadRunConfigFromObject({ engine: { workers: { decode: {} } } }, 'run.yaml'));
-    expect(file.message).toMatch(/^run\.yaml: engine\.workers\.decode: disaggregated prefill and decode workers are not available yet/);
+    expect(file.message).toMatch(/^run\.yaml: engine\.workers\.prefill: is required with decode workers/);
+    // Both, by override: a disaggregated run.
+    const both = loadRunConfigFromObject({}, 'run.yaml', [
+      'engine.workers.prefill.parallelism.tensor=2',
+      'engine.workers.decode.parallelism.replicas=2',
+      'engine.kv_transfer.kv_bytes_per_token=100',
+      'engine.kv_transfer.bandwidth_gb_per_s=10',
+    ]);
+    expect(Object.keys(both.engine.workers)).toEqual(['prefill', 'decode']);
     // A misspelt role is still an unknown key.
     const typo = errorOf(() => loadRunConfigFromObject({ engine: { workers: { agregated: {} } } }, 'run.yaml'));
-    expect(typo.message).toBe('run.yaml: engine.workers.agregated: unknown key (allowed: aggregated)');
+    expect(typo.message).toBe('run.yaml: engine.workers.agregated: unknown key (allowed: aggregated, prefill, decode)');
   });
 
   it('names the override when a later one makes a rule fail', () => {

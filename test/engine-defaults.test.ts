@@ -3,6 +3,7 @@
  * and sequence limit by version and GPU, SGLang's and TensorRT-LLM's, the CUDA graphs each
  * captures, and the timing a config without a timing block gets.
  */
+import { roleOf } from '../src/config/roles.js';
 import { describe, expect, it } from 'vitest';
 import { captureTable, engineScheduler } from '../src/catalog/engine-defaults.js';
 import { findHardware } from '../src/catalog/load.js';
@@ -57,7 +58,7 @@ describe("the engines' scheduler defaults", () => {
 
   it('a config leaving the limits out gets them; written ones stay; the version picks the row', () => {
     const scheduler = (engine: Record<string, unknown>, written: Record<string, unknown> = {}) =>
-      parseRunConfig({ engine: { ...engine, workers: { aggregated: { scheduler: written } } } }, 'run.yaml').engine.workers.aggregated
+      roleOf(parseRunConfig({ engine: { ...engine, workers: { aggregated: { scheduler: written } } } }, 'run.yaml').engine, 'aggregated')
         .scheduler;
     expect(scheduler({ hardware: 'h100_sxm' })).toMatchObject({ max_batched_tokens: 8192, max_sequences: 1024, chunked_prefill: true });
     expect(scheduler({ hardware: 'h100_sxm', backend_version: '0.8.4' })).toMatchObject({ max_batched_tokens: 2048, max_sequences: 256 });
@@ -76,7 +77,7 @@ describe("the engines' scheduler defaults", () => {
   });
 
   it('times a catalog deployment with the roofline when the config has no timing block', () => {
-    const timing = (engine: Record<string, unknown>) => parseRunConfig({ engine }, 'run.yaml').engine.workers.aggregated.timing;
+    const timing = (engine: Record<string, unknown>) => roleOf(parseRunConfig({ engine }, 'run.yaml').engine, 'aggregated').timing;
     expect(timing({ model: 'Qwen/Qwen3-32B', hardware: 'h100_sxm' })).toEqual({ type: 'roofline' });
     expect(timing({ model: 'Qwen/Qwen3-32B', hardware: 'my-gpu' })).toEqual({ type: 'fixed', prefill_ms: 10, decode_ms: 2 });
     expect(timing({})).toEqual({ type: 'fixed', prefill_ms: 10, decode_ms: 2 });
@@ -85,7 +86,7 @@ describe("the engines' scheduler defaults", () => {
       { engine: { model: 'Qwen/Qwen3-32B', hardware: 'h100_sxm', workers: { aggregated: { timing: { type: 'fixed' } } } } },
       'run.yaml',
     );
-    expect(written.engine.workers.aggregated.timing).toEqual({ type: 'fixed', prefill_ms: 10, decode_ms: 2 });
+    expect(roleOf(written.engine, 'aggregated').timing).toEqual({ type: 'fixed', prefill_ms: 10, decode_ms: 2 });
   });
 });
 

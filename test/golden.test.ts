@@ -5,6 +5,7 @@
  * commit; test/golden/README.md says the same. The behaviours they combine are each pinned by
  * hand-derived tests and by the laws of test/helpers/core-laws.ts; a golden adds their interplay.
  */
+import { roleOf } from '../src/config/roles.js';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -105,8 +106,8 @@ describe('golden runs', () => {
     const { summary } = replay(config, { baseDir: ROOT });
     expect(summary).not.toHaveProperty('prefix_cache');
     const echoed = summary.config as RunConfig;
-    expect(echoed.engine.workers.aggregated.kv_cache.prefix_caching).toBe(false);
-    delete echoed.engine.workers.aggregated.kv_cache.prefix_caching;
+    expect(roleOf(echoed.engine, 'aggregated').kv_cache.prefix_caching).toBe(false);
+    delete roleOf(echoed.engine, 'aggregated').kv_cache.prefix_caching;
     const { wall_time_ms: _wall, us_per_output_token: _speed, ...simulator } = summary.simulator;
     const actual = JSON.stringify({ ...summary, simulator }, null, 2) + '\n';
     expect(actual).toBe(readFileSync(join(GOLDEN, `${name}-no-prefix-cache.json`), 'utf8'));

@@ -3,6 +3,7 @@
  * verdict of a replay (slo.ts) and the starting estimate (estimate.ts), with the numbers written
  * out by hand.
  */
+import { roleOf } from '../src/config/roles.js';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { ConfigError } from '../src/config/errors.js';
@@ -101,7 +102,7 @@ describe('plan file', () => {
       'plan.yaml: engine.model: is set by the plan (model); remove it here',
       'plan.yaml: engine.workers.aggregated.scheduler.max_sequences: is set by the plan (search.max_sequences); remove it here',
       'plan.yaml: engine.workers.aggregated.timing: must be roofline timing (or left out): a plan compares GPUs and parallelism, which only roofline timing predicts, got type "linear"',
-      'plan.yaml: search.workers.1: disaggregated candidates are not available yet: the replay models aggregated workers only',
+      'plan.yaml: search.workers.1: disaggregated candidates are not available yet: the planner searches aggregated workers only',
     ]);
   });
 });
@@ -203,7 +204,7 @@ describe('candidates', () => {
     expect(config.engine.model).toBe('meta-llama/Llama-3.1-70B');
     expect(config.engine.hardware).toBe('b200_sxm');
     expect(config.engine.precision).toBe('fp8');
-    const role = config.engine.workers.aggregated;
+    const role = roleOf(config.engine, 'aggregated');
     expect(role.parallelism).toEqual({ replicas: 3, tensor: 2, attention_data: 1, expert: 1 });
     expect(role.scheduler.max_sequences).toBe(256);
     expect(role.timing.type).toBe('roofline');

@@ -3,6 +3,7 @@
  * checks shared with vLLM, the bound on the requests a time-capped run sends (a law over random
  * configs: the replay never sends more), and the memory estimate (against the memory measured).
  */
+import { roleOf } from '../src/config/roles.js';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { ConfigError } from '../src/config/errors.js';
@@ -212,7 +213,7 @@ describe('the request bound of a time-capped run', () => {
     );
     // Each of a request's 16 passes reads the dense and output-projection weights once and pays
     // the collectives' latency and the host's pass cost: a slot sends at most 10 s / that + 1.
-    const c = rooflineOf(config.engine, config.engine.workers.aggregated);
+    const c = rooflineOf(config.engine, roleOf(config.engine, 'aggregated'));
     const passMs = c.gemmWeightMs + c.lmHeadWeightMs + c.commFixedMs + c.passOverheadMs;
     expect(passMs).toBeGreaterThan(0);
     expect(estimateRun(config).requests).toBeCloseTo(8 * (10_000 / (16 * passMs) + 1), 6);

@@ -5,6 +5,7 @@
  * the schedules follow the factors. Points are the closed-loop rows of the silicon sample whose
  * model and GPU are in the catalog.
  */
+import { roleOf } from '../config/roles.js';
 import { availableParallelism } from 'node:os';
 import { stringify } from 'yaml';
 import { Piscina } from 'piscina';
@@ -125,7 +126,7 @@ export function catalogPoints(
           undefined,
           setup.launch,
         );
-        if (deploymentOf(base.engine, base.engine.workers.aggregated).deployment === null) throw new Error('not in the catalog');
+        if (deploymentOf(base.engine, roleOf(base.engine, 'aggregated')).deployment === null) throw new Error('not in the catalog');
       } catch (err) {
         skipped.push({
           label: `${d.label} c=${String(p.key.concurrency)}`,
@@ -208,7 +209,7 @@ export async function recordPoints(
     points.map(async (p) => {
       const factors = factorsOf(p);
       const config = measuredPointConfig(p, factors, load);
-      const found = deploymentOf(config.engine, config.engine.workers.aggregated);
+      const found = deploymentOf(config.engine, roleOf(config.engine, 'aggregated'));
       if (found.deployment === null) throw new Error(`${p.label}: not in the catalog`);
       const trajectory = await pool.record(config);
       return {

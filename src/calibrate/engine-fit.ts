@@ -15,6 +15,7 @@
  * - prefill_token_us always; prefill_pair_ns only when the points' ISLs differ;
  * - the client delay when asked (`fitClient`): the part of TTFT that does not hold the engine.
  */
+import { roleOf } from '../config/roles.js';
 import { levenbergMarquardt } from 'ml-levenberg-marquardt';
 import type { RunConfig } from '../config/types.js';
 import { replay } from '../replay.js';
@@ -110,7 +111,7 @@ export function startConstants(
   task: Pick<EngineFitTask, 'base' | 'train' | 'load' | 'fitClient' | 'prefillShare' | 'decodeExponent' | 'prefillOverlap'>,
 ): EngineConstants {
   const exponent = task.decodeExponent ?? 1;
-  const parallelism = task.base.engine.workers.aggregated.parallelism;
+  const parallelism = roleOf(task.base.engine, 'aggregated').parallelism;
   const ranks = parallelism.attention_data * parallelism.replicas;
   // The mean drawn length relative to the point's: the middle of [ratio x top, top], or the point's own.
   const jitter = task.load.lengths === 'mean' ? 1 : (1 + task.load.rangeRatio) / 2;

@@ -6,6 +6,7 @@
  * (per rank: C' / ranks and C / ranks) fits a KV capacity between C' x (ISL + OSL / 2) and
  * C x (ISL + OSL / 2) tokens per rank, or a sequence cap between C' / ranks and C / ranks.
  */
+import { roleOf } from '../config/roles.js';
 import { kvBlocksPerRank } from '../config/kv-capacity.js';
 import type { RunConfig } from '../config/types.js';
 import type { ScorePoint } from '../score/points.js';
@@ -24,7 +25,7 @@ export function saturationNotes(measured: readonly ScorePoint[], simulated: read
     .filter((c) => Number.isFinite(c) && c < first)
     .sort((a, b) => b - a)[0];
   if (below === undefined) return [];
-  const role = base.engine.workers.aggregated;
+  const role = roleOf(base.engine, 'aggregated');
   const ranks = role.parallelism.replicas * role.parallelism.attention_data;
   const blocks = kvBlocksPerRank(base.engine, role) ?? 0;
   const kv = blocks > 0 ? `${count(blocks * role.kv_cache.block_size)} tokens of KV per rank` : 'unlimited KV';

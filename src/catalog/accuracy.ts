@@ -40,8 +40,8 @@ export interface AccuracyBlock {
 const BACKEND_NAMES: Readonly<Record<string, string>> = { vllm: 'vLLM', sglang: 'SGLang', trtllm: 'TensorRT-LLM' };
 
 /** The stratum of a backend and model family: `vLLM dense`, `SGLang MoE`. */
-export function stratumOf(backend: string, moe: boolean): string {
-  return `${BACKEND_NAMES[backend] ?? backend} ${moe ? 'MoE' : 'dense'}`;
+export function stratumOf(backend: string, moe: boolean, disaggregated = false): string {
+  return `${BACKEND_NAMES[backend] ?? backend} ${moe ? 'MoE' : 'dense'}${disaggregated ? ' disagg' : ''}`;
 }
 
 /** Fewest points a GPU-narrowed row must have to be quoted instead of its stratum's. */
@@ -88,8 +88,14 @@ export function loadAccuracyTable(file = accuracyFile()): AccuracyTable | null {
  * its stratum when it has at least MIN_GPU_ROW_POINTS points, else the stratum's; basis `none`
  * when the table has neither.
  */
-export function accuracyFor(backend: string, moe: boolean, hardware: string, table = loadAccuracyTable()): AccuracyBlock {
-  const stratum = stratumOf(backend, moe);
+export function accuracyFor(
+  backend: string,
+  moe: boolean,
+  hardware: string,
+  table = loadAccuracyTable(),
+  disaggregated = false,
+): AccuracyBlock {
+  const stratum = stratumOf(backend, moe, disaggregated);
   const rows = table?.rows ?? [];
   const gpuRow = rows.find((r) => r.stratum === stratum && r.hardware === hardware && r.points >= MIN_GPU_ROW_POINTS);
   const row = gpuRow ?? rows.find((r) => r.stratum === stratum && r.hardware === undefined);

@@ -10,7 +10,7 @@ import { kvBlocksPerRank } from '../config/kv-capacity.js';
 import { METRIC_TAGS, type MetricTag, type ReplaySummary } from '../core/report-types.js';
 import { formatInteger, formatNumber } from '../io/format-number.js';
 import { getMetricInfo } from '../io/read-aiperf-tags.js';
-import { roleOf } from '../config/roles.js';
+import { workerRoles } from '../config/roles.js';
 
 /** `Inter Token Latency (ms)`: AIPerf's header and unit, or the simulator's own name for a tag AIPerf lacks. */
 export function metricTitle(tag: MetricTag): string {
@@ -29,9 +29,15 @@ const fmt = formatNumber;
  * one limit explains every rejection of a run.
  */
 export function rejectionReason(config: RunConfig): string {
-  const role = roleOf(config.engine, 'aggregated');
-  const blocks = kvBlocksPerRank(config.engine, role);
-  const poolLimit = blocks === null ? Infinity : blocks * role.kv_cache.block_size + 1;
+  // The role whose KV pool holds the least (a disaggregated deployment has two pools).
+  let role = workerRoles(config.engine)[0].config;
+  let blocks = kvBlocksPerRank(config.engine, role);
+  let poolLimit = blocks === null ? Infinity : blocks * role.kv_cache.block_size + 1;
+  for (const other of workerRoles(config.engine).slice(1)) {
+    const otherBlocks = kvBlocksPerRank(config.engine, other.config);
+    const limit = otherBlocks === null ? Infinity : otherBlocks * other.config.kv_cache.block_size + 1;
+    if (limit < poolLimit) [role, blocks, poolLimit] = [other.config, otherBlocks, limit];
+  }
   const contextLimit = config.engine.context_length === 'max' ? Infinity : config.engine.context_length;
   if (contextLimit <= poolLimit) return `prompt of context_length ${formatInteger(contextLimit)} tokens or more`;
   return (

@@ -10,7 +10,9 @@ import { kvCapacity, rooflineCoefficients, weightBytesPerGpu, type Deployment, t
 import type { RooflineCoefficients } from '../core/roofline.js';
 import type { Price } from './cost.js';
 import type { EngineConfig, Precision, WorkerRoleConfig } from './types.js';
-import { roleOf } from './roles.js';
+import { entryRole, isDisaggregated, roleOf } from './roles.js';
+import { BYTES_PER_ELEMENT, kvBytesPerToken } from '../catalog/architecture.js';
+import type { KvTransfer } from '../core/run.js';
 
 /**
  * How the engine that schedules sizes its KV cache when the config does not say
@@ -163,7 +165,7 @@ export function frontendOf(config: { engine: EngineConfig }): { baseMs: number; 
   const per_inflight_us = engine.frontend.per_inflight_us ?? 'auto';
   let fitted: EfficiencyFactors | null = null;
   if (base_ms === 'auto' || per_input_us === 'auto' || per_inflight_us === 'auto') {
-    const role = roleOf(engine, 'aggregated');
+    const role = entryRole(engine).config;
     const { deployment } = deploymentOf(engine, role);
     if (role.timing.type === 'roofline' && deployment !== null) fitted = effectiveEfficiency(engine, role, deployment.hardware.id).factors;
   }
@@ -171,5 +173,71 @@ export function frontendOf(config: { engine: EngineConfig }): { baseMs: number; 
     baseMs: base_ms !== 'auto' ? base_ms : (fitted?.frontend_ms ?? 0),
     perInputUs: per_input_us !== 'auto' ? per_input_us : (fitted?.frontend_us_per_token ?? 0),
     perInflightUs: per_inflight_us !== 'auto' ? per_inflight_us : (fitted?.frontend_us_per_inflight ?? 0),
+  };
+}
+
+/**
+ * The KV transfer of a disaggregated config (docs/replay-model.md, "Disaggregated prefill and
+ * decode"), or null for aggregated workers. Values `engine.kv_transfer` leaves out come from the
+ * catalog: the KV bytes of one token on one GPU of the pool with fewer tensor-parallel GPUs (each
+ * GPU sends or receives its shard over its own link, in parallel), and the GPU's NVLink bandwidth
+ * in one direction when every GPU of both pools is in one NVLink domain, else its network link.
+ * Where the catalog cannot say, `problem` names the key to write.
+ */
+export function kvTransferOf(engine: EngineConfig): { transfer: KvTransfer | null; problem: { key: string; reason: string } | null } {
+  if (!isDisaggregated(engine)) return { transfer: null, problem: null };
+  const prefill = roleOf(engine, 'prefill');
+  const decode = roleOf(engine, 'decode');
+  const written = engine.kv_transfer;
+  let bytesPerToken = written?.kv_bytes_per_token;
+  let gbPerS = written?.bandwidth_gb_per_s;
+  if (bytesPerToken === undefined) {
+    const p = deploymentOf(engine, prefill);
+    const d = deploymentOf(engine, decode);
+    if (p.deployment === null || d.deployment === null) {
+      return {
+        transfer: null,
+        problem: {
+          key: 'kv_bytes_per_token',
+          reason: `is required: engine.model ${JSON.stringify(engine.model)} is not in the catalog, which gives the KV bytes per token otherwise`,
+        },
+      };
+    }
+    const perGpu = (dep: Deployment, tensor: number) => kvBytesPerToken(dep.model, BYTES_PER_ELEMENT[dep.kvPrecision], tensor);
+    bytesPerToken = Math.max(perGpu(p.deployment, prefill.parallelism.tensor), perGpu(d.deployment, decode.parallelism.tensor));
+  }
+  if (gbPerS === undefined) {
+    const hardware = findHardware(engine.hardware);
+    if (hardware === undefined) {
+      return {
+        transfer: null,
+        problem: {
+          key: 'bandwidth_gb_per_s',
+          reason: `is required: engine.hardware ${JSON.stringify(engine.hardware)} is not in the catalog, which gives the link bandwidth otherwise`,
+        },
+      };
+    }
+    const gpus = (role: WorkerRoleConfig) => role.parallelism.replicas * role.parallelism.tensor * role.parallelism.attention_data;
+    const link = hardware.interconnect;
+    if (link.scale_up === 'nvlink' && gpus(prefill) + gpus(decode) <= link.scale_up_domain_gpus) gbPerS = link.scale_up_gb_per_s / 2;
+    else if (link.network_gb_per_s !== undefined) gbPerS = link.network_gb_per_s;
+    else {
+      return {
+        transfer: null,
+        problem: {
+          key: 'bandwidth_gb_per_s',
+          reason: `is required: ${hardware.id} lists no network link in the catalog and the pools' ${gpus(prefill) + gpus(decode)} GPUs do not fit in its NVLink domain`,
+        },
+      };
+    }
+  }
+  return {
+    transfer: {
+      latencyMs: written?.latency_ms ?? 0,
+      bytesPerToken,
+      bytesPerMs: gbPerS * 1e6,
+      maxLocalPrefillTokens: written?.max_local_prefill_tokens ?? 0,
+    },
+    problem: null,
   };
 }

@@ -42,6 +42,8 @@ export const MAX_COST = 1e9;
 export const MAX_GPU_MEMORY_GIB = 1_048_576;
 /** KV bytes per token of the whole model. */
 export const MAX_KV_BYTES_PER_TOKEN = 1e9;
+/** Bandwidth of a KV transfer link, GB/s. */
+export const MAX_TRANSFER_GB_PER_S = 1e6;
 /** Request rates, requests per second. */
 export const MIN_REQUEST_RATE = 1e-6;
 export const MAX_REQUEST_RATE = 1e7;

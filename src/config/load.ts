@@ -10,7 +10,7 @@ import type * as z from 'zod';
 import { ConfigError, makeConfigIssue, type ConfigIssue } from './errors.js';
 import { checkRunConfigRules } from './rules.js';
 import { checkEngineStartup, checkRunResources } from './run-checks.js';
-import { runConfigSchema } from './schema.js';
+import { defaultWorkerRole, runConfigSchema } from './schema.js';
 import { applySet, parseSetAssignment, type SetAssignment } from './set-override.js';
 import { findHardware, findModel } from '../catalog/load.js';
 import { engineScheduler, sglangMaxRunningRequests } from '../catalog/engine-defaults.js';
@@ -18,7 +18,7 @@ import type { RunConfig, TimingConfig } from './types.js';
 import { kvBlocksPerRank } from './kv-capacity.js';
 import { autoKvCapacity } from './deployment.js';
 import { readYamlFile } from './yaml.js';
-import { AGGREGATED_ONLY, DISAGGREGATED_ROLES, roleOf, rolePath, withRoleConfig } from './roles.js';
+import { rolePath, withRoleConfig, workerRoles, type WorkerRoleName } from './roles.js';
 
 export { parseYamlText, readYamlFile } from './yaml.js';
 
@@ -63,8 +63,14 @@ function validate(raw: unknown, file: string, sets: readonly SetAssignment[], ru
   const parsed = runConfigSchema.safeParse(raw, { reportInput: true });
   const found: { path: PathKey[]; reason: string }[] = [];
   let config: RunConfig | undefined;
-  if (parsed.success) {
-    config = defaultScheduler(defaultCapacity(defaultTiming(parsed.data), raw));
+  const layout = parsed.success ? layoutProblems(parsed.data) : [];
+  if (parsed.success && layout.length > 0) {
+    found.push(...layout);
+  } else if (parsed.success) {
+    let filled = withDefaultRole(parsed.data);
+    for (const { name } of workerRoles(filled.engine)) filled = defaultCapacity(defaultTiming(filled, name), raw, name);
+    for (const { name } of workerRoles(filled.engine)) filled = defaultScheduler(filled, name);
+    config = filled as RunConfig;
     for (const violation of checkRunConfigRules(config)) {
       found.push({ path: violation.path.split('.'), reason: violation.reason });
     }
@@ -97,14 +103,45 @@ function fromZodIssues(zodIssues: readonly z.core.$ZodIssue[]): { path: PathKey[
   return out;
 }
 
+/** An unknown key's reason: the schema's (`unknown key (allowed: ...)`). */
+function unknownKeyReason(_path: readonly PathKey[], _key: string, reason: string): string {
+  return reason;
+}
+
 /**
- * An unknown key's reason: the schema's (`unknown key (allowed: ...)`), except for the worker
- * roles of a disaggregated deployment, which are keys to come rather than mistakes.
+ * The worker layout: `aggregated` alone, or `prefill` with `decode` (and `engine.kv_transfer`
+ * only then). Checked before the defaults are filled, which need one layout or the other.
  */
-function unknownKeyReason(path: readonly PathKey[], key: string, reason: string): string {
-  const isRole =
-    path.length === 2 && path[0] === 'engine' && path[1] === 'workers' && (DISAGGREGATED_ROLES as readonly string[]).includes(key);
-  return isRole ? `disaggregated prefill and decode workers are not available yet: ${AGGREGATED_ONLY} (${rolePath('aggregated')})` : reason;
+function layoutProblems(config: ParsedRunConfig): { path: PathKey[]; reason: string }[] {
+  const { aggregated, prefill, decode } = config.engine.workers;
+  const out: { path: PathKey[]; reason: string }[] = [];
+  if (aggregated !== undefined && (prefill !== undefined || decode !== undefined)) {
+    out.push({
+      path: ['engine', 'workers', 'aggregated'],
+      reason: `is written with ${prefill !== undefined ? 'prefill' : 'decode'} workers: a deployment has aggregated workers or prefill and decode workers, not both`,
+    });
+  } else if ((prefill === undefined) !== (decode === undefined)) {
+    const missing = prefill === undefined ? 'prefill' : 'decode';
+    const present = prefill === undefined ? 'decode' : 'prefill';
+    out.push({
+      path: ['engine', 'workers', missing],
+      reason: `is required with ${present} workers (disaggregated serving needs both pools; write aggregated workers otherwise)`,
+    });
+  }
+  if (config.engine.kv_transfer !== undefined && prefill === undefined && decode === undefined) {
+    out.push({
+      path: ['engine', 'kv_transfer'],
+      reason: 'is read with prefill and decode workers only; an aggregated deployment moves no KV between workers',
+    });
+  }
+  return out;
+}
+
+/** A config naming no worker role gets aggregated workers with every default. */
+function withDefaultRole(config: ParsedRunConfig): ParsedRunConfig {
+  const { aggregated, prefill, decode } = config.engine.workers;
+  if (aggregated !== undefined || prefill !== undefined || decode !== undefined) return config;
+  return withRoleConfig(config, 'aggregated', defaultWorkerRole());
 }
 
 /** Path order: element by element, numbers before strings, a prefix before its extensions. */
@@ -140,20 +177,20 @@ function findSetter(path: readonly PathKey[], sets: readonly SetAssignment[]): s
  * model or GPU is not in the catalog that default becomes `unlimited` (written in the effective
  * config). An `auto` the config writes is kept, and the rules refuse it without catalog entries.
  */
-function defaultCapacity(config: ParsedRunConfig, raw: unknown): ParsedRunConfig {
-  const role = roleOf(config.engine, 'aggregated');
+function defaultCapacity(config: ParsedRunConfig, raw: unknown, name: WorkerRoleName): ParsedRunConfig {
+  const role = roleBlock(config, name);
   if (
     role.kv_cache.capacity.type !== 'auto' ||
     (findModel(config.engine.model) !== undefined && findHardware(config.engine.hardware) !== undefined)
   ) {
     return config;
   }
-  if (writtenCapacityType(raw) === 'auto') return config;
-  return withRole(config, { ...role, kv_cache: { ...role.kv_cache, capacity: { type: 'unlimited' } } });
+  if (writtenCapacityType(raw, name) === 'auto') return config;
+  return withRoleConfig(config, name, { ...role, kv_cache: { ...role.kv_cache, capacity: { type: 'unlimited' } } });
 }
 
-function writtenCapacityType(raw: unknown): unknown {
-  return written(raw, [...rolePath('aggregated').split('.'), 'kv_cache', 'capacity', 'type']);
+function writtenCapacityType(raw: unknown, name: WorkerRoleName): unknown {
+  return written(raw, [...rolePath(name).split('.'), 'kv_cache', 'capacity', 'type']);
 }
 
 function written(raw: unknown, path: readonly string[]): unknown {
@@ -167,24 +204,28 @@ function written(raw: unknown, path: readonly string[]): unknown {
 
 /** A run config as the schema leaves it: the keys the engine's and the catalog's defaults fill may be absent. */
 type ParsedRunConfig = z.output<typeof runConfigSchema>;
+type ParsedRole = NonNullable<ParsedRunConfig['engine']['workers']['aggregated']>;
 
 /**
  * A timing block left out is `roofline` when the config's model and GPU are both in the catalog
  * (the pass time follows from their architecture and datasheet), else `fixed` with its defaults
  * (10 ms per pass with prefill work, 2 ms per pass that emits).
  */
-function defaultTiming(config: ParsedRunConfig): ParsedRunConfig {
-  const role = roleOf(config.engine, 'aggregated');
+function defaultTiming(config: ParsedRunConfig, name: WorkerRoleName): ParsedRunConfig {
+  const role = roleBlock(config, name);
   if (role.timing !== undefined) return config;
   const timing: TimingConfig =
     findModel(config.engine.model) !== undefined && findHardware(config.engine.hardware) !== undefined
       ? { type: 'roofline' }
       : { type: 'fixed', prefill_ms: 10, decode_ms: 2 };
-  return withRole(config, { ...role, timing });
+  return withRoleConfig(config, name, { ...role, timing });
 }
 
-function withRole<C extends ParsedRunConfig>(config: C, role: C['engine']['workers']['aggregated']): C {
-  return withRoleConfig(config, 'aggregated', role);
+/** Role `name`'s block of a config the layout check passed. */
+function roleBlock(config: ParsedRunConfig, name: WorkerRoleName): ParsedRole {
+  const role = config.engine.workers[name];
+  if (role === undefined) throw new Error(`${rolePath(name)} is absent`);
+  return role;
 }
 
 /** Scheduler limits when the GPU is not in the catalog, so the engine's GPU rules cannot be applied (docs/config.md). */
@@ -203,8 +244,8 @@ const GENERIC_SCHEDULER: Readonly<Record<string, { maxBatchedTokens: number; max
  * length). Without a catalog GPU: 8192 tokens, and 256 sequences under vLLM, 2048 under
  * TensorRT-LLM (chunked context off), SGLang's pool rule with a request pool of 2048 to 4096.
  */
-function defaultScheduler(config: ParsedRunConfig): RunConfig {
-  const role = roleOf(config.engine, 'aggregated');
+function defaultScheduler(config: ParsedRunConfig, name: WorkerRoleName): ParsedRunConfig {
+  const role = roleBlock(config, name);
   const policy = role.scheduler.policy ?? config.engine.backend;
   const hardware = findHardware(config.engine.hardware);
   const query =
@@ -223,8 +264,8 @@ function defaultScheduler(config: ParsedRunConfig): RunConfig {
   if (scheduler.max_sequences === undefined && engine.maxSequences !== null) scheduler.max_sequences = engine.maxSequences;
   if (scheduler.max_sequences === undefined) {
     // SGLang: from the KV pool, sized with its request pool's largest size for the per-sequence state.
-    const provisional = withRole(config, { ...role, scheduler: { ...scheduler, max_sequences: 4096 } }) as RunConfig;
-    const provisionalRole = roleOf(provisional.engine, 'aggregated');
+    const provisional = withRoleConfig(config, name, { ...role, scheduler: { ...scheduler, max_sequences: 4096 } }) as RunConfig;
+    const provisionalRole = roleBlock(provisional, name) as RunConfig['engine']['workers']['prefill'] & object;
     const blocks = kvBlocksPerRank(provisional.engine, provisionalRole);
     const tokens = blocks === null || blocks === 0 ? null : blocks * role.kv_cache.block_size;
     const context = config.engine.context_length !== 'max' ? config.engine.context_length : findModel(config.engine.model)?.max_context;
@@ -243,5 +284,5 @@ function defaultScheduler(config: ParsedRunConfig): RunConfig {
   }
   // The schema's key order, so that the effective config reads the same whatever was written.
   const { max_batched_tokens, max_sequences, chunked_prefill, ...rest } = scheduler;
-  return withRole(config, { ...role, scheduler: { max_batched_tokens, max_sequences, chunked_prefill, ...rest } }) as RunConfig;
+  return withRoleConfig(config, name, { ...role, scheduler: { max_batched_tokens, max_sequences, chunked_prefill, ...rest } });
 }

@@ -18,7 +18,7 @@ import type {
   TraceRows,
 } from '../core/run.js';
 import type { ProfileTiming, TimingSpec } from '../core/timing/timing-spec.js';
-import { frontendOf, rooflineOf } from './deployment.js';
+import { frontendOf, kvTransferOf, rooflineOf } from './deployment.js';
 import { kvBlocksPerRank } from './kv-capacity.js';
 import { linearTimingSpec } from './linear-timing.js';
 import { stopRequests } from './stop.js';
@@ -210,10 +210,16 @@ function resolvePool(
       chunkedPrefill: role.scheduler.chunked_prefill,
       lengthLimit: Math.min(contextLimit, kvLimit),
     },
-    kv: { blockSize: role.kv_cache.block_size, blocksPerRank: blocks, prefixCache: prefixKeys(config, role, trace) },
+    // A decode worker's requests bring their KV with them: its store caches no prefixes, and
+    // its router places each on the rank with the fewest requests (those in transfer included).
+    kv: {
+      blockSize: role.kv_cache.block_size,
+      blocksPerRank: blocks,
+      prefixCache: name === 'decode' ? null : prefixKeys(config, role, trace),
+    },
     timing: timingSpec(role.timing, { engine: config.engine, role, profile }),
     policy: policySpec(config, role, trace),
-    router: routerSpec(config.engine.router),
+    router: name === 'decode' ? { type: 'least_loaded' } : routerSpec(config.engine.router),
   };
 }
 
@@ -299,6 +305,7 @@ export function resolveRun(config: RunConfig, trace: TraceInput | null, profile:
 
   return {
     pools: workerRoles(config.engine).map((role) => resolvePool(config, role, trace, profile)),
+    kvTransfer: kvTransferOf(config.engine).transfer,
     frontendBaseMs: frontend.baseMs,
     frontendPerTokenMs: frontend.perInputUs / 1e3,
     frontendPerInflightMs: frontend.perInflightUs / 1e3,

@@ -4,21 +4,17 @@
  * (`ResolvedRun.pools`, in `WORKER_ROLES` order); everything else reads a role's block, its
  * dotted path (for messages and `--set`) or the list of roles through the functions here.
  *
- * Today an engine has one role, `aggregated`: every worker prefills and decodes.
+ * An engine has either `aggregated` workers (each prefills and decodes) or a `prefill` and a
+ * `decode` pool (disaggregated serving, with `engine.kv_transfer` between them).
  */
 import type { ResolvedPool, ResolvedRun } from '../core/run.js';
 import type { WorkerRoleConfig } from './types.js';
 
 /** The roles an engine config can have, in pool order. */
-export const WORKER_ROLES = ['aggregated'] as const;
+export const WORKER_ROLES = ['aggregated', 'prefill', 'decode'] as const;
 export type WorkerRoleName = (typeof WORKER_ROLES)[number];
 
-/**
- * Why a disaggregated layout (prefill and decode workers) is refused, in run configs and plan
- * files alike, until the replay models it.
- */
-export const AGGREGATED_ONLY = 'the replay models aggregated workers only';
-/** Worker roles of a disaggregated deployment: under engine.workers, refused with AGGREGATED_ONLY. */
+/** Worker roles of a disaggregated deployment, in pool order. */
 export const DISAGGREGATED_ROLES = ['prefill', 'decode'] as const;
 
 /** Where the roles' blocks are: `engine.workers` of a config, whether or not its defaults are filled yet. */
@@ -38,11 +34,23 @@ export function rolePath(name: WorkerRoleName): string {
   return `engine.workers.${name}`;
 }
 
-/** The block of role `name`, which the config must have (the schema fills `aggregated`). */
+/** The block of role `name`, which the config must have (the loader fills `aggregated` when no role is written). */
 export function roleOf<R>(engine: WorkersOf<R>, name: WorkerRoleName): R {
   const role = engine.workers[name];
   if (role === undefined) throw new Error(`${rolePath(name)} is absent`);
   return role;
+}
+
+/** Whether the config has prefill and decode workers. */
+export function isDisaggregated<R>(engine: WorkersOf<R>): boolean {
+  return engine.workers.prefill !== undefined || engine.workers.decode !== undefined;
+}
+
+/** The role requests enter (the first in pool order: aggregated, or prefill). */
+export function entryRole<R>(engine: WorkersOf<R>): WorkerRole<R> {
+  const roles = workerRoles(engine);
+  if (roles.length === 0) throw new Error('engine.workers has no role');
+  return roles[0];
 }
 
 /** Every role the config has, in pool order. */

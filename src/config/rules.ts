@@ -3,23 +3,20 @@
  * express. They run on a config that already passed `schema.ts`, and return every broken
  * rule as a (dotted path, reason) pair.
  */
-import { autoKvCapacity, deploymentOf } from './deployment.js';
+import { autoKvCapacity, deploymentOf, kvTransferOf } from './deployment.js';
 import { kvBlocksPerRank, largestSyntheticPromptTokens } from './kv-capacity.js';
 import { MAX_KV_BLOCKS, MAX_RANKS, MAX_REQUESTS, MAX_TOKENS_PER_REQUEST, formatCount } from './limits.js';
 import { loadUnitOf, stopRequests } from './stop.js';
 import type { RunConfig } from './types.js';
-import { roleOf, rolePath } from './roles.js';
+import { roleOf, rolePath, workerRoles, type WorkerRole, type WorkerRoleName } from './roles.js';
 
 export interface RuleViolation {
   path: string;
   reason: string;
 }
 
-const ROLE = rolePath('aggregated');
-
 export function checkRunConfigRules(config: RunConfig): RuleViolation[] {
   const violations: RuleViolation[] = [];
-  const role = roleOf(config.engine, 'aggregated');
   const { source, load, stop } = config.traffic;
 
   // One length distribution at a time: SGLang's uniform range or AIPerf's normal spread.
@@ -34,6 +31,91 @@ export function checkRunConfigRules(config: RunConfig): RuleViolation[] {
     }
   }
 
+  for (const role of workerRoles(config.engine)) violations.push(...roleRules(config, role));
+  const transfer = kvTransferOf(config.engine).problem;
+  if (transfer !== null) violations.push({ path: `engine.kv_transfer.${transfer.key}`, reason: transfer.reason });
+
+  const largestPrompt = largestSyntheticPromptTokens(source);
+  if (source.type === 'synthetic-session' && largestPrompt !== null && largestPrompt > MAX_TOKENS_PER_REQUEST) {
+    violations.push({
+      path: 'traffic.source.turns',
+      reason:
+        `turn ${source.turns} would resend ${formatCount(largestPrompt)} prompt tokens, more than the limit of` +
+        ` ${formatCount(MAX_TOKENS_PER_REQUEST)} tokens per request; use fewer turns or shorter turns`,
+    });
+  }
+  if (load.type === 'trace_timestamps' && source.type !== 'trace') {
+    violations.push({
+      path: 'traffic.load.type',
+      reason: `trace_timestamps needs a trace source, got source type ${source.type}`,
+    });
+  }
+
+  const stopKeys = Object.keys(stop);
+  if (stopKeys.length !== 1) {
+    violations.push({
+      path: 'traffic.stop',
+      reason:
+        'must set exactly one of requests, requests_per_load_unit, max_virtual_time_seconds, ' +
+        (stopKeys.length === 0 ? 'got none' : `got ${stopKeys.join(', ')}`),
+    });
+  }
+  const unit = loadUnitOf(load);
+  if ('requests_per_load_unit' in stop && unit !== null) {
+    const requests = stopRequests({ load, stop }) as number;
+    if (requests > MAX_REQUESTS) {
+      violations.push({
+        path: 'traffic.stop.requests_per_load_unit',
+        reason: `${stop.requests_per_load_unit} x ${unit} makes ${formatCount(requests)} requests, more than the limit of ${formatCount(MAX_REQUESTS)}`,
+      });
+    }
+  }
+  if ('requests_per_load_unit' in stop && load.type === 'trace_timestamps') {
+    violations.push({
+      path: 'traffic.stop.requests_per_load_unit',
+      reason: 'has no load unit with trace_timestamps; use requests or max_virtual_time_seconds',
+    });
+  }
+
+  if ('requests' in stop && stopKeys.length === 1 && config.report.warmup_requests >= stop.requests) {
+    violations.push({
+      path: 'report.warmup_requests',
+      reason: `is ${config.report.warmup_requests}, not less than traffic.stop.requests (${stop.requests}); every request would be warmup`,
+    });
+  }
+
+  return violations;
+}
+
+/** Keys of `scheduler` that only one backend's scheduler reads (docs/config.md, "Schedulers"). */
+function schedulerRules(config: RunConfig, name: WorkerRoleName): RuleViolation[] {
+  const scheduler = roleOf(config.engine, name).scheduler;
+  const ROLE = rolePath(name);
+  const policy = scheduler.policy ?? config.engine.backend;
+  const why = scheduler.policy === undefined ? `engine.backend is ${policy}` : `scheduler.policy is ${policy}`;
+  const out: RuleViolation[] = [];
+  const order = scheduler.schedule_policy;
+  if (order === 'priority' && policy !== 'vllm') {
+    out.push({ path: `${ROLE}.scheduler.schedule_policy`, reason: `priority is vLLM's (--scheduling-policy priority), but ${why}` });
+  }
+  if (order === 'lpm' && policy !== 'sglang') {
+    out.push({ path: `${ROLE}.scheduler.schedule_policy`, reason: `lpm is SGLang's (--schedule-policy lpm), but ${why}` });
+  }
+  if (scheduler.capacity_policy !== undefined && policy !== 'trtllm') {
+    out.push({ path: `${ROLE}.scheduler.capacity_policy`, reason: `is read by the trtllm scheduler only, but ${why}` });
+  }
+  if (scheduler.schedule_conservativeness !== undefined && policy !== 'sglang') {
+    out.push({ path: `${ROLE}.scheduler.schedule_conservativeness`, reason: `is read by the sglang scheduler only, but ${why}` });
+  }
+  if (scheduler.priority_levels !== undefined && order !== 'priority') {
+    out.push({ path: `${ROLE}.scheduler.priority_levels`, reason: 'is read with schedule_policy: priority only' });
+  }
+  return out;
+}
+
+/** The rules of one worker role's block (`engine.workers.<role>`). */
+function roleRules(config: RunConfig, { name, path: ROLE, config: role }: WorkerRole): RuleViolation[] {
+  const violations: RuleViolation[] = [];
   const timing = role.timing;
   if (timing.type === 'linear') {
     const { base_ms, prefill_token_us, prefill_pair_ns, decode_request_us, decode_kv_token_ns } = timing;
@@ -50,7 +132,7 @@ export function checkRunConfigRules(config: RunConfig): RuleViolation[] {
     });
   }
 
-  violations.push(...schedulerRules(config));
+  violations.push(...schedulerRules(config, name));
 
   const parallelism = role.parallelism;
   const gpus = parallelism.tensor * parallelism.attention_data;
@@ -116,15 +198,8 @@ export function checkRunConfigRules(config: RunConfig): RuleViolation[] {
     }
   }
 
-  const largestPrompt = largestSyntheticPromptTokens(source);
-  if (source.type === 'synthetic-session' && largestPrompt !== null && largestPrompt > MAX_TOKENS_PER_REQUEST) {
-    violations.push({
-      path: 'traffic.source.turns',
-      reason:
-        `turn ${source.turns} would resend ${formatCount(largestPrompt)} prompt tokens, more than the limit of` +
-        ` ${formatCount(MAX_TOKENS_PER_REQUEST)} tokens per request; use fewer turns or shorter turns`,
-    });
-  }
+  const largestPrompt = largestSyntheticPromptTokens(config.traffic.source);
+  const source = config.traffic.source;
   const budget = role.scheduler.max_batched_tokens;
   if (!role.scheduler.chunked_prefill && largestPrompt !== null && largestPrompt > budget) {
     const what = source.type === 'synthetic-session' ? `the last session turn's prompt` : 'the prompt';
@@ -136,70 +211,5 @@ export function checkRunConfigRules(config: RunConfig): RuleViolation[] {
     });
   }
 
-  if (load.type === 'trace_timestamps' && source.type !== 'trace') {
-    violations.push({
-      path: 'traffic.load.type',
-      reason: `trace_timestamps needs a trace source, got source type ${source.type}`,
-    });
-  }
-
-  const stopKeys = Object.keys(stop);
-  if (stopKeys.length !== 1) {
-    violations.push({
-      path: 'traffic.stop',
-      reason:
-        'must set exactly one of requests, requests_per_load_unit, max_virtual_time_seconds, ' +
-        (stopKeys.length === 0 ? 'got none' : `got ${stopKeys.join(', ')}`),
-    });
-  }
-  const unit = loadUnitOf(load);
-  if ('requests_per_load_unit' in stop && unit !== null) {
-    const requests = stopRequests({ load, stop }) as number;
-    if (requests > MAX_REQUESTS) {
-      violations.push({
-        path: 'traffic.stop.requests_per_load_unit',
-        reason: `${stop.requests_per_load_unit} x ${unit} makes ${formatCount(requests)} requests, more than the limit of ${formatCount(MAX_REQUESTS)}`,
-      });
-    }
-  }
-  if ('requests_per_load_unit' in stop && load.type === 'trace_timestamps') {
-    violations.push({
-      path: 'traffic.stop.requests_per_load_unit',
-      reason: 'has no load unit with trace_timestamps; use requests or max_virtual_time_seconds',
-    });
-  }
-
-  if ('requests' in stop && stopKeys.length === 1 && config.report.warmup_requests >= stop.requests) {
-    violations.push({
-      path: 'report.warmup_requests',
-      reason: `is ${config.report.warmup_requests}, not less than traffic.stop.requests (${stop.requests}); every request would be warmup`,
-    });
-  }
-
   return violations;
-}
-
-/** Keys of `scheduler` that only one backend's scheduler reads (docs/config.md, "Schedulers"). */
-function schedulerRules(config: RunConfig): RuleViolation[] {
-  const scheduler = roleOf(config.engine, 'aggregated').scheduler;
-  const policy = scheduler.policy ?? config.engine.backend;
-  const why = scheduler.policy === undefined ? `engine.backend is ${policy}` : `scheduler.policy is ${policy}`;
-  const out: RuleViolation[] = [];
-  const order = scheduler.schedule_policy;
-  if (order === 'priority' && policy !== 'vllm') {
-    out.push({ path: `${ROLE}.scheduler.schedule_policy`, reason: `priority is vLLM's (--scheduling-policy priority), but ${why}` });
-  }
-  if (order === 'lpm' && policy !== 'sglang') {
-    out.push({ path: `${ROLE}.scheduler.schedule_policy`, reason: `lpm is SGLang's (--schedule-policy lpm), but ${why}` });
-  }
-  if (scheduler.capacity_policy !== undefined && policy !== 'trtllm') {
-    out.push({ path: `${ROLE}.scheduler.capacity_policy`, reason: `is read by the trtllm scheduler only, but ${why}` });
-  }
-  if (scheduler.schedule_conservativeness !== undefined && policy !== 'sglang') {
-    out.push({ path: `${ROLE}.scheduler.schedule_conservativeness`, reason: `is read by the sglang scheduler only, but ${why}` });
-  }
-  if (scheduler.priority_levels !== undefined && order !== 'priority') {
-    out.push({ path: `${ROLE}.scheduler.priority_levels`, reason: 'is read with schedule_policy: priority only' });
-  }
-  return out;
 }

@@ -22,9 +22,7 @@ import type { RuleViolation } from './rules.js';
 import { stopRequests } from './stop.js';
 import { NORMAL_LENGTH_SPAN } from '../core/traffic.js';
 import type { RunConfig, SourceConfig } from './types.js';
-import { roleOf, rolePath } from './roles.js';
-
-const ROLE = rolePath('aggregated');
+import { entryRole, workerRoles, type WorkerRole, type WorkerRoleName } from './roles.js';
 
 /** Prompt and output lengths a synthetic source draws from: [min, max] of each. */
 interface Lengths {
@@ -74,11 +72,15 @@ function syntheticLengths(source: SourceConfig): Lengths | null {
   return null;
 }
 
-/** KV tokens per attention-DP rank, or null for an unlimited pool. */
-function kvTokensPerRank(config: RunConfig): number | null {
-  const role = roleOf(config.engine, 'aggregated');
-  const blocks = kvBlocksPerRank(config.engine, role);
-  return blocks === null ? null : blocks * role.kv_cache.block_size;
+/** KV tokens per attention-DP rank of a role (the smallest over the roles when none is named), or null for unlimited pools. */
+function kvTokensPerRank(config: RunConfig, name?: WorkerRoleName): number | null {
+  let least: number | null = null;
+  for (const role of workerRoles(config.engine)) {
+    if (name !== undefined && role.name !== name) continue;
+    const blocks = kvBlocksPerRank(config.engine, role.config);
+    if (blocks !== null) least = Math.min(least ?? Infinity, blocks * role.config.kv_cache.block_size);
+  }
+  return least;
 }
 
 /**
@@ -98,7 +100,26 @@ export function lengthLimitOf(config: RunConfig): number {
  */
 export function checkEngineStartup(config: RunConfig): RuleViolation[] {
   const violations: RuleViolation[] = [];
-  const role = roleOf(config.engine, 'aggregated');
+  const context = config.engine.context_length;
+  const lengths = syntheticLengths(config.traffic.source);
+  for (const role of workerRoles(config.engine)) violations.push(...roleStartup(config, role));
+
+  // Every request rejected: vLLM refuses each prompt longer than max_model_len as it arrives.
+  if (lengths !== null && context !== 'max' && lengths.promptMin >= context) {
+    const what = config.traffic.source.type === 'synthetic-session' ? "every session's first turn" : 'every prompt';
+    violations.push({
+      path: 'engine.context_length',
+      reason:
+        `is ${formatCount(context)}, but ${what} has at least ${formatCount(lengths.promptMin)} tokens: every request would be rejected` +
+        ' (vLLM rejects a prompt that does not fit max_model_len). Raise engine.context_length or shorten the prompts',
+    });
+  }
+  return violations;
+}
+
+/** The start-up refusals of one worker role's engine. */
+function roleStartup(config: RunConfig, { name, path: ROLE, config: role }: WorkerRole): RuleViolation[] {
+  const violations: RuleViolation[] = [];
   const { max_batched_tokens: budget, max_sequences: sequences, chunked_prefill: chunked } = role.scheduler;
   const context = config.engine.context_length;
   // The two start-up refusals below are vLLM's.
@@ -121,7 +142,7 @@ export function checkEngineStartup(config: RunConfig): RuleViolation[] {
     });
   }
 
-  const kv = kvTokensPerRank(config);
+  const kv = kvTokensPerRank(config, name);
   const lengths = syntheticLengths(config.traffic.source);
   if (kv !== null && kv >= 1) {
     const pool = `holds ${formatCount(kv)} tokens per rank (${formatCount(kv / role.kv_cache.block_size)} blocks of ${role.kv_cache.block_size})`;
@@ -141,17 +162,6 @@ export function checkEngineStartup(config: RunConfig): RuleViolation[] {
           ' or set engine.context_length to what it can hold',
       });
     }
-  }
-
-  // Every request rejected: vLLM refuses each prompt longer than max_model_len as it arrives.
-  if (lengths !== null && context !== 'max' && lengths.promptMin >= context) {
-    const what = config.traffic.source.type === 'synthetic-session' ? "every session's first turn" : 'every prompt';
-    violations.push({
-      path: 'engine.context_length',
-      reason:
-        `is ${formatCount(context)}, but ${what} has at least ${formatCount(lengths.promptMin)} tokens: every request would be rejected` +
-        ' (vLLM rejects a prompt that does not fit max_model_len). Raise engine.context_length or shorten the prompts',
-    });
   }
   return violations;
 }
@@ -179,7 +189,7 @@ export function everyTraceRowRejected(config: RunConfig, trace: TraceLengths, li
   const byContext = config.engine.context_length !== 'max' && config.engine.context_length === lengthLimit;
   return byContext
     ? `every row's input_length is at least engine.context_length (${formatCount(lengthLimit)}; the shortest is ${formatCount(shortest)}): every request would be rejected. Raise engine.context_length`
-    : `every row's input_length (the shortest is ${formatCount(shortest)}) fills the KV pool of ${formatCount(lengthLimit - 1)} tokens per rank: every request would be rejected. Give ${ROLE}.kv_cache.capacity more blocks`;
+    : `every row's input_length (the shortest is ${formatCount(shortest)}) fills the KV pool of ${formatCount(lengthLimit - 1)} tokens per rank: every request would be rejected. Give ${entryRole(config.engine).path}.kv_cache.capacity more blocks`;
 }
 
 // ---- resources --------------------------------------------------------------------------
@@ -229,7 +239,7 @@ export const PREFIX_BYTES_PER_REQUEST = 20;
  * a trace without hash ids).
  */
 function prefixCacheBytes(config: RunConfig, trace: TraceLengths | null, requests: number): number {
-  const role = roleOf(config.engine, 'aggregated');
+  const role = entryRole(config.engine).config;
   const kv = role.kv_cache;
   const source = config.traffic.source;
   if (kv.prefix_caching === false || !Number.isFinite(requests)) return 0;
@@ -264,7 +274,7 @@ function prefixCacheBytes(config: RunConfig, trace: TraceLengths | null, request
 
 /** A lower bound of one pass's duration and of the engine time of one request, ms. */
 function engineMinMs(config: RunConfig, prompt: number, output: number): number {
-  const role = roleOf(config.engine, 'aggregated');
+  const role = entryRole(config.engine).config;
   const timing = role.timing;
   const passes = Math.max(1, output);
   switch (timing.type) {
@@ -372,7 +382,7 @@ export function estimateRun(
   } else {
     outputMean = (syntheticLengths(config.traffic.source) as Lengths).outputMean;
   }
-  const role = roleOf(config.engine, 'aggregated');
+  const role = entryRole(config.engine).config;
   const ranks = role.parallelism.replicas * role.parallelism.attention_data;
   const detokServers = config.engine.detokenization?.workers ?? 0;
   const tokServers = config.engine.tokenization?.workers ?? 0;
@@ -466,11 +476,11 @@ export function checkRunResources(config: RunConfig, options: ResourceCheckOptio
     ];
   }
   if (estimate.tableBytes + estimate.prefixCacheBytes > budget.offHeapBytes) {
-    const role = roleOf(config.engine, 'aggregated');
+    const role = entryRole(config.engine).config;
     const ranks = role.parallelism.replicas * role.parallelism.attention_data;
     return [
       {
-        path: `${ROLE}.kv_cache.prefix_caching`,
+        path: `${entryRole(config.engine).path}.kv_cache.prefix_caching`,
         reason:
           `the prefix cache of ${formatCount(ranks)} rank${ranks === 1 ? '' : 's'} over ${shown()} needs about ${formatBytes(estimate.prefixCacheBytes)} of memory` +
           ` on top of the replay's ${formatBytes(estimate.tableBytes)}, more than the ${formatBytes(budget.offHeapBytes)} this machine can give;` +

@@ -290,6 +290,33 @@ const workerRoleSchema = strict({
     ),
 });
 
+/** The role block a config gets when engine.workers names none: aggregated workers with every default. */
+export function defaultWorkerRole(): z.output<typeof workerRoleSchema> {
+  return workerRoleSchema.parse({});
+}
+
+const kvTransferSchema = strict({
+  latency_ms: cost().default(0).describe('Fixed cost of one transfer (connection, handshake, first byte), ms.'),
+  bandwidth_gb_per_s: positive(L.MAX_TRANSFER_GB_PER_S, 'GB/s')
+    .optional()
+    .describe(
+      "Bandwidth of the link between a prefill and a decode worker, GB/s (1e9 bytes); absent: the catalog GPU's (NVLink when both pools fit in one NVLink domain, one direction; else its network link).",
+    ),
+  kv_bytes_per_token: z
+    .number({ error: says(COST) })
+    .min(0, { error: says(COST) })
+    .max(L.MAX_KV_BYTES_PER_TOKEN, { error: atMost(L.MAX_KV_BYTES_PER_TOKEN, 'KV bytes per token') })
+    .optional()
+    .describe(
+      "KV bytes of one prompt token the link carries (0: the transfer takes latency_ms alone); absent: the catalog model's KV per token on one GPU of the pool with fewer tensor-parallel GPUs.",
+    ),
+  max_local_prefill_tokens: nonNegativeInt(L.MAX_TOKENS_PER_REQUEST, 'tokens per request')
+    .default(0)
+    .describe('Prompts of at most this many tokens are prefilled on the decode worker itself, with no transfer (0: none).'),
+}).describe(
+  'Disaggregated serving: the KV transfer from a prefill worker to a decode worker, latency_ms + prompt tokens x kv_bytes_per_token / bandwidth, first in first out per pair of workers.',
+);
+
 // ---- engine -----------------------------------------------------------------------------
 
 const CONTEXT_LENGTH = 'must be a positive integer or max';
@@ -389,7 +416,22 @@ const engineSchema = strict({
     .describe("Weight precision of the matmuls (default: the catalog model's own)."),
   context_length: contextLengthSchema,
   frontend: frontendSchema.prefault({}),
-  workers: strict({ aggregated: workerRoleSchema.prefault({}) }).prefault({}),
+  workers: strict({
+    aggregated: workerRoleSchema
+      .optional()
+      .describe('Workers that prefill and decode the requests they are given (the layout when engine.workers is empty).'),
+    prefill: workerRoleSchema
+      .optional()
+      .describe('Disaggregated serving: workers that prefill each prompt and emit its first token, then hand its KV to a decode worker.'),
+    decode: workerRoleSchema
+      .optional()
+      .describe('Disaggregated serving: workers that receive a prefilled request and its KV and generate the rest of its tokens.'),
+  })
+    .prefault({})
+    .describe(
+      'Engine workers: aggregated, or prefill and decode pools (docs/replay-model.md, "Disaggregated prefill and decode"); each block has parallelism, scheduler, kv_cache and timing.',
+    ),
+  kv_transfer: kvTransferSchema.optional(),
   router: routerSchema.optional(),
   tokenization: tokenizationSchema.optional(),
   detokenization: detokenizationSchema.optional(),

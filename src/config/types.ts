@@ -139,6 +139,13 @@ export interface DetokenizationConfig {
   chunk_outputs?: number;
 }
 
+export interface KvTransferConfig {
+  latency_ms: number;
+  bandwidth_gb_per_s?: number;
+  kv_bytes_per_token?: number;
+  max_local_prefill_tokens: number;
+}
+
 /** How requests are placed on ranks; round_robin when absent. */
 export type RouterConfig = { type: 'round_robin' } | { type: 'least_loaded' } | { type: 'kv_aware'; overlap_score_weight: number };
 
@@ -154,7 +161,10 @@ export interface EngineConfig {
   context_length: number | 'max';
   /** Client to server time before tokenization: base_ms + per_input_us x prompt; auto = the catalog's with roofline timing, else 0. */
   frontend: { base_ms: number | 'auto'; per_input_us: number | 'auto'; per_inflight_us?: number | 'auto' };
-  workers: { aggregated: WorkerRoleConfig };
+  /** `aggregated`, or `prefill` and `decode` (the loader refuses any other combination). */
+  workers: { aggregated?: WorkerRoleConfig; prefill?: WorkerRoleConfig; decode?: WorkerRoleConfig };
+  /** Disaggregated workers only: the KV transfer between a prefill and a decode worker. */
+  kv_transfer?: KvTransferConfig;
   router?: RouterConfig;
   tokenization?: TokenizationConfig;
   detokenization?: DetokenizationConfig;

@@ -43,6 +43,9 @@ export class PassOutputs {
   /** Requests that ended without a token to deliver: rejections and zero-length outputs. */
   ended: Int32Array;
   endedCount = 0;
+  /** Prefill workers: requests whose prefill ended with their first token, to hand to a decode worker. */
+  handoff: Int32Array;
+  handoffCount = 0;
   /** Detokenization servers the outputs go to; 0 = one server or none (no routing). */
   readonly servers: number;
   /** With several servers: the server of emitted[k], and how many outputs each server got. */
@@ -56,6 +59,7 @@ export class PassOutputs {
     this.capacity = Math.max(16, capacity);
     this.emitted = new Int32Array(this.capacity);
     this.ended = new Int32Array(16);
+    this.handoff = new Int32Array(16);
     this.servers = servers > 1 ? servers : 0;
     this.emittedServer = new Int32Array(this.servers > 0 ? this.capacity : 0);
     this.serverCount = new Int32Array(this.servers);
@@ -67,10 +71,16 @@ export class PassOutputs {
     this.ended[this.endedCount++] = id;
   }
 
+  pushHandoff(id: number): void {
+    if (this.handoffCount === this.handoff.length) this.handoff = grow(this.handoff);
+    this.handoff[this.handoffCount++] = id;
+  }
+
   /** Empties the buffers for the next pass end (the detokenization stage zeroes `serverCount` as it reads it). */
   clear(): void {
     this.emittedCount = 0;
     this.endedCount = 0;
+    this.handoffCount = 0;
   }
 }
 
@@ -87,6 +97,14 @@ export class EngineRank {
   /** Tokens looked up in the prefix cache at admissions (known sequence), and of those, served by it. */
   queriedTokens = 0;
   hitTokens = 0;
+  /** Decode ranks: requests routed here whose KV is still in transfer (a router counts them as load). */
+  incoming = 0;
+  /**
+   * Prefill ranks: requests that left `running` with their first token and still hold their
+   * blocks here until their KV transfer ends (`releaseSent`).
+   */
+  sending: Int32Array = new Int32Array(16);
+  sendingCount = 0;
   /** The pass the policy composed, as the timing provider sees it. */
   readonly view: PassView = {
     prefillTokens: 0,
@@ -105,6 +123,8 @@ export class EngineRank {
     readonly table: RequestTable,
     readonly store: KvStore,
     private readonly lifecycle: RequestLifecycle,
+    /** A prefill rank: a request leaves with its first token, for a decode worker. */
+    readonly handsOff = false,
   ) {
     this.running = new Int32Array(limits.maxSequences);
     this.view.kvBlocksTotal = store.totalBlocks;
@@ -131,8 +151,13 @@ export class EngineRank {
     this.running[this.runningCount++] = r;
     t.status[r] = Status.Running;
     t.computed[r] = cachedTokens;
-    this.queriedTokens += t.prompt[r] + t.generated[r];
-    this.hitTokens += cachedTokens;
+    if (t.kvReady[r] > 0) {
+      // KV moved in from a prefill worker: not a prefix-cache lookup. A later preemption here recomputes.
+      t.kvReady[r] = 0;
+    } else {
+      this.queriedTokens += t.prompt[r] + t.generated[r];
+      this.hitTokens += cachedTokens;
+    }
     if (t.firstScheduledMs[r] !== t.firstScheduledMs[r]) {
       t.firstScheduledMs[r] = nowMs;
       t.cachedTokens[r] = cachedTokens;
@@ -200,6 +225,27 @@ export class EngineRank {
     return false;
   }
 
+  // ---- Disaggregation: a prefill rank's requests in transfer ------------------------------
+
+  private hold(id: number): void {
+    if (this.sendingCount === this.sending.length) this.sending = grow(this.sending);
+    this.sending[this.sendingCount++] = id;
+    this.table.status[id] = Status.Transferring;
+  }
+
+  /** Request `id`'s KV has moved to its decode worker: its blocks here go back to the store. */
+  releaseSent(id: number): void {
+    // Transfers mostly end in the order they started: look from the front.
+    const sending = this.sending;
+    const count = this.sendingCount;
+    let i = 0;
+    while (i < count && sending[i] !== id) i++;
+    if (i === count) throw new Error(`request ${id} is not in transfer from rank ${this.index}`);
+    for (; i < count - 1; i++) sending[i] = sending[i + 1];
+    this.sendingCount = count - 1;
+    this.store.release(id);
+  }
+
   // ---- The pass end ----------------------------------------------------------------------
 
   /**
@@ -251,7 +297,17 @@ export class EngineRank {
           emitted[emittedCount++] = r;
           if (recordEmit !== null) recordEmit(r, nowMs);
           finished = g >= outputLen[r] || prompt[r] + g >= lengthLimit;
-          if (listens && g === 1 && !finished) lifecycle.prefillDone(this.index, r);
+          if (g === 1 && !finished) {
+            if (this.handsOff) {
+              // The prefill is done: the request leaves for a decode worker, its blocks held
+              // here until its KV has moved (docs/replay-model.md, "Disaggregated prefill and decode").
+              this.hold(r);
+              out.pushHandoff(r);
+              if (listens) lifecycle.finished(this.index, r);
+              continue;
+            }
+            if (listens) lifecycle.prefillDone(this.index, r);
+          }
         } else {
           // A zero-length output: the prefill ran, nothing is emitted.
           finished = true;

@@ -31,9 +31,11 @@ export const EventKind = {
   SlotStart: 4,
   /** target = request id: the request has crossed the frontend (HTTP, API server) and reaches the server */
   FrontendDone: 5,
+  /** target = request id: its KV transfer from a prefill worker to a decode worker ends (an engine event, with the pass ends) */
+  TransferDone: 6,
 } as const;
 
-const KIND_PHASE = [Phase.PassEnd, Phase.Arrival, Phase.Arrival, Phase.Arrival, Phase.Arrival, Phase.Arrival];
+const KIND_PHASE = [Phase.PassEnd, Phase.Arrival, Phase.Arrival, Phase.Arrival, Phase.Arrival, Phase.Arrival, Phase.PassEnd];
 
 /** 2^40 sequence numbers per phase: far more events than any run makes. */
 const PHASE_STRIDE = 2 ** 40;

@@ -42,8 +42,9 @@ export class Pool {
   readonly router: Router;
   /** Whether the pool's KV stores cache prefixes. */
   readonly hasPrefixCache: boolean;
-  /** Passes started. */
+  /** Passes started, and their durations summed over the workers (ms). */
   passCount = 0;
+  busyMs = 0;
   /** Workers flagged to start a pass at the end of this instant (`startPasses`). */
   flaggedCount = 0;
 
@@ -88,7 +89,8 @@ export class Pool {
     for (let w = 0; w < spec.replicas; w++) {
       for (let k = 0; k < spec.ranksPerWorker; k++) {
         const index = w * spec.ranksPerWorker + k;
-        this.ranks.push(new EngineRank(index, rankLimits, table, createKvStore(kv, keys, groups, books), this.router));
+        const store = createKvStore(kv, keys, groups, books);
+        this.ranks.push(new EngineRank(index, rankLimits, table, store, this.router, spec.role === 'prefill'));
       }
       this.outputs.push(new PassOutputs(limits.maxSequences * spec.ranksPerWorker, options.detokServersPerWorker));
     }
@@ -105,6 +107,29 @@ export class Pool {
     this.ranks[rank].enqueue(id);
     this.flag((rank / this.ranksPerWorker) | 0);
     return rank;
+  }
+
+  /**
+   * A decode pool: picks the rank request `id` (its KV about to move here) will join, and counts
+   * it there as incoming until `enqueueIncoming`.
+   */
+  routeIncoming(id: number): number {
+    const rank = this.router.route(id);
+    this.ranks[rank].incoming++;
+    return rank;
+  }
+
+  /** A decode pool: request `id`'s KV has arrived on `rank`: it joins that rank's `waiting` queue. */
+  enqueueIncoming(rank: number, id: number): void {
+    this.ranks[rank].incoming--;
+    this.ranks[rank].enqueue(id);
+    this.flag((rank / this.ranksPerWorker) | 0);
+  }
+
+  /** A prefill pool: request `id`'s KV has left `rank`: its blocks there are free again. */
+  releaseSent(rank: number, id: number): void {
+    this.ranks[rank].releaseSent(id);
+    this.flag((rank / this.ranksPerWorker) | 0);
   }
 
   /** Marks `worker` (of this pool) to be looked at when passes start, unless it is busy or marked already. */
@@ -149,6 +174,7 @@ export class Pool {
       if (!any) continue;
       this.busy[worker] = 1;
       this.passCount++;
+      this.busyMs += durationMs;
       if (this.checkInvariants) this.verify(worker, nowMs);
       if (this.onPass !== null && slowest !== null) this.onPass(this.firstWorker + worker, nowMs, nowMs + durationMs, slowest.view);
       this.events.push(nowMs + durationMs, EventKind.PassEnd, this.firstWorker + worker);
@@ -175,7 +201,9 @@ export class Pool {
     const ranksPerWorker = this.ranksPerWorker;
     for (let k = 0; k < ranksPerWorker; k++) {
       const rank = this.ranks[worker * ranksPerWorker + k];
-      const problem = rank.store.check(rank.running, rank.runningCount);
+      // Requests in transfer from a prefill rank hold their blocks as running ones do.
+      const holders = rank.sendingCount === 0 ? rank.running : concat(rank.running, rank.runningCount, rank.sending, rank.sendingCount);
+      const problem = rank.store.check(holders, rank.runningCount + rank.sendingCount);
       if (problem !== null) throw new Error(`INV-kv: rank ${rank.index} ${problem} at ${nowMs} ms`);
       // INV-budget: the plan is running requests, within the token budget and max_sequences,
       // each given tokens it still needs.
@@ -207,4 +235,11 @@ export class Pool {
       }
     }
   }
+}
+
+function concat(a: Int32Array, n: number, b: Int32Array, m: number): Int32Array {
+  const out = new Int32Array(n + m);
+  out.set(a.subarray(0, n));
+  out.set(b.subarray(0, m), n);
+  return out;
 }

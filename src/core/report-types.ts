@@ -75,6 +75,24 @@ export interface PrefixCacheStats {
   evictions: number;
 }
 
+export interface PoolStats {
+  role: string;
+  workers: number;
+  gpus: number;
+  passes: number;
+  /** Share of the run (to the last response) its workers spent in passes, over its workers. */
+  busy_share: number;
+}
+
+/** Over the valid requests whose KV moved from a prefill to a decode worker. */
+export interface KvTransferStats {
+  transfers: number;
+  /** From the first token (the prefill's end) to the transfer's start: waiting for the link. */
+  mean_link_wait_ms: number;
+  /** The transfer itself: latency + bytes / bandwidth. */
+  mean_transfer_ms: number;
+}
+
 export interface SimulatorStats {
   /** Host time of the simulation and its statistics: the only field that differs run to run. */
   wall_time_ms: number;
@@ -93,6 +111,10 @@ export interface ReplaySummary {
   ttft_stages: TtftStages;
   /** Present when the run has a prefix cache (prefix caching on, and prompts that can share blocks). */
   prefix_cache?: PrefixCacheStats;
+  /** Disaggregated runs: each pool's workers, GPUs, passes and busy share, in pool order. */
+  pools?: PoolStats[];
+  /** Disaggregated runs: the KV transfers (they fall between a request's first and second tokens). */
+  kv_transfer?: KvTransferStats;
   simulator: SimulatorStats;
   /** GPUs, weights and KV cache of the deployment (from the catalog where the model and GPU are in it). */
   deployment: { gpus: number; weights_gib_per_gpu: number | null; kv_cache_tokens_per_rank: number | null };

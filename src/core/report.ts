@@ -62,6 +62,9 @@ class RequestMetrics {
   queueSum = 0;
   prefillSum = 0;
   detokSum = 0;
+  transfers = 0;
+  linkWaitSum = 0;
+  transferSum = 0;
 
   constructor(n: number) {
     this.ttft = new Values(n);
@@ -120,6 +123,12 @@ function collectRequestMetrics(t: SimulationResult['table'], n: number): Request
     m.queueSum += t.firstScheduledMs[id] - t.tokenizedMs[id];
     m.prefillSum += t.firstEmittedMs[id] - t.firstScheduledMs[id];
     m.detokSum += t.firstReceivedMs[id] - t.firstEmittedMs[id];
+    const transferStart = t.transferStartMs[id];
+    if (transferStart === transferStart) {
+      m.transfers++;
+      m.linkWaitSum += transferStart - t.firstEmittedMs[id];
+      m.transferSum += t.transferEndMs[id] - transferStart;
+    }
   }
   // Nothing but the return after the loop: a thread's optimized code for this function is
   // compiled mid-loop, and a statement after the loop that had not run yet would throw it away.
@@ -197,7 +206,28 @@ export function buildSummary(run: ResolvedRun, result: SimulationResult): CoreSu
       mean_detokenization_ms: valid > 0 ? detokSum / valid : 0,
     },
     ...(result.prefixCache === null ? {} : { prefix_cache: prefixCacheStats(result.prefixCache) }),
+    ...(run.kvTransfer === null ? {} : disaggregationStats(run, result, m)),
     engine: { passes: result.passCount, preemptions: result.preemptionCount, virtual_end_ms: result.endMs },
+  };
+}
+
+/** The per-pool and KV-transfer blocks of a disaggregated run's summary. */
+function disaggregationStats(run: ResolvedRun, result: SimulationResult, m: RequestMetrics): Pick<CoreSummary, 'pools' | 'kv_transfer'> {
+  const pools = run.pools.map((pool, p) => {
+    const { passes, busyMs } = result.poolPasses[p];
+    const held = pool.replicas * result.lastResponseMs;
+    return {
+      role: pool.role,
+      workers: pool.replicas,
+      gpus: pool.replicas * pool.gpusPerWorker,
+      passes,
+      busy_share: held > 0 ? Math.min(1, busyMs / held) : 0,
+    };
+  });
+  const n = m.transfers;
+  return {
+    pools,
+    kv_transfer: { transfers: n, mean_link_wait_ms: n > 0 ? m.linkWaitSum / n : 0, mean_transfer_ms: n > 0 ? m.transferSum / n : 0 },
   };
 }
 

@@ -14,6 +14,8 @@ export const Status = {
   EngineDone: 4,
   Completed: 5,
   Rejected: 6,
+  /** Prefilled on a prefill worker, its KV on its way to a decode worker. */
+  Transferring: 7,
 } as const;
 
 export class RequestTable {
@@ -31,6 +33,9 @@ export class RequestTable {
   lastReceivedMs: Float64Array;
   responseReceivedMs: Float64Array;
   actedMs: Float64Array;
+  /** Disaggregated runs: when the request's KV transfer started and ended (NaN without one). */
+  transferStartMs: Float64Array;
+  transferEndMs: Float64Array;
 
   // Lengths and progress (tokens).
   prompt: Int32Array;
@@ -41,9 +46,16 @@ export class RequestTable {
   received: Int32Array;
   /** Prompt tokens the prefix cache served when the request was first admitted. */
   cachedTokens: Int32Array;
+  /**
+   * Tokens of the request's sequence whose KV it brings to its next admission (moved in from a
+   * prefill worker); 0 otherwise. The admission takes them as computed and clears it.
+   */
+  kvReady: Int32Array;
 
   // Placement and identity.
   rank: Int32Array;
+  /** Disaggregated runs: the decode rank while the request's KV is in transfer, the prefill rank it left once the KV has arrived. */
+  otherRank: Int32Array;
   detokServer: Int32Array;
   sessionId: Int32Array;
   turnIndex: Int32Array;
@@ -64,6 +76,8 @@ export class RequestTable {
     this.lastReceivedMs = nanArray(n);
     this.responseReceivedMs = nanArray(n);
     this.actedMs = nanArray(n);
+    this.transferStartMs = nanArray(n);
+    this.transferEndMs = nanArray(n);
     this.prompt = new Int32Array(n);
     this.outputLen = new Int32Array(n);
     this.generated = new Int32Array(n);
@@ -71,7 +85,9 @@ export class RequestTable {
     this.scheduled = new Int32Array(n);
     this.received = new Int32Array(n);
     this.cachedTokens = new Int32Array(n);
+    this.kvReady = new Int32Array(n);
     this.rank = new Int32Array(n);
+    this.otherRank = new Int32Array(n);
     this.detokServer = new Int32Array(n);
     this.sessionId = new Int32Array(n);
     this.turnIndex = new Int32Array(n);
@@ -95,6 +111,8 @@ export class RequestTable {
     this.lastReceivedMs = growNan(this.lastReceivedMs, n);
     this.responseReceivedMs = growNan(this.responseReceivedMs, n);
     this.actedMs = growNan(this.actedMs, n);
+    this.transferStartMs = growNan(this.transferStartMs, n);
+    this.transferEndMs = growNan(this.transferEndMs, n);
     this.prompt = growInt(this.prompt, n);
     this.outputLen = growInt(this.outputLen, n);
     this.generated = growInt(this.generated, n);
@@ -102,7 +120,9 @@ export class RequestTable {
     this.scheduled = growInt(this.scheduled, n);
     this.received = growInt(this.received, n);
     this.cachedTokens = growInt(this.cachedTokens, n);
+    this.kvReady = growInt(this.kvReady, n);
     this.rank = growInt(this.rank, n);
+    this.otherRank = growInt(this.otherRank, n);
     this.detokServer = growInt(this.detokServer, n);
     this.sessionId = growInt(this.sessionId, n);
     this.turnIndex = growInt(this.turnIndex, n);

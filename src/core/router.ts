@@ -52,7 +52,10 @@ function candidateOrder(replicas: number, ranksPerWorker: number): Int32Array {
   return order;
 }
 
-/** The rank with the fewest requests on it: waiting plus running (routed there and not yet finished). */
+/**
+ * The rank with the fewest requests on it: waiting plus running (routed there and not yet
+ * finished), plus, on a decode pool, those whose KV is on its way there.
+ */
 export class LeastLoadedRouter implements Router {
   readonly listens = false;
   private readonly order: Int32Array;
@@ -71,7 +74,7 @@ export class LeastLoadedRouter implements Router {
     let bestLoad = Infinity;
     for (let c = 0; c < order.length; c++) {
       const rank = this.ranks[order[c]];
-      const load = rank.waiting.size + rank.runningCount;
+      const load = rank.waiting.size + rank.runningCount + rank.incoming;
       if (load < bestLoad) {
         bestLoad = load;
         best = order[c];

@@ -127,9 +127,28 @@ export interface PoolKv {
 
 /**
  * The role of a pool's workers. `aggregated`: every worker prefills and decodes the requests it
- * is given, from the scheduler's `waiting` queue to the last token.
+ * is given, from the scheduler's `waiting` queue to the last token. `prefill`: a worker prefills
+ * and emits the first token, then hands the request and its KV over to a `decode` worker
+ * (`ResolvedRun.kvTransfer`), which generates the rest; a decode worker also prefills the
+ * prompts short enough to stay local (`KvTransfer.maxLocalPrefillTokens`).
  */
-export type PoolRole = 'aggregated';
+export type PoolRole = 'aggregated' | 'prefill' | 'decode';
+
+/**
+ * The KV transfer from a prefill worker to a decode worker (docs/replay-model.md,
+ * "Disaggregated prefill and decode"): a transfer of n prompt tokens takes
+ * latencyMs + n x bytesPerToken / bytesPerMs, first in first out on the link between the two
+ * workers.
+ */
+export interface KvTransfer {
+  latencyMs: number;
+  /** Bytes of one token's KV a link carries. */
+  bytesPerToken: number;
+  /** Bandwidth of one link, bytes per ms. */
+  bytesPerMs: number;
+  /** Prompts of at most this many tokens are prefilled on the decode worker (0: none). */
+  maxLocalPrefillTokens: number;
+}
 
 /**
  * One pool of engine workers (pool.ts): identical workers of one role, each with
@@ -152,10 +171,13 @@ export interface ResolvedPool {
 
 export interface ResolvedRun {
   /**
-   * The engine's worker pools. Requests enter the first; the tokenization servers are its
-   * workers', the detokenization servers those of the pool that emits outputs (the last).
+   * The engine's worker pools: one `aggregated` pool, or a `prefill` pool then a `decode` pool.
+   * Requests enter the first; the tokenization servers are its workers', and every worker that
+   * emits outputs has its detokenization servers.
    */
   pools: ResolvedPool[];
+  /** With a prefill and a decode pool: the KV transfer between them; null for aggregated workers. */
+  kvTransfer: KvTransfer | null;
   /**
    * Time from a send to the request reaching the server (client, HTTP, API server): ms, ms per
    * prompt token, and ms per other request in flight at the send; 0 = none.

@@ -34,6 +34,8 @@ export interface SimulationResult {
   /** Time of the last processed event (the run's virtual end). */
   endMs: number;
   passCount: number;
+  /** Per pool, in the run's order: passes started and their durations summed over its workers (ms). */
+  poolPasses: { passes: number; busyMs: number }[];
   preemptionCount: number;
   /** Prefix-cache totals over every rank (null without a prefix cache): tokens looked up and served at admissions, blocks evicted. */
   prefixCache: { queriedTokens: number; hitTokens: number; evictions: number } | null;
@@ -85,6 +87,11 @@ export class Simulation implements TrafficSink {
   readonly pools: Pool[] = [];
   /** The pool requests enter when they reach the scheduler. */
   private readonly entry: Pool;
+  /** Disaggregated runs: the decode pool, its KV transfer from the prefill pool (the entry), and when each link is free. */
+  private readonly decode: Pool | null = null;
+  private readonly transfer: ResolvedRun['kvTransfer'];
+  /** Per link (prefill worker x decode workers + decode worker): when its last queued transfer ends. */
+  private readonly linkFreeMs: Float64Array;
   /** The pool of each worker, by its number across pools (a pass end's event target). */
   private readonly poolOfWorker: Int32Array;
   private readonly gaps: TokenGapPool;
@@ -126,13 +133,14 @@ export class Simulation implements TrafficSink {
     this.table = new RequestTable(expected);
     this.checkInvariants = options.checkInvariants === true;
     if (run.pools.length === 0) throw new Error('a run needs at least one pool of engine workers');
-    // Detokenization runs beside the workers whose passes emit outputs: the last pool's.
-    const exit = run.pools[run.pools.length - 1];
+    // Detokenization runs beside every worker whose passes emit outputs.
     const detokServers = run.detokenization?.serversPerWorker ?? 0;
     let workers = 0;
+    let mostOutputs = 0;
     for (const spec of run.pools) {
+      mostOutputs = Math.max(mostOutputs, spec.limits.maxSequences * spec.ranksPerWorker);
       const pool = new Pool(spec, workers, this.table, this.events, {
-        detokServersPerWorker: spec === exit ? detokServers : 0,
+        detokServersPerWorker: detokServers,
         checkInvariants: this.checkInvariants,
         onPass: options.onPass ?? null,
       });
@@ -140,6 +148,14 @@ export class Simulation implements TrafficSink {
       workers += pool.workers;
     }
     this.entry = this.pools[0];
+    this.transfer = run.kvTransfer;
+    if (run.kvTransfer !== null) {
+      if (this.pools.length !== 2 || this.pools[0].role !== 'prefill' || this.pools[1].role !== 'decode') {
+        throw new Error('a KV transfer needs a prefill pool then a decode pool');
+      }
+      this.decode = this.pools[1];
+    }
+    this.linkFreeMs = new Float64Array(this.decode === null ? 0 : this.entry.workers * this.decode.workers);
     this.poolOfWorker = new Int32Array(workers);
     for (let p = 0; p < this.pools.length; p++)
       this.poolOfWorker.fill(p, this.pools[p].firstWorker, this.pools[p].firstWorker + this.pools[p].workers);
@@ -149,9 +165,9 @@ export class Simulation implements TrafficSink {
     this.gaps = new TokenGapPool(Number.isFinite(run.capMs) ? (id) => table.status[id] === Status.Completed : null, expectedGaps(run));
 
     this.tokFreeMs = new Float64Array(run.tokenization ? run.tokenization.serversPerWorker * this.entry.workers : 0);
-    this.detokFreeMs = new Float64Array(detokServers * exit.replicas);
+    this.detokFreeMs = new Float64Array(detokServers * workers);
     // At most one job per output and one per server: the outputs of one pass of one worker.
-    this.jobEndsMs = new Float64Array(detokServers > 1 ? Math.max(16, exit.limits.maxSequences * exit.ranksPerWorker) + detokServers : 0);
+    this.jobEndsMs = new Float64Array(detokServers > 1 ? Math.max(16, mostOutputs) + detokServers : 0);
     this.serverEndMs = new Float64Array(detokServers);
     this.firstJob = new Int32Array(detokServers);
     this.placed = new Int32Array(detokServers);
@@ -217,6 +233,7 @@ export class Simulation implements TrafficSink {
       lastResponseMs: this.lastResponseMs,
       endMs: this.lastDeliveryMs > this.nowMs ? this.lastDeliveryMs : this.nowMs,
       passCount: passes,
+      poolPasses: this.pools.map((pool) => ({ passes: pool.passCount, busyMs: pool.busyMs })),
       preemptionCount: preemptions,
       prefixCache: prefixCache ? { queriedTokens, hitTokens, evictions } : null,
       tokenReceivedMs: this.tokenReceivedMs,
@@ -244,6 +261,9 @@ export class Simulation implements TrafficSink {
         break;
       case EventKind.FrontendDone:
         this.reachServer(target);
+        break;
+      case EventKind.TransferDone:
+        this.endTransfer(target);
         break;
     }
   }
@@ -317,6 +337,12 @@ export class Simulation implements TrafficSink {
     if (this.cfg.detokenization !== null) {
       t.detokServer[id] = fnv1a32OfId(id) % this.cfg.detokenization.serversPerWorker;
     }
+    // A short prompt stays on a decode worker, which prefills it too (conditional disaggregation).
+    const transfer = this.transfer;
+    if (transfer !== null && t.prompt[id] <= transfer.maxLocalPrefillTokens) {
+      t.rank[id] = (this.decode as Pool).enqueue(id);
+      return;
+    }
     t.rank[id] = this.entry.enqueue(id);
   }
 
@@ -347,6 +373,7 @@ export class Simulation implements TrafficSink {
     const pool = this.pools[this.poolOfWorker[worker]];
     const local = worker - pool.firstWorker;
     const out = pool.endPass(local, now, this.recordEmit);
+    for (let i = 0; i < out.handoffCount; i++) this.startTransfer(out.handoff[i], local);
 
     // Requests that ended without output skip detokenization (docs/client-path.md).
     for (let i = 0; i < out.endedCount; i++) this.receiveEnd(out.ended[i], now);
@@ -357,7 +384,52 @@ export class Simulation implements TrafficSink {
       this.deliverOutputs(emitted, 0, out.emittedCount, now);
       return;
     }
-    this.queueDetokJobs(local, out, detok.serversPerWorker, detok.baseMs, detok.perTokenMs, detok.chunkOutputs);
+    this.queueDetokJobs(worker, out, detok.serversPerWorker, detok.baseMs, detok.perTokenMs, detok.chunkOutputs);
+  }
+
+  // ---- Disaggregation (docs/replay-model.md, "Disaggregated prefill and decode") ------------
+
+  /**
+   * Request `id` ended its prefill on prefill worker `worker` (of the prefill pool) with its first
+   * token: the decode pool's router picks its rank now (it counts there as load from now on), and
+   * its KV moves over the link between the two workers, after the transfers queued on it.
+   */
+  private startTransfer(id: number, worker: number): void {
+    const decode = this.decode as Pool;
+    const transfer = this.transfer as NonNullable<ResolvedRun['kvTransfer']>;
+    const t = this.table;
+    const rank = decode.routeIncoming(id);
+    t.otherRank[id] = rank;
+    const link = worker * decode.workers + ((rank / decode.ranksPerWorker) | 0);
+    const free = this.linkFreeMs[link];
+    const start = free > this.nowMs ? free : this.nowMs;
+    const end = start + transfer.latencyMs + (t.computed[id] * transfer.bytesPerToken) / transfer.bytesPerMs;
+    this.linkFreeMs[link] = end;
+    t.transferStartMs[id] = start;
+    t.transferEndMs[id] = end;
+    this.events.push(end, EventKind.TransferDone, id);
+  }
+
+  /**
+   * Request `id`'s KV has reached its decode rank: the prefill worker frees its blocks, and the
+   * request waits on the decode rank with its prompt's KV computed (unless its client went away).
+   */
+  private endTransfer(id: number): void {
+    const t = this.table;
+    this.entry.releaseSent(t.rank[id], id);
+    const decode = this.decode as Pool;
+    const rank = t.otherRank[id];
+    t.otherRank[id] = t.rank[id];
+    t.rank[id] = rank;
+    if (t.generated[id] >= t.outputLen[id]) {
+      // Aborted in transfer (`abortRequest`): it ends here with what it has.
+      decode.ranks[rank].incoming--;
+      t.status[id] = Status.EngineDone;
+      if (t.received[id] === t.generated[id]) this.receiveEnd(id, this.nowMs);
+      return;
+    }
+    t.kvReady[id] = t.computed[id];
+    decode.enqueueIncoming(rank, id);
   }
 
   // ---- Client path (docs/client-path.md) ------------------------------------------------------
@@ -664,6 +736,7 @@ export class Simulation implements TrafficSink {
         }
         break;
       case Status.Running:
+      case Status.Transferring:
         t.outputLen[id] = t.generated[id];
         break;
     }

@@ -21,7 +21,7 @@ import {
   formatCount,
 } from '../config/limits.js';
 import { readYamlFile } from '../config/yaml.js';
-import { AGGREGATED_ONLY, rolePath } from '../config/roles.js';
+import { rolePath } from '../config/roles.js';
 
 /** The metrics an SLO may bound, with the side the bound is on and the unit of the limit. */
 export const SLO_METRICS = {
@@ -283,7 +283,7 @@ export function parsePlanFile(raw: unknown, file: string): PlanSpec {
           file,
           `search.workers.${index}`,
           named === 'disaggregated'
-            ? `disaggregated candidates are not available yet: ${AGGREGATED_ONLY}`
+            ? 'disaggregated candidates are not available yet: the planner searches aggregated workers only'
             : `must be aggregated, got ${formatValue(kind)}`,
         ),
       );

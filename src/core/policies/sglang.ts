@@ -154,7 +154,9 @@ export class SglangScheduler implements BatchPolicy {
       }
       if (remChunk <= 0) break;
       const known = prompt[r] + generated[r];
-      const cached = store.cachedPrefix(r, known - 1);
+      // KV moved in from a prefill worker counts as computed (a decode worker's admission).
+      const moved = t.kvReady[r];
+      const cached = moved > 0 ? moved : store.cachedPrefix(r, known - 1);
       const extend = known - cached;
       const expected = outputLen[r] < clip ? outputLen[r] : clip;
       if (limited) {

@@ -48,6 +48,8 @@ export class TrtllmScheduler implements BatchPolicy {
     let prefillTokens = 0;
     let prefillPairs = 0;
     let emitted = 0;
+    /** Requests admitted with their KV moved in from a prefill worker: they decode. */
+    let movedIn = 0;
     let skipped = false;
     let paused = false;
 
@@ -132,7 +134,9 @@ export class TrtllmScheduler implements BatchPolicy {
       }
       if (rank.runningCount >= maxSequences || batch >= maxSequences || budget === 0) break;
       const known = prompt[r] + generated[r];
-      const cached = store.cachedPrefix(r, known - 1);
+      // KV moved in from a prefill worker counts as computed (a decode worker's admission).
+      const moved = t.kvReady[r];
+      const cached = moved > 0 ? moved : store.cachedPrefix(r, known - 1);
       const needed = known - cached;
       if (noEvict && limited) {
         // Cached blocks no request holds come out of the free ones too: the whole sequence counts.
@@ -148,8 +152,13 @@ export class TrtllmScheduler implements BatchPolicy {
       scheduled[r] = tokens;
       budget -= tokens;
       batch++;
-      prefillTokens += tokens;
-      prefillPairs += tokens * (cached + tokens / 2);
+      if (moved > 0) {
+        movedIn++;
+        kvTokens += known;
+      } else {
+        prefillTokens += tokens;
+        prefillPairs += tokens * (cached + tokens / 2);
+      }
       if (tokens === needed && generated[r] < outputLen[r]) emitted++;
     }
 
@@ -164,7 +173,7 @@ export class TrtllmScheduler implements BatchPolicy {
     const view = rank.view;
     view.prefillTokens = prefillTokens;
     view.prefillPairs = prefillPairs;
-    view.decodeRequests = decoders;
+    view.decodeRequests = decoders + movedIn;
     view.decodeKvTokens = kvTokens;
     view.emittedTokens = decoders + emitted;
     view.kvBlocksUsed = store.usedBlocks;

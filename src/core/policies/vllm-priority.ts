@@ -147,7 +147,9 @@ export class VllmV1Priority implements BatchPolicy {
         }
         if (rank.runningCount >= maxSequences || budget === 0) break;
         const known = prompt[r] + generated[r];
-        const cached = store.cachedPrefix(r, known - 1);
+        // KV moved in from a prefill worker counts as computed (a decode worker's admission).
+        const moved = t.kvReady[r];
+        const cached = moved > 0 ? moved : store.cachedPrefix(r, known - 1);
         const needed = known - cached;
         if (!chunkedPrefill && needed > budget && needed <= maxBatchedTokens) break;
         const tokens = needed < budget ? needed : budget;
@@ -155,8 +157,13 @@ export class VllmV1Priority implements BatchPolicy {
         rank.admitHead(nowMs, cached);
         scheduled[r] = tokens;
         budget -= tokens;
-        prefillTokens += tokens;
-        prefillPairs += tokens * (cached + tokens / 2);
+        if (moved > 0) {
+          decodeRequests++;
+          decodeKvTokens += known;
+        } else {
+          prefillTokens += tokens;
+          prefillPairs += tokens * (cached + tokens / 2);
+        }
         if (tokens === needed && generated[r] < outputLen[r]) emitted++;
         count++;
       }
