@@ -3,7 +3,8 @@
  * concurrency with 4 requests per slot, the 1k loop under each scheduler and with the whole
  * client path on, a Poisson
  * overload with a KV pool small enough to preempt, a million requests (all with `linear` timing,
- * max_sequences 256 and max_batched_tokens 8192), the 1k loop with roofline timing, and the bundled Mooncake conversation trace at
+ * max_sequences 256 and max_batched_tokens 8192), the 1k loop with roofline timing, a
+ * disaggregated 1k loop (2 prefill and 4 decode workers, ISL 4096 / OSL 512), and the bundled Mooncake conversation trace at
  * its timestamps as a user replays it: prefix caching from its hash ids and kv_aware routing over
  * four replicas. Paths are relative to the repository root (where `npm run bench` runs).
  */
@@ -84,6 +85,22 @@ export const WORKLOADS: Record<string, () => unknown> = {
     },
   }),
   million: () => closed(256, 1_000_000),
+  // Disaggregated: 2 prefill and 4 decode workers, a closed loop of 1,024 slots of ISL 4096 /
+  // OSL 512 (2 requests per slot), the KV transfer at 1 ms + 64 KiB per token over 50 GB/s.
+  'closed-1k-disagg': () => ({
+    engine: {
+      workers: {
+        prefill: { parallelism: { replicas: 2 }, scheduler: SCHEDULER, timing: LINEAR },
+        decode: { parallelism: { replicas: 4 }, scheduler: SCHEDULER, timing: LINEAR },
+      },
+      kv_transfer: { latency_ms: 1, kv_bytes_per_token: 65536, bandwidth_gb_per_s: 50 },
+    },
+    traffic: {
+      source: { type: 'synthetic', input_tokens: 4096, output_tokens: 512 },
+      load: { type: 'concurrency', concurrency: 1024 },
+      stop: { requests: 1024 * 2 },
+    },
+  }),
   // The 12,031 requests of the trace over its hour, on four replicas of the Qwen3-32B TP2
   // deployment of sweeps/configs/mooncake-conversation.yaml (its KV pool, timing and client path).
   'mooncake-conversation': () => ({

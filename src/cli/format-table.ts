@@ -89,6 +89,19 @@ export function formatSummaryTable(summary: ReplaySummary): string {
       ['Prefix Cache Evictions (blocks)', formatInteger(cache.evictions)],
     );
   }
+  for (const pool of summary.pools ?? []) {
+    valueRows.push([
+      `Pool ${pool.role}: workers / GPUs / passes / busy (%)`,
+      [formatInteger(pool.workers), formatInteger(pool.gpus), formatInteger(pool.passes), fmt(pool.busy_share * 100)].join(' / '),
+    ]);
+  }
+  const transfer = summary.kv_transfer;
+  if (transfer !== undefined) {
+    valueRows.push([
+      'KV transfers (after the first token): count / link wait (ms) / transfer (ms)',
+      [formatInteger(transfer.transfers), fmt(transfer.mean_link_wait_ms), fmt(transfer.mean_transfer_ms)].join(' / '),
+    ]);
+  }
   const d = summary.deployment;
   valueRows.push([
     'Deployment: GPUs / weights per GPU (GiB) / KV cache per rank (tokens)',
