@@ -167,4 +167,20 @@ describe('flags', () => {
       '--train lowest:3: the fit cannot be trusted: --train lowest:3 found 1 of the 1 measured points: 1 x 2 metrics = 2 measured values for 4 constants (base_ms, decode_kv_token_ns, prefill_token_us, client_delay_ms); train on more points (--train lowest:N)\nfix the input, or pass --force to write the fit anyway',
     );
   });
+
+  it('refuse a disaggregated base config, naming engine.workers, before reading the points', async () => {
+    const error = await runEngineCalibration({
+      config: join(REPO, 'sweeps', 'configs', 'llama-3.1-70b-h100-disagg.yaml'),
+      measured: [join(REPO, 'data', 'silicon', 'dynosim-b200-minimax-m25-tp4-isl1k-osl1k.csv')],
+      train: 'lowest:3',
+      out: join(tempDir(), 'out'),
+      fitClient: false,
+    }).then(
+      () => null,
+      (e: unknown) => e as Error,
+    );
+    expect(error?.message).toMatch(
+      /llama-3\.1-70b-h100-disagg\.yaml: engine\.workers: has prefill and decode workers; calibrate engine fits aggregated workers/,
+    );
+  });
 });

@@ -83,6 +83,25 @@ const ENGINES: Array<[string, Record<string, unknown>]> = [
       },
     },
   ],
+  [
+    'disaggregated: two prefill and two decode workers, paged KV on the decode side, local short prompts',
+    {
+      workers: {
+        prefill: {
+          parallelism: { replicas: 2 },
+          scheduler: { max_batched_tokens: 64, max_sequences: 4 },
+          timing: { type: 'fixed', prefill_ms: 6, decode_ms: 2 },
+        },
+        decode: {
+          parallelism: { replicas: 2 },
+          scheduler: { max_batched_tokens: 64, max_sequences: 3 },
+          kv_cache: { block_size: 16, capacity: { type: 'fixed', blocks: 30 } },
+          timing: { type: 'fixed', prefill_ms: 5, decode_ms: 3 },
+        },
+      },
+      kv_transfer: { latency_ms: 0.7, kv_bytes_per_token: 1000, bandwidth_gb_per_s: 0.5, max_local_prefill_tokens: 20 },
+    },
+  ],
 ];
 
 describe('the live core', () => {

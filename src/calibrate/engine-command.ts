@@ -11,6 +11,7 @@ import { stringify as stringifyCsv } from 'csv-stringify/sync';
 import { stringify as stringifyYaml } from 'yaml';
 import { deploymentOf } from '../config/deployment.js';
 import { LINEAR_TERMS } from '../config/linear-timing.js';
+import { ConfigError } from '../config/errors.js';
 import { loadRunConfig, readYamlFile, type LoadedRunConfig } from '../config/load.js';
 import { loadVllmLogRunConfig, vllmLogRawConfig } from '../config/vllm-log-config.js';
 import { isVllmLog } from '../io/read-vllm-log.js';
@@ -48,7 +49,7 @@ import {
   type RawObject,
   type SimLoadOptions,
 } from './sim-load.js';
-import { roleOf, rolePath } from '../config/roles.js';
+import { isDisaggregated, roleOf, rolePath } from '../config/roles.js';
 
 export const DEFAULT_ENGINE_METRICS = ['time_to_first_token.avg', 'inter_token_latency.avg'] as const;
 
@@ -391,6 +392,13 @@ export async function runEngineCalibration(options: EngineCommandOptions): Promi
   const loaded = isVllmLog(options.config)
     ? loadVllmLogRunConfig(options.config, options.sets ?? [])
     : loadRunConfig(options.config, options.sets ?? []);
+  if (isDisaggregated(loaded.config.engine)) {
+    throw new ConfigError(
+      loaded.file,
+      'engine.workers',
+      'has prefill and decode workers; calibrate engine fits aggregated workers (fit each layout from its own measurements: a disaggregated fit is not available yet)',
+    );
+  }
   let mapping: Record<string, string>;
   let metrics: MetricName[];
   try {
