@@ -387,38 +387,81 @@ function otherSimulatorMape(source: string, heldOut: readonly ScorePoint[]): { t
   return { ttft: mean(ttft) as number, itl: mean(itl) as number };
 }
 
-/** `--form compare`: both forms on the same deployments, per stratum, and the choice of `--form auto`. */
-async function compareForms(variant: Variant, cases: Case[], fitPool: FitPool, pointPool: PointPool): Promise<void> {
-  const started = performance.now();
+/** One form's held-out errors per stratum of a set of deployments. */
+interface StratumErrors {
+  roofline: { ttft_mape: number; itl_mape: number };
+  linear: { ttft_mape: number; itl_mape: number };
+  points: number;
+  deployments: number;
+}
+
+/** Both forms on `cases`: per stratum label, their errors; and every held-out error of each form. */
+async function bothForms(
+  variant: Variant,
+  cases: Case[],
+  fitPool: FitPool,
+  pointPool: PointPool,
+): Promise<{ strata: Map<string, StratumErrors>; all: Record<'roofline' | 'linear', { ttft: number[]; itl: number[] }> }> {
   const linear = (await runVariant(variant, cases, fitPool, pointPool, false, 'linear')).rows;
   const roofline = (await runVariant(variant, cases, fitPool, pointPool, false, 'roofline')).rows;
-  const strata = [...new Set(cases.map((c) => c.stratum))];
-  const rows: FitFormsRow[] = [];
-  say(`\n${'stratum'.padEnd(12)}  points  physics TTFT %  ITL %   linear TTFT %  ITL %   auto\n`);
+  const strata = new Map<string, StratumErrors>();
   const all = { roofline: { ttft: [] as number[], itl: [] as number[] }, linear: { ttft: [] as number[], itl: [] as number[] } };
-  for (const stratum of strata) {
+  for (const stratum of [...new Set(cases.map((c) => c.stratum))]) {
     const of = (list: Row[]) => list.filter((r) => r.stratum === stratum);
     const pick = (list: Row[], key: 'ttft' | 'itl') => of(list).flatMap((r) => r.apes[key]);
-    const errors = {
-      roofline: { ttft_mape: mean(pick(roofline, 'ttft')) ?? 0, itl_mape: mean(pick(roofline, 'itl')) ?? 0 },
-      linear: { ttft_mape: mean(pick(linear, 'ttft')) ?? 0, itl_mape: mean(pick(linear, 'itl')) ?? 0 },
-    };
     for (const form of ['roofline', 'linear'] as const) {
       all[form].ttft.push(...pick(form === 'roofline' ? roofline : linear, 'ttft'));
       all[form].itl.push(...pick(form === 'roofline' ? roofline : linear, 'itl'));
     }
-    const form = chooseForm(errors);
-    const label = stratumOf(stratum.split(' ')[0], stratum.endsWith('MoE'));
-    rows.push({ stratum: label, form, ...errors, points: pick(linear, 'ttft').length, deployments: of(linear).length });
+    strata.set(stratumOf(stratum.split(' ')[0], stratum.endsWith('MoE')), {
+      roofline: { ttft_mape: mean(pick(roofline, 'ttft')) ?? 0, itl_mape: mean(pick(roofline, 'itl')) ?? 0 },
+      linear: { ttft_mape: mean(pick(linear, 'ttft')) ?? 0, itl_mape: mean(pick(linear, 'itl')) ?? 0 },
+      points: pick(linear, 'ttft').length,
+      deployments: of(linear).length,
+    });
+  }
+  return { strata, all };
+}
+
+/**
+ * `--form compare`: both forms on the same deployments, per stratum, and the choice of `--form
+ * auto`; with `checkCases` (`--write-forms`) the same on the check set, which the choice must
+ * also pass.
+ */
+async function compareForms(
+  variant: Variant,
+  cases: Case[],
+  fitPool: FitPool,
+  pointPool: PointPool,
+  checkCases: Case[] | null,
+): Promise<void> {
+  const started = performance.now();
+  const bench = await bothForms(variant, cases, fitPool, pointPool);
+  const check = checkCases === null ? null : await bothForms(variant, checkCases, fitPool, pointPool);
+  const rows: FitFormsRow[] = [];
+  const cell = (e: StratumErrors) =>
+    `${String(e.points).padStart(6)}  ${fmt(e.roofline.ttft_mape).padStart(13)}  ${fmt(e.roofline.itl_mape).padStart(5)}   ${fmt(e.linear.ttft_mape).padStart(13)}  ${fmt(e.linear.itl_mape).padStart(5)}`;
+  say(`\n${'stratum'.padEnd(18)}  set    points  physics TTFT %  ITL %   linear TTFT %  ITL %   auto\n`);
+  for (const [label, errors] of bench.strata) {
+    const checked = check?.strata.get(label);
+    const form = chooseForm(errors, checked);
+    rows.push({ stratum: label, form, ...errors, ...(checked === undefined ? {} : { check: checked }) });
+    say(`${label.padEnd(18)}  bench  ${cell(errors)}   ${form}\n`);
+    if (checked !== undefined) say(`${''.padEnd(18)}  check  ${cell(checked)}\n`);
+  }
+  for (const [name, set] of [
+    ['benchmark', bench],
+    ['check set', check],
+  ] as const) {
+    if (set === null) continue;
+    const { all } = set;
     say(
-      `${label.padEnd(18)}  ${String(pick(linear, 'ttft').length).padStart(6)}  ${fmt(errors.roofline.ttft_mape).padStart(13)}  ${fmt(errors.roofline.itl_mape).padStart(5)}   ${fmt(errors.linear.ttft_mape).padStart(13)}  ${fmt(errors.linear.itl_mape).padStart(5)}   ${form}\n`,
+      `overall, ${name}: physics TTFT ${fmt(mean(all.roofline.ttft))} %, ITL ${fmt(mean(all.roofline.itl))} %; linear TTFT ${fmt(mean(all.linear.ttft))} %, ITL ${fmt(mean(all.linear.itl))} % over ${all.linear.ttft.length} held-out points (targets per stratum: 10 %, 5 %)\n`,
     );
   }
-  say(
-    `overall: physics TTFT ${fmt(mean(all.roofline.ttft))} %, ITL ${fmt(mean(all.roofline.itl))} %; linear TTFT ${fmt(mean(all.linear.ttft))} %, ITL ${fmt(mean(all.linear.itl))} % over ${all.linear.ttft.length} held-out points (targets per stratum: 10 %, 5 %); ${((performance.now() - started) / 1000).toFixed(0)} s\n`,
-  );
+  say(`${((performance.now() - started) / 1000).toFixed(0)} s\n`);
   if (WRITE_FORMS !== undefined) {
-    const basis = `engine-fit benchmark: ${cases.length} silicon deployments (${TRAIN_POINTS} lowest concurrencies fitted, every other point scored, saturated ones included)`;
+    const basis = `engine-fit benchmark: ${cases.length} silicon deployments (${TRAIN_POINTS} lowest concurrencies fitted, every other point scored, saturated ones included); check set: ${checkCases?.length ?? 0} other deployments, fitted and scored alike`;
     writeOutputFile(WRITE_FORMS, fitFormsFileText(rows, basis));
     say(`wrote ${WRITE_FORMS}\n`);
   }
@@ -453,7 +496,9 @@ async function main(): Promise<void> {
     for (const variant of variants(ablation)) {
       const started = performance.now();
       if (FORM === 'compare') {
-        await compareForms(variant, cases, fitPool, pointPool);
+        // Writing the table needs the check set too: the default must hold on both.
+        const checkCases = WRITE_FORMS !== undefined && !checkSet ? selectCases(8).filter((c) => !benchmarkLabels.has(c.label)) : null;
+        await compareForms(variant, cases, fitPool, pointPool, checkCases);
         continue;
       }
       const { rows, b200 } = await runVariant(

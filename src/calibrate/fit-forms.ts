@@ -3,8 +3,10 @@
  * (backend x dense/MoE), the held-out errors of both forms on the engine-fit benchmark
  * (`npm run bench:accuracy -- --form compare --write-forms data/engine-fit-forms.yaml`: each
  * deployment fitted on its three lowest load points, every other point scored, saturated ones
- * included) and the form chosen: the physics form where it is no worse than the linear form on
- * either metric, else the linear form. Three training points cannot decide it themselves: a
+ * included), the same on the check set (the deployments the benchmark does not use), and the form
+ * chosen: the physics form where it is no worse than the linear form on either metric on both
+ * sets, else the linear form, the simple fit (and the one for a stratum without evidence). Three
+ * training points cannot decide it themselves: a
  * linear fit on two of them (leave one out) has four values for four to six constants.
  */
 import { existsSync } from 'node:fs';
@@ -16,6 +18,12 @@ import { readYamlFile } from '../config/yaml.js';
 import { packageRoot } from '../catalog/load.js';
 
 const errorsSchema = z.strictObject({ ttft_mape: z.number().min(0), itl_mape: z.number().min(0) });
+const checkSchema = z.strictObject({
+  roofline: errorsSchema,
+  linear: errorsSchema,
+  points: z.int().min(0),
+  deployments: z.int().min(0),
+});
 const rowSchema = z.strictObject({
   stratum: z.string().min(1),
   form: z.enum(['roofline', 'linear']),
@@ -23,6 +31,8 @@ const rowSchema = z.strictObject({
   linear: errorsSchema,
   points: z.int().min(0),
   deployments: z.int().min(0),
+  /** The same comparison on the check set; absent when the check set has no deployment of the stratum. */
+  check: checkSchema.optional(),
 });
 const fileSchema = z.strictObject({ basis: z.string().min(1), rows: z.array(rowSchema) });
 
@@ -43,12 +53,18 @@ export function loadFitForms(file = fitFormsFile()): FitFormsTable | null {
   return parsed.data;
 }
 
-/** The rule: the physics form where its held-out MAPE is no worse than the linear form's on TTFT and on ITL. */
-export function chooseForm(errors: {
+interface FormErrors {
   roofline: { ttft_mape: number; itl_mape: number };
   linear: { ttft_mape: number; itl_mape: number };
-}): 'roofline' | 'linear' {
-  return errors.roofline.ttft_mape <= errors.linear.ttft_mape && errors.roofline.itl_mape <= errors.linear.itl_mape ? 'roofline' : 'linear';
+}
+
+/**
+ * The rule: the physics form where its held-out MAPE is no worse than the linear form's on TTFT
+ * and on ITL, on the benchmark and on the check set (when it has the stratum), else linear.
+ */
+export function chooseForm(errors: FormErrors, check?: FormErrors): 'roofline' | 'linear' {
+  const noWorse = (e: FormErrors) => e.roofline.ttft_mape <= e.linear.ttft_mape && e.roofline.itl_mape <= e.linear.itl_mape;
+  return noWorse(errors) && (check === undefined || noWorse(check)) ? 'roofline' : 'linear';
 }
 
 /** Why `--form auto` picked a form: what fit.json's `form_choice` says. */
@@ -61,7 +77,8 @@ export interface FormChoice {
 
 /**
  * The form for a config: as asked when not `auto`; `linear` when the model or GPU is not in the
- * catalog; else the stratum's row of the table; the physics form where the table has no row.
+ * catalog; else the stratum's row of the table; the linear form where the table has no row (no
+ * evidence that the physics form does better than the simple fit).
  */
 export function autoForm(stratum: string | null, table: FitFormsTable | null = loadFitForms()): FormChoice {
   if (stratum === null)
@@ -70,18 +87,23 @@ export function autoForm(stratum: string | null, table: FitFormsTable | null = l
   if (row === undefined) {
     return {
       requested: 'auto',
-      form: 'roofline',
-      reason: `no benchmark evidence for ${stratum}: the physics form, whose priors hold it near the catalog`,
+      form: 'linear',
+      reason: `no benchmark evidence for ${stratum}: the linear form, as the physics form is not shown to do better there`,
     };
   }
-  const figures = `held-out TTFT / ITL MAPE: physics ${row.roofline.ttft_mape} / ${row.roofline.itl_mape} %, linear ${row.linear.ttft_mape} / ${row.linear.itl_mape} % (${row.points} points of ${row.deployments} deployments)`;
+  const c = row.check;
+  const checkFigures =
+    c === undefined
+      ? ''
+      : `; check set: physics ${c.roofline.ttft_mape} / ${c.roofline.itl_mape} %, linear ${c.linear.ttft_mape} / ${c.linear.itl_mape} % (${c.points} points of ${c.deployments} deployments)`;
+  const figures = `held-out TTFT / ITL MAPE: physics ${row.roofline.ttft_mape} / ${row.roofline.itl_mape} %, linear ${row.linear.ttft_mape} / ${row.linear.itl_mape} % (${row.points} points of ${row.deployments} deployments)${checkFigures}`;
   return {
     requested: 'auto',
     form: row.form,
     reason:
       row.form === 'roofline'
-        ? `${stratum}: the physics form is no worse than the linear one on the engine-fit benchmark; ${figures}`
-        : `${stratum}: the linear form did better on the engine-fit benchmark; ${figures}`,
+        ? `${stratum}: the physics form is no worse than the linear one on the engine-fit benchmark${c === undefined ? '' : ' and its check set'}; ${figures}`
+        : `${stratum}: the linear form did better on the engine-fit benchmark${c === undefined ? '' : ' or its check set'}; ${figures}`,
     evidence: row,
   };
 }
@@ -91,7 +113,7 @@ export function fitFormsFileText(rows: readonly FitFormsRow[], basis: string): s
   const header = [
     'Which form `servesim calibrate engine --form auto` fits, per stratum (docs/calibration.md, "Two forms").',
     'Written by `npm run bench:accuracy -- --form compare --write-forms data/engine-fit-forms.yaml`; rerun it rather than editing by hand.',
-    "Rule: the physics form (roofline) where its held-out MAPE is no worse than the linear form's on TTFT and on ITL, else linear.",
+    "Rule: the physics form (roofline) where its held-out MAPE is no worse than the linear form's on TTFT and on ITL, on the benchmark (roofline, linear) and on its check set (check: the deployments the benchmark does not use), else linear.",
   ];
   const round = (v: number) => Math.round(v * 10) / 10;
   const table: FitFormsTable = {
@@ -100,6 +122,15 @@ export function fitFormsFileText(rows: readonly FitFormsRow[], basis: string): s
       ...r,
       roofline: { ttft_mape: round(r.roofline.ttft_mape), itl_mape: round(r.roofline.itl_mape) },
       linear: { ttft_mape: round(r.linear.ttft_mape), itl_mape: round(r.linear.itl_mape) },
+      ...(r.check === undefined
+        ? {}
+        : {
+            check: {
+              ...r.check,
+              roofline: { ttft_mape: round(r.check.roofline.ttft_mape), itl_mape: round(r.check.roofline.itl_mape) },
+              linear: { ttft_mape: round(r.check.linear.ttft_mape), itl_mape: round(r.check.linear.itl_mape) },
+            },
+          }),
     })),
   };
   return `${header.map((l) => `# ${l}`).join('\n')}\n${stringify(table, { lineWidth: 0 })}`;
