@@ -6,25 +6,41 @@
  * of the official `openai` package on loopback, each streaming completions one after another
  * (prompts of 100-400 tokens by characters / 4, 32-96 output tokens, usage included) for S (60)
  * seconds; at the end the requests still streaming are cut (their clients go away) and the
- * server is stopped with SIGINT. Every second it scrapes the server's /metrics: its resident
- * memory, heap and event-loop lag (prom-client's Node.js metrics). Printed: requests served
- * (complete, every token and the usage), errors (anything else: goal 0), tokens streamed, the
- * server's event-loop lag p99 over the run (goal < 20 ms), its peak RSS, and whether its memory
- * stays flat: the mean heap used over the last third of the run within 10 % of that over the
- * middle third (the first third is the ramp-up). Run after `npm run build`.
+ * server is stopped with SIGINT. The first third of the run is the ramp-up; the figures of the
+ * server are taken over the last two thirds, before the cut:
+ *
+ * - its event-loop delay, by its own perf_hooks.monitorEventLoopDelay (serve-probe.ts, loaded into
+ *   the server's process with `--import`): p50, p99 (goal < 20 ms) and the worst;
+ * - prom-client's `nodejs_eventloop_lag_p99_seconds` as a scraper reads it from /metrics every
+ *   second (each reading covers the second before it, as prom-client resets its monitor at every
+ *   scrape): the median and the worst reading;
+ * - the CPU time of the server and of this process (the clients), in % of one core, and the
+ *   server's event-loop utilization: on 2 cores the clients and the server share the machine,
+ *   and a server kept off a core by the clients or by other work sees that as event-loop delay;
+ * - its peak RSS, and whether its memory stays flat: the heap it holds after a full collection
+ *   at the end of the window within 10 % of that at its start (the probe collects; with 512
+ *   requests in flight at both ends, what a request leaves behind adds up between the two),
+ *   with the mean heap used as scraped over the middle and the last third beside it (a
+ *   saw-tooth: garbage not yet collected counts there).
+ *
+ * Printed with requests served (complete, every token and the usage), errors (anything else:
+ * goal 0) and tokens streamed. Run after `npm run build`.
  */
 import { spawn } from 'node:child_process';
+import type { Readable } from 'node:stream';
 import { setMaxListeners } from 'node:events';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { basename, dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import OpenAI from 'openai';
 import { JSON_OUTPUT, benchEnvironment, describeEnvironment, say } from './environment.js';
+import type { ProbeFigures } from './serve-probe.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const ROOT = resolve(here, basename(dirname(here)) === 'dist' ? '../..' : '..');
 const CLI = join(ROOT, 'dist', 'src', 'cli', 'main.js');
+const PROBE = pathToFileURL(join(ROOT, 'dist', 'bench', 'serve-probe.js')).href;
 const MODEL = 'Qwen/Qwen3-8B';
 const CONFIG = `engine:
   model: ${MODEL}
@@ -61,6 +77,12 @@ function metricValue(text: string, name: string): number {
 }
 
 const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
+const median = (xs: number[]) => {
+  const sorted = [...xs].sort((a, b) => a - b);
+  const mid = sorted.length >> 1;
+  return sorted.length % 2 === 1 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
+};
+const round2 = (x: number) => Math.round(x * 100) / 100;
 const mib = (bytes: number) => `${(bytes / 2 ** 20).toFixed(0)} MiB`;
 
 async function main(): Promise<void> {
@@ -69,11 +91,14 @@ async function main(): Promise<void> {
   const env = benchEnvironment(ROOT);
   const dir = mkdtempSync(join(tmpdir(), 'servesim-serve-bench-'));
   writeFileSync(join(dir, 'serve.yaml'), CONFIG);
-  const server = spawn(process.execPath, [CLI, 'serve', 'serve.yaml', '--port', '0'], { cwd: dir, stdio: ['ignore', 'pipe', 'inherit'] });
+  const server = spawn(process.execPath, ['--import', PROBE, CLI, 'serve', 'serve.yaml', '--port', '0'], {
+    cwd: dir,
+    stdio: ['ignore', 'pipe', 'inherit', 'ipc'],
+  });
   const exited = new Promise<number | null>((done) => server.on('exit', (code) => done(code)));
   let out = '';
   const url = await new Promise<string>((done, fail) => {
-    server.stdout.on('data', (b: Buffer) => {
+    (server.stdout as Readable).on('data', (b: Buffer) => {
       out += b.toString();
       const m = /at (http:\/\/\S+)\/v1/.exec(out);
       if (m !== null) done(m[1]);
@@ -139,23 +164,40 @@ async function main(): Promise<void> {
     });
   };
   const scraper = setInterval(() => void scrape().catch(() => {}), 1000);
+  // The window of the server's figures: the last two thirds, closed before the cut.
+  const third = seconds / 3;
+  let clientCpuStart = process.cpuUsage();
+  let clientCpu = { user: 0, system: 0 };
+  const opener = setTimeout(() => {
+    server.send('start');
+    clientCpuStart = process.cpuUsage();
+  }, third * 1000);
+  const probed = new Promise<ProbeFigures>((done) => server.once('message', (m) => done(m as ProbeFigures)));
+  const closer = setTimeout(() => {
+    server.send('stop');
+    clientCpu = process.cpuUsage(clientCpuStart);
+  }, seconds * 1000);
   const cutter = setTimeout(() => controller.abort(), seconds * 1000 + 100);
   await Promise.all(Array.from({ length: clients }, (_, c) => runClient(c)));
+  clearTimeout(opener);
+  clearTimeout(closer);
   clearTimeout(cutter);
   clearInterval(scraper);
-  await scrape();
+  const probe = await probed;
+  server.disconnect();
   server.kill('SIGINT');
   const code = await exited;
   rmSync(dir, { recursive: true, force: true });
 
   const wallS = (performance.now() - startMs) / 1000;
   const peakRss = Math.max(...samples.map((s) => s.rssBytes));
-  const lagP99Ms = samples[samples.length - 1].lagP99S * 1000;
-  const third = seconds / 3;
+  const inWindow = samples.filter((s) => s.atS >= third && s.atS <= seconds);
+  const promP99Ms = inWindow.map((s) => s.lagP99S * 1000);
   const middle = mean(samples.filter((s) => s.atS >= third && s.atS < 2 * third).map((s) => s.heapUsedBytes));
   const last = mean(samples.filter((s) => s.atS >= 2 * third && s.atS <= seconds).map((s) => s.heapUsedBytes));
-  const growth = last / middle - 1;
+  const growth = probe.liveHeapEndBytes / probe.liveHeapStartBytes - 1;
   const flat = growth < 0.1;
+  const clientCpuPercent = ((clientCpu.user + clientCpu.system) / 1000 / (probe.windowS * 1000)) * 100;
   const figures = {
     clients,
     seconds,
@@ -164,19 +206,35 @@ async function main(): Promise<void> {
     cut_at_end: cut,
     tokens_streamed: tokens,
     tokens_per_s: Math.round(tokens / wallS),
-    event_loop_lag_p99_ms: Math.round(lagP99Ms * 100) / 100,
+    window_s: round2(probe.windowS),
+    server_event_loop_delay_p50_ms: round2(probe.delayP50Ms),
+    server_event_loop_delay_p99_ms: round2(probe.delayP99Ms),
+    server_event_loop_delay_max_ms: round2(probe.delayMaxMs),
+    prom_client_lag_p99_median_ms: round2(median(promP99Ms)),
+    prom_client_lag_p99_worst_ms: round2(Math.max(...promP99Ms)),
+    server_cpu_percent: Math.round(probe.cpuPercent),
+    server_event_loop_utilization: round2(probe.eventLoopUtilization),
+    clients_cpu_percent: Math.round(clientCpuPercent),
     peak_rss_mib: Math.round(peakRss / 2 ** 20),
     heap_used_middle_mib: Math.round(middle / 2 ** 20),
     heap_used_last_mib: Math.round(last / 2 ** 20),
+    live_heap_start_mib: round2(probe.liveHeapStartBytes / 2 ** 20),
+    live_heap_end_mib: round2(probe.liveHeapEndBytes / 2 ** 20),
     memory_flat: flat,
     server_exit: code,
-    load_before: Math.round(loadBefore * 100) / 100,
-    load_after: Math.round(loadavg()[0] * 100) / 100,
+    load_before: round2(loadBefore),
+    load_after: round2(loadavg()[0]),
   };
   say(
     `served ${served} requests, ${errors} errors, ${cut} cut at the end; ${tokens} tokens streamed (${figures.tokens_per_s}/s)\n` +
-      `server: event-loop lag p99 ${lagP99Ms.toFixed(2)} ms (goal < 20 ms), peak RSS ${mib(peakRss)}, ` +
-      `heap used ${mib(middle)} over the middle third, ${mib(last)} over the last: memory ${flat ? 'flat' : `grows ${(growth * 100).toFixed(0)} %`}\n` +
+      `server, last two thirds (${probe.windowS.toFixed(1)} s): event-loop delay p50 ${probe.delayP50Ms.toFixed(2)} ms, ` +
+      `p99 ${probe.delayP99Ms.toFixed(2)} ms (goal < 20 ms), worst ${probe.delayMaxMs.toFixed(1)} ms; ` +
+      `prom-client's p99 per 1-s scrape: median ${figures.prom_client_lag_p99_median_ms.toFixed(2)} ms, worst ${figures.prom_client_lag_p99_worst_ms.toFixed(2)} ms\n` +
+      `CPU, same window: server ${figures.server_cpu_percent} % of a core (event loop busy ${(probe.eventLoopUtilization * 100).toFixed(0)} %), ` +
+      `clients ${figures.clients_cpu_percent} %\n` +
+      `server memory: peak RSS ${mib(peakRss)}; heap after a full collection ${figures.live_heap_start_mib.toFixed(1)} MiB at the window's start, ` +
+      `${figures.live_heap_end_mib.toFixed(1)} MiB at its end: ${flat ? 'flat' : `grows ${(growth * 100).toFixed(0)} %`} ` +
+      `(heap used as scraped: ${mib(middle)} over the middle third, ${mib(last)} over the last)\n` +
       `server exit status ${code}; load average ${figures.load_before} before, ${figures.load_after} after\n`,
   );
   for (const e of firstErrors) say(`error: ${e}\n`);

@@ -160,7 +160,12 @@ describe('servesim serve', () => {
     const s = await start({ maxWaiting: 2, speed: 1, worker: { scheduler: { max_batched_tokens: 512, max_sequences: 1 } } });
     const controller = new AbortController();
     const long = JSON.stringify({ prompt: 'abcd', max_tokens: 100 });
-    const inFlight = [0, 1, 2].map(() => post(s, '/v1/completions', long, controller.signal).catch(() => null));
+    const send = () => post(s, '/v1/completions', long, controller.signal).catch(() => null);
+    // The first is running before the next two are sent: requests received in the same
+    // millisecond all wait until the engine's next step, and the third would find two waiting.
+    const inFlight = [send()];
+    await expect.poll(() => metric(s, 'vllm:num_requests_running')).toBe(1);
+    inFlight.push(send(), send());
     await expect.poll(() => metric(s, 'vllm:num_requests_waiting')).toBe(2);
     const res = await post(s, '/v1/completions', long);
     expect(res.status).toBe(503);

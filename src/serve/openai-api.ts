@@ -180,6 +180,11 @@ export function usageOf(promptTokens: number, completionTokens: number): Usage {
   return { prompt_tokens: promptTokens, completion_tokens: completionTokens, total_tokens: promptTokens + completionTokens };
 }
 
+/** One server-sent event carrying `data` (a chunk's JSON, or `[DONE]`). */
+export function sseEvent(data: string): string {
+  return `data: ${data}\n\n`;
+}
+
 /** One streamed chunk's JSON: a token's text (null: the role-only first chat chunk); the last token's carries the finish reason. */
 export function chunkJson(
   endpoint: Endpoint,

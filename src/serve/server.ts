@@ -6,12 +6,21 @@
  * are answered in OpenAI's shape (openai-api.ts); a client that goes away has its request
  * aborted and its KV blocks freed; `drain` stops taking requests and ends once those in flight
  * are answered, `stop` aborts them.
+ *
+ * The hot path is a token handed to its stream: one `write` of a string built once per request
+ * on the Node.js response itself (every write to a socket in one tick leaves in one system call,
+ * as Node.js corks a response's socket until the next tick), not a web stream per response, whose
+ * promise hops cost more than the write. A client that goes away is seen by its response's
+ * `close`, not by the request's AbortSignal: a listener on that signal holds the request's
+ * context, which keeps the undici Request's finalization entry, and so the whole request, alive
+ * for good. The body is read straight from the connection (Hono's body limit reads a web
+ * stream; it is kept for a body without a Content-Length).
  */
 import type { AddressInfo } from 'node:net';
-import { serve, type ServerType } from '@hono/node-server';
-import { Hono, type Context } from 'hono';
+import { serve, type HttpBindings, type ServerType } from '@hono/node-server';
+import { RESPONSE_ALREADY_SENT } from '@hono/node-server/utils/response';
+import { Hono, type Context, type MiddlewareHandler } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
-import { streamSSE } from 'hono/streaming';
 import type { RunConfig } from '../config/types.js';
 import { LiveEngine, type FinishedRequest, type LiveObserver } from './live-engine.js';
 import { resolveLiveRun } from './live-run.js';
@@ -22,6 +31,7 @@ import {
   chunkJson,
   parseGenerationRequest,
   responseJson,
+  sseEvent,
   usageChunkJson,
   usageOf,
   type Endpoint,
@@ -62,6 +72,17 @@ export interface LiveServer {
 /** The largest request body taken (a prompt of a few million characters). */
 const MAX_BODY_BYTES = 64 * 1024 * 1024;
 
+/** The headers of a streamed response, as Hono's streamSSE sets them. */
+const SSE_HEADERS = {
+  'Content-Type': 'text/event-stream',
+  'Cache-Control': 'no-cache',
+  Connection: 'keep-alive',
+  'Transfer-Encoding': 'chunked',
+};
+
+type ServeEnv = { Bindings: HttpBindings };
+type ServeContext = Context<ServeEnv>;
+
 export async function startServer(config: RunConfig, options: ServeOptions): Promise<LiveServer> {
   const { run, maxModelLen } = resolveLiveRun(config);
   const metrics = new LiveMetrics(options.modelName);
@@ -87,7 +108,7 @@ export async function startServer(config: RunConfig, options: ServeOptions): Pro
   let draining = false;
   const modelCreated = Math.floor(Date.now() / 1000);
 
-  const app = new Hono();
+  const app = new Hono<ServeEnv>();
   app.onError((err, c) => {
     const e = err instanceof ApiError ? err : new ApiError(500, `internal error: ${err.message}`, 'InternalServerError');
     return c.json(e.body(), e.status);
@@ -114,10 +135,18 @@ export async function startServer(config: RunConfig, options: ServeOptions): Pro
     const { text, contentType } = await metrics.render();
     return c.body(text, 200, { 'Content-Type': contentType });
   });
-  const limit = bodyLimit({
-    maxSize: MAX_BODY_BYTES,
-    onError: (c) => c.json(new ApiError(413, `the body is over ${MAX_BODY_BYTES} bytes`, 'BadRequestError').body(), 413),
-  });
+  const tooLarge = (c: ServeContext): Response =>
+    c.json(new ApiError(413, `the body is over ${MAX_BODY_BYTES} bytes`, 'BadRequestError').body(), 413);
+  const streamedLimit = bodyLimit({ maxSize: MAX_BODY_BYTES, onError: tooLarge });
+  // A body with a Content-Length is judged by it and read straight from the connection later
+  // (c.req.text()); only a chunked one goes through Hono's limit, which reads a web stream.
+  const limit: MiddlewareHandler<ServeEnv> = async (c, next) => {
+    const headers = c.env.incoming.headers;
+    const length = headers['content-length'];
+    if (length === undefined || headers['transfer-encoding'] !== undefined) return streamedLimit(c, next);
+    if (Number(length) > MAX_BODY_BYTES) return tooLarge(c);
+    await next();
+  };
   app.post('/v1/completions', limit, (c) => generate(c, 'completions'));
   app.post('/v1/chat/completions', limit, (c) => generate(c, 'chat'));
 
@@ -125,7 +154,7 @@ export async function startServer(config: RunConfig, options: ServeOptions): Pro
     return new ApiError(503, 'the server is shutting down', 'ServiceUnavailableError');
   }
 
-  async function generate(c: Context, endpoint: Endpoint): Promise<Response> {
+  async function generate(c: ServeContext, endpoint: Endpoint): Promise<Response> {
     if (draining) throw shuttingDown();
     const raw = await c.req.text();
     const req = parseGenerationRequest(endpoint, raw, counter, maxModelLen, model);
@@ -140,51 +169,59 @@ export async function startServer(config: RunConfig, options: ServeOptions): Pro
     if (draining) throw shuttingDown();
     const created = Math.floor(Date.now() / 1000);
     const prefix = endpoint === 'completions' ? 'cmpl' : 'chatcmpl';
-    const signal = c.req.raw.signal;
+    const res = c.env.outgoing;
     if (!req.stream) {
       return new Promise<Response>((resolve) => {
+        let ended = false;
+        const onClose = (): void => {
+          if (ended) return;
+          ended = true;
+          engine.abort(id);
+          resolve(c.body(null, 499 as never));
+        };
         const id = engine.submit(req.promptTokens, req.maxTokens, {
           onToken: () => {},
-          onEnd: (_atMs, tokens) => resolve(c.json(responseJson(endpoint, `${prefix}-${id}`, created, model, tokens, req.promptTokens))),
-        });
-        signal.addEventListener(
-          'abort',
-          () => {
-            engine.abort(id);
-            resolve(c.body(null, 499 as never));
+          onEnd: (_atMs, tokens) => {
+            ended = true;
+            res.off('close', onClose);
+            resolve(c.json(responseJson(endpoint, `${prefix}-${id}`, created, model, tokens, req.promptTokens)));
           },
-          { once: true },
-        );
+        });
+        res.once('close', onClose);
+        // The client may have gone while the body was read: its close is past.
+        if (res.destroyed) onClose();
       });
     }
-    return streamSSE(
-      c,
-      (stream) =>
-        new Promise<void>((resolve) => {
-          // StreamingApi.write queues the bytes at once (writeSSE would first await its
-          // formatting, and a close could overtake the last chunks): one event per call.
-          const send = (data: string): void => {
-            void stream.write(`data: ${data}\n\n`);
-          };
-          const id = engine.submit(req.promptTokens, req.maxTokens, {
-            onToken: (index) => send(chunkJson(endpoint, rid, created, model, TOKEN_TEXT, index + 1 === req.maxTokens ? 'length' : null)),
-            onEnd: (_atMs, tokens) => {
-              if (req.includeUsage) send(usageChunkJson(endpoint, rid, created, model, usageOf(req.promptTokens, tokens)));
-              send('[DONE]');
-              resolve();
-            },
-          });
-          const rid = `${prefix}-${id}`;
-          if (endpoint === 'chat') send(chunkJson(endpoint, rid, created, model, null, null));
-          const abort = (): void => {
-            engine.abort(id);
-            resolve();
-          };
-          stream.onAbort(abort);
-          signal.addEventListener('abort', abort, { once: true });
-        }),
-      async () => {},
-    );
+    let ended = false;
+    // Every token's event is the same bytes but the last (its finish reason): built once. The
+    // engine hands nothing over before a timer fires, so they are built before it is needed.
+    let tokenEvent = '';
+    let lastTokenEvent = '';
+    const id = engine.submit(req.promptTokens, req.maxTokens, {
+      onToken: (index) => {
+        res.write(index + 1 === req.maxTokens ? lastTokenEvent : tokenEvent);
+      },
+      onEnd: (_atMs, tokens) => {
+        ended = true;
+        res.off('close', onClose);
+        const usage = req.includeUsage ? sseEvent(usageChunkJson(endpoint, rid, created, model, usageOf(req.promptTokens, tokens))) : '';
+        res.end(`${usage}${sseEvent('[DONE]')}`);
+      },
+    });
+    const rid = `${prefix}-${id}`;
+    tokenEvent = sseEvent(chunkJson(endpoint, rid, created, model, TOKEN_TEXT, null));
+    lastTokenEvent = sseEvent(chunkJson(endpoint, rid, created, model, TOKEN_TEXT, 'length'));
+    const onClose = (): void => {
+      if (ended) return;
+      ended = true;
+      engine.abort(id);
+    };
+    res.once('close', onClose);
+    if (res.destroyed) onClose();
+    res.writeHead(200, SSE_HEADERS);
+    if (endpoint === 'chat') res.write(sseEvent(chunkJson(endpoint, rid, created, model, null, null)));
+    else res.flushHeaders();
+    return RESPONSE_ALREADY_SENT;
   }
 
   const server: ServerType = await new Promise((resolve, reject) => {
