@@ -9,9 +9,9 @@
 // and the fit tasks) are loaded by Piscina from their compiled files, and the packages that only
 // some commands need (charts, fits, tables) load from node_modules when those commands run.
 import { build } from 'esbuild';
-import { readFileSync, rmSync } from 'node:fs';
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const { dependencies } = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'));
@@ -29,7 +29,38 @@ export const lazyStringWidth = {
   },
 };
 
+/** Where the snapshot of the shipped data files is written, relative to the package root. */
+const DATA_SNAPSHOT_DIR = join('dist', 'src', 'cli', 'data-snapshot');
+
+/**
+ * The bundled command line reads the snapshot of the shipped data files (src/catalog/shipped-data.ts
+ * says what it is for) that this build writes, from the compiled modules of this build
+ * (dist/src/catalog/snapshot-build.js), so its values are what this build's schemas give.
+ */
+export function dataSnapshot(dir) {
+  return {
+    name: 'data-snapshot',
+    setup(bundle) {
+      bundle.onLoad({ filter: /[\\/]catalog[\\/]data-snapshot\.js$/ }, () => ({
+        contents: `export const DATA_SNAPSHOT_DIR = ${JSON.stringify(dir)};\n`,
+        loader: 'js',
+      }));
+    },
+  };
+}
+
+async function writeDataSnapshot() {
+  const { buildDataSnapshot } = await import(pathToFileURL(join(root, 'dist', 'src', 'catalog', 'snapshot-build.js')).href);
+  const dir = join(root, DATA_SNAPSHOT_DIR);
+  rmSync(dir, { recursive: true, force: true });
+  for (const { path, json } of buildDataSnapshot(join(root, 'data'))) {
+    mkdirSync(dirname(join(dir, path)), { recursive: true });
+    writeFileSync(join(dir, path), json);
+  }
+}
+
 async function main() {
+  await writeDataSnapshot();
   rmSync(join(root, 'dist', 'src', 'cli', 'bundle'), { recursive: true, force: true });
   await build({
     absWorkingDir: root,
@@ -47,7 +78,7 @@ async function main() {
     external: [...Object.keys(dependencies).filter((name) => !BUNDLED.has(name)), 'protobufjs/minimal'],
     // The YAML parser is CommonJS: its require() of Node's modules needs a require in an ES module.
     banner: { js: "import { createRequire as __createRequire } from 'node:module'; const require = __createRequire(import.meta.url);" },
-    plugins: [lazyStringWidth],
+    plugins: [lazyStringWidth, dataSnapshot(DATA_SNAPSHOT_DIR)],
     minifyWhitespace: true,
     minifySyntax: true,
     sourcemap: true,

@@ -10,9 +10,12 @@ import { join } from 'node:path';
 import { satisfies, valid } from '@renovatebot/pep440';
 import * as z from 'zod';
 import { ConfigError, makeConfigIssue } from '../config/errors.js';
-import { readYamlFile } from '../config/yaml.js';
+import { MAX_YAML_BYTES } from '../config/limits.js';
+import { parseYamlText } from '../config/yaml.js';
+import { readTextFile } from '../io/read-text.js';
 import { packageRoot } from './load.js';
 import type { HardwareEntry } from './schema.js';
+import { shippedValue } from './shipped-data.js';
 
 /** The version an absent `engine.backend_version` stands for: the newest each backend's rows were checked against. */
 export const NEWEST_VERSION: Readonly<Record<string, string>> = { vllm: '0.19.0', sglang: '0.5.10', trtllm: '1.3.0' };
@@ -41,15 +44,21 @@ export function engineDefaultsFile(): string {
   return join(packageRoot(), 'data', 'engine-defaults.yaml');
 }
 
+/** The rows of an engine-defaults file's text, validated; a bad file is a `ConfigError` or an `InputError` naming `file`. */
+export function parseEngineDefaults(text: string, file: string): Row[] {
+  const parsed = fileSchema.safeParse(parseYamlText(text, file, 'catalog file'), { reportInput: true });
+  if (!parsed.success) {
+    throw new ConfigError(parsed.error.issues.map((issue) => makeConfigIssue(file, issue.path.map(String).join('.'), issue.message)));
+  }
+  return parsed.data.rows;
+}
+
 function rows(): Row[] {
   if (cached !== undefined) return cached;
   const file = engineDefaultsFile();
   if (!existsSync(file)) return (cached = []);
-  const parsed = fileSchema.safeParse(readYamlFile(file, file, 'catalog file'), { reportInput: true });
-  if (!parsed.success) {
-    throw new ConfigError(parsed.error.issues.map((issue) => makeConfigIssue(file, issue.path.map(String).join('.'), issue.message)));
-  }
-  return (cached = parsed.data.rows);
+  const text = readTextFile(file, file, MAX_YAML_BYTES, 'catalog file');
+  return (cached = (shippedValue('engine-defaults', 'engine-defaults.yaml', text) as Row[] | undefined) ?? parseEngineDefaults(text, file));
 }
 
 function satisfiesSafe(version: string, specifier: string): boolean {
