@@ -1,8 +1,8 @@
 #!/usr/bin/env node
 // Bundles the command line (`npm run build` runs it after tsc): dist/src/cli/main.js becomes one
 // module holding yargs and what every command loads at start-up, and what the commands load when
-// they run (zod, the YAML parser, the replay core with its random generators and its sketch, each
-// command's own work) chunks in dist/src/cli/bundle/. Node.js loads a module file by file, and
+// they run (zod, the YAML parser, the engines' version matching, the replay core with its random
+// generators and its sketch, each command's own work) chunks in dist/src/cli/bundle/. Node.js loads a module file by file, and
 // the command line's few hundred files cost a start-up several times `node -e 0`; bundled, a
 // command reads a handful (npm run bench prints the start-up row).
 // The other npm packages stay as they are: the pool threads' modules (dist/src/sweep/pool-task.js
@@ -15,8 +15,8 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const { dependencies } = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'));
-/** Packages every start-up or every replay loads: bundled. */
-const BUNDLED = new Set(['yargs', 'zod', 'yaml', 'pure-rand', '@datadog/sketches-js']);
+/** Packages every start-up or every replay loads: bundled (a CommonJS package loaded from node_modules costs an ES module its loader's work too). */
+const BUNDLED = new Set(['yargs', 'zod', 'yaml', 'pure-rand', '@datadog/sketches-js', '@renovatebot/pep440']);
 
 /** Every import of string-width (yargs', cliui's, wrap-ansi's) gets the lazy one (string-width-lazy.mjs says why). */
 const STRING_WIDTH_LAZY = join(root, 'scripts', 'string-width-lazy.mjs');

@@ -20,23 +20,27 @@ import { shippedValue } from './shipped-data.js';
 /** The version an absent `engine.backend_version` stands for: the newest each backend's rows were checked against. */
 export const NEWEST_VERSION: Readonly<Record<string, string>> = { vllm: '0.19.0', sglang: '0.5.10', trtllm: '1.3.0' };
 
-const rowSchema = z.strictObject({
-  backend: z.string().min(1),
-  versions: z.string().min(1).optional(),
-  gpu: z
-    .strictObject({
-      min_memory_gib: z.number().positive().optional(),
-      max_memory_gib: z.number().positive().optional(),
-      name_excludes: z.array(z.string().min(1)).optional(),
-    })
-    .optional(),
-  tp: z.strictObject({ min: z.int().positive().optional(), max: z.int().positive().optional() }).optional(),
-  values: z.record(z.string(), z.number().min(0)),
-  confidence: z.enum(['verified', 'inferred', 'low']),
-  source: z.record(z.string(), z.string()),
-});
-const fileSchema = z.strictObject({ rows: z.array(rowSchema) });
-type Row = z.output<typeof rowSchema>;
+function engineDefaultsSchema() {
+  const rowSchema = z.strictObject({
+    backend: z.string().min(1),
+    versions: z.string().min(1).optional(),
+    gpu: z
+      .strictObject({
+        min_memory_gib: z.number().positive().optional(),
+        max_memory_gib: z.number().positive().optional(),
+        name_excludes: z.array(z.string().min(1)).optional(),
+      })
+      .optional(),
+    tp: z.strictObject({ min: z.int().positive().optional(), max: z.int().positive().optional() }).optional(),
+    values: z.record(z.string(), z.number().min(0)),
+    confidence: z.enum(['verified', 'inferred', 'low']),
+    source: z.record(z.string(), z.string()),
+  });
+  return z.strictObject({ rows: z.array(rowSchema) });
+}
+/** The file's schema, built when the file is first parsed (the bundled command line reads the build's snapshot of it instead, `shipped-data.ts`). */
+const fileSchema = z.lazy(engineDefaultsSchema);
+type Row = z.output<typeof fileSchema>['rows'][number];
 
 let cached: Row[] | undefined;
 
