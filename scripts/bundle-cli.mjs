@@ -59,18 +59,32 @@ async function writeDataSnapshot() {
   }
 }
 
+/** The replay command's own module, beside main.js: what `servesim replay` loads (see `replayApart`). */
+const REPLAY_ACTION = 'replay-action.js';
+
+/**
+ * `servesim replay`'s work (dist/src/cli/actions/replay.js and all it imports) is bundled apart,
+ * into one file of its own: split with the other commands it came in some twenty chunks (each
+ * shared with a different set of commands), and Node.js loads an ES module file by file, which
+ * cost a one-request replay more than a third of its start-up. The file repeats code the chunks
+ * hold, so an object may be made by one copy of a class and checked against another: the command
+ * line's error report (cli.ts) tells the errors apart without `instanceof`.
+ */
+const replayApart = {
+  name: 'replay-apart',
+  setup(bundle) {
+    bundle.onResolve({ filter: /^\.\.\/actions\/replay\.js$/ }, (args) =>
+      /[\\/]commands[\\/]replay\.js$/.test(args.importer) ? { path: `./${REPLAY_ACTION}`, external: true } : undefined,
+    );
+  },
+};
+
 async function main() {
   await writeDataSnapshot();
   rmSync(join(root, 'dist', 'src', 'cli', 'bundle'), { recursive: true, force: true });
-  await build({
+  const common = {
     absWorkingDir: root,
-    entryPoints: ['dist/src/cli/main.js'],
-    outdir: 'dist/src/cli',
-    entryNames: '[name]',
-    chunkNames: 'bundle/[name]-[hash]',
-    allowOverwrite: true,
     bundle: true,
-    splitting: true,
     format: 'esm',
     platform: 'node',
     target: 'node20',
@@ -78,11 +92,33 @@ async function main() {
     external: [...Object.keys(dependencies).filter((name) => !BUNDLED.has(name)), 'protobufjs/minimal'],
     // The YAML parser is CommonJS: its require() of Node's modules needs a require in an ES module.
     banner: { js: "import { createRequire as __createRequire } from 'node:module'; const require = __createRequire(import.meta.url);" },
-    plugins: [lazyStringWidth, dataSnapshot(DATA_SNAPSHOT_DIR)],
     minifyWhitespace: true,
     minifySyntax: true,
     sourcemap: true,
     logLevel: 'warning',
+  };
+  const { metafile } = await build({
+    ...common,
+    entryPoints: ['dist/src/cli/main.js'],
+    outdir: 'dist/src/cli',
+    entryNames: '[name]',
+    chunkNames: 'bundle/[name]-[hash]',
+    allowOverwrite: true,
+    splitting: true,
+    metafile: true,
+    plugins: [lazyStringWidth, dataSnapshot(DATA_SNAPSHOT_DIR), replayApart],
+  });
+  // The replay command's import names a path next to main.js: it must sit in main.js (with the commands' options).
+  const importers = Object.entries(metafile.outputs)
+    .filter(([, output]) => output.imports.some((i) => i.path === `./${REPLAY_ACTION}`))
+    .map(([file]) => file);
+  if (importers.join() !== 'dist/src/cli/main.js')
+    throw new Error(`./${REPLAY_ACTION} is imported from ${importers.join(', ')}, not main.js`);
+  await build({
+    ...common,
+    entryPoints: ['dist/src/cli/actions/replay.js'],
+    outfile: join('dist', 'src', 'cli', REPLAY_ACTION),
+    plugins: [dataSnapshot(DATA_SNAPSHOT_DIR)],
   });
 }
 
