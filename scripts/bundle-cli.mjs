@@ -2,9 +2,11 @@
 // Bundles the command line (`npm run build` runs it after tsc): dist/src/cli/main.js becomes one
 // module holding yargs and what every command loads at start-up, and what the commands load when
 // they run (zod, the YAML parser, the engines' version matching, the replay core with its random
-// generators and its sketch, each command's own work) chunks in dist/src/cli/bundle/. Node.js loads a module file by file, and
-// the command line's few hundred files cost a start-up several times `node -e 0`; bundled, a
-// command reads a handful (npm run bench prints the start-up row).
+// generators and its sketch, each command's own work) chunks in dist/src/cli/bundle/, except the
+// replay command's, which is one file of its own (dist/src/cli/replay-action.js, see replayApart).
+// Node.js loads a module file by file, and the command line's few hundred files cost a start-up
+// several times `node -e 0`; bundled, a command reads a handful (npm run bench prints the
+// start-up row). The shipped catalog's snapshot is written beside them (writeDataSnapshot).
 // The other npm packages stay as they are: the pool threads' modules (dist/src/sweep/pool-task.js
 // and the fit tasks) are loaded by Piscina from their compiled files, and the packages that only
 // some commands need (charts, fits, tables) load from node_modules when those commands run.
