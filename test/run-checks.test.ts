@@ -13,9 +13,11 @@ import {
   RECORD_BYTES_PER_REQUEST,
   RECORD_BYTES_PER_TOKEN,
   TABLE_BYTES_PER_REQUEST,
+  budgetFloor,
   checkEngineStartup,
   checkRunResources,
   estimateRun,
+  memoryBudget,
 } from '../src/config/run-checks.js';
 import { rooflineOf } from '../src/config/deployment.js';
 import { buildRequestRecords } from '../src/core/report.js';
@@ -322,5 +324,31 @@ describe('the memory estimate', () => {
         "5,000,000 requests of 1,024 output tokens with --per-request keep every token's times in memory: about 126.4 GB, more than the 4.0 GB of JS heap this process may use; lower it, drop --per-request, or raise the heap (NODE_OPTIONS=--max-old-space-size=MB)",
     });
     expect(checkRunResources(config, { budget: { offHeapBytes: 16e9, heapBytes: 4e9 } })).toEqual([]);
+  });
+
+  it('asks the machine for its memory only for a run larger than what this process already holds, with the same verdicts', () => {
+    const floor = budgetFloor();
+    const budget = memoryBudget();
+    expect(floor.offHeapBytes).toBeGreaterThan(0);
+    expect(floor.offHeapBytes).toBeLessThanOrEqual(budget.offHeapBytes);
+    expect(floor.heapBytes).toBeLessThanOrEqual(budget.heapBytes);
+    // Below the floor, between the floor and the machine's budget, and above the machine's budget.
+    const configOf = (requests: number) => parseRunConfig({ traffic: { source: { output_tokens: 64 }, stop: { requests } } }, 'r');
+    const requestsOver = (bytes: number) => {
+      let requests = 1;
+      while (estimateRun(configOf(requests)).tableBytes <= bytes) requests *= 2;
+      return requests;
+    };
+    const verdicts = [1, requestsOver(floor.offHeapBytes), requestsOver(budget.offHeapBytes)].map((requests) => {
+      const config = configOf(requests);
+      const found = checkRunResources(config);
+      expect(found).toEqual(checkRunResources(config, { budget }));
+      return [estimateRun(config).tableBytes > floor.offHeapBytes, found.length];
+    });
+    expect(verdicts).toEqual([
+      [false, 0],
+      [true, 0],
+      [true, 1],
+    ]);
   });
 });

@@ -10,30 +10,37 @@ import { join } from 'node:path';
 import { satisfies, valid } from '@renovatebot/pep440';
 import * as z from 'zod';
 import { ConfigError, makeConfigIssue } from '../config/errors.js';
-import { readYamlFile } from '../config/yaml.js';
+import { MAX_YAML_BYTES } from '../config/limits.js';
+import { parseYamlText } from '../config/yaml.js';
+import { readTextFile } from '../io/read-text.js';
 import { packageRoot } from './load.js';
 import type { HardwareEntry } from './schema.js';
+import { shippedValue } from './shipped-data.js';
 
 /** The version an absent `engine.backend_version` stands for: the newest each backend's rows were checked against. */
 export const NEWEST_VERSION: Readonly<Record<string, string>> = { vllm: '0.19.0', sglang: '0.5.10', trtllm: '1.3.0' };
 
-const rowSchema = z.strictObject({
-  backend: z.string().min(1),
-  versions: z.string().min(1).optional(),
-  gpu: z
-    .strictObject({
-      min_memory_gib: z.number().positive().optional(),
-      max_memory_gib: z.number().positive().optional(),
-      name_excludes: z.array(z.string().min(1)).optional(),
-    })
-    .optional(),
-  tp: z.strictObject({ min: z.int().positive().optional(), max: z.int().positive().optional() }).optional(),
-  values: z.record(z.string(), z.number().min(0)),
-  confidence: z.enum(['verified', 'inferred', 'low']),
-  source: z.record(z.string(), z.string()),
-});
-const fileSchema = z.strictObject({ rows: z.array(rowSchema) });
-type Row = z.output<typeof rowSchema>;
+function engineDefaultsSchema() {
+  const rowSchema = z.strictObject({
+    backend: z.string().min(1),
+    versions: z.string().min(1).optional(),
+    gpu: z
+      .strictObject({
+        min_memory_gib: z.number().positive().optional(),
+        max_memory_gib: z.number().positive().optional(),
+        name_excludes: z.array(z.string().min(1)).optional(),
+      })
+      .optional(),
+    tp: z.strictObject({ min: z.int().positive().optional(), max: z.int().positive().optional() }).optional(),
+    values: z.record(z.string(), z.number().min(0)),
+    confidence: z.enum(['verified', 'inferred', 'low']),
+    source: z.record(z.string(), z.string()),
+  });
+  return z.strictObject({ rows: z.array(rowSchema) });
+}
+/** The file's schema, built when the file is first parsed (the bundled command line reads the build's snapshot of it instead, `shipped-data.ts`). */
+const fileSchema = z.lazy(engineDefaultsSchema);
+type Row = z.output<typeof fileSchema>['rows'][number];
 
 let cached: Row[] | undefined;
 
@@ -41,15 +48,21 @@ export function engineDefaultsFile(): string {
   return join(packageRoot(), 'data', 'engine-defaults.yaml');
 }
 
+/** The rows of an engine-defaults file's text, validated; a bad file is a `ConfigError` or an `InputError` naming `file`. */
+export function parseEngineDefaults(text: string, file: string): Row[] {
+  const parsed = fileSchema.safeParse(parseYamlText(text, file, 'catalog file'), { reportInput: true });
+  if (!parsed.success) {
+    throw new ConfigError(parsed.error.issues.map((issue) => makeConfigIssue(file, issue.path.map(String).join('.'), issue.message)));
+  }
+  return parsed.data.rows;
+}
+
 function rows(): Row[] {
   if (cached !== undefined) return cached;
   const file = engineDefaultsFile();
   if (!existsSync(file)) return (cached = []);
-  const parsed = fileSchema.safeParse(readYamlFile(file, file, 'catalog file'), { reportInput: true });
-  if (!parsed.success) {
-    throw new ConfigError(parsed.error.issues.map((issue) => makeConfigIssue(file, issue.path.map(String).join('.'), issue.message)));
-  }
-  return (cached = parsed.data.rows);
+  const text = readTextFile(file, file, MAX_YAML_BYTES, 'catalog file');
+  return (cached = (shippedValue('engine-defaults', 'engine-defaults.yaml', text) as Row[] | undefined) ?? parseEngineDefaults(text, file));
 }
 
 function satisfiesSafe(version: string, specifier: string): boolean {

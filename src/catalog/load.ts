@@ -10,11 +10,12 @@ import { delimiter, join, relative, resolve } from 'node:path';
 import type * as z from 'zod';
 import { ConfigError, InputError, makeConfigIssue, type ConfigIssue } from '../config/errors.js';
 import { MAX_YAML_BYTES } from '../config/limits.js';
-import { readYamlFile } from '../config/yaml.js';
+import { parseYamlText } from '../config/yaml.js';
 import { packageRoot } from '../io/paths.js';
 import { readTextFile } from '../io/read-text.js';
 import { parameterCounts } from './architecture.js';
 import { hardwareEntrySchema, modelEntrySchema, type HardwareEntry, type ModelEntry } from './schema.js';
+import { shippedValue } from './shipped-data.js';
 
 /**
  * How far the parameter counts a model entry states may be from the counts its architecture gives
@@ -70,10 +71,17 @@ function label(file: string): string {
   return rel.startsWith('..') ? file : rel;
 }
 
-function readEntry<T extends { id: string }>(folder: string, name: string, schema: z.ZodType<T>, files: Map<string, string>): T {
-  const file = join(folder, name);
-  const shown = label(file);
-  const raw = readYamlFile(file, shown, 'catalog file');
+type EntryKind = 'models' | 'hardware';
+type EntryOf<K extends EntryKind> = K extends 'models' ? ModelEntry : HardwareEntry;
+
+/**
+ * A catalog file's entry from its text, validated (the build's snapshot of the shipped files
+ * uses it, `snapshot-build.ts`). A bad file is a `ConfigError` naming `shown` and the dotted
+ * field, or an `InputError` naming its line.
+ */
+export function parseCatalogEntry<K extends EntryKind>(kind: K, text: string, shown: string): EntryOf<K> {
+  const raw = parseYamlText(text, shown, 'catalog file');
+  const schema: z.ZodType<ModelEntry | HardwareEntry> = kind === 'models' ? modelEntrySchema : hardwareEntrySchema;
   const parsed = schema.safeParse(raw, { reportInput: true });
   if (!parsed.success) {
     const issues: ConfigIssue[] = parsed.error.issues.map((issue) => {
@@ -83,7 +91,15 @@ function readEntry<T extends { id: string }>(folder: string, name: string, schem
     });
     throw new ConfigError(issues);
   }
-  const entry = parsed.data;
+  return parsed.data as EntryOf<K>;
+}
+
+/** Reads a catalog file (`text`: what was read of it already), from the build's snapshot when the file is a shipped one as shipped. */
+function readEntry<K extends EntryKind>(folder: string, name: string, kind: K, files: Map<string, string>, text?: string): EntryOf<K> {
+  const file = join(folder, name);
+  const shown = label(file);
+  const source = text ?? readTextFile(file, shown, MAX_YAML_BYTES, 'catalog file');
+  const entry = (shippedValue(kind, name, source) as EntryOf<K> | undefined) ?? parseCatalogEntry(kind, source, shown);
   const id = name.slice(0, -'.yaml'.length);
   if (entry.id !== id)
     throw new ConfigError(shown, 'id', `must equal the file name without .yaml (${JSON.stringify(id)}), got ${JSON.stringify(entry.id)}`);
@@ -95,11 +111,11 @@ function readEntry<T extends { id: string }>(folder: string, name: string, schem
 /** The file each entry read was read from (for the messages of `checkModel`). */
 const entryFiles = new WeakMap<object, string>();
 
-function readEntries<T extends { id: string }>(folder: string, schema: z.ZodType<T>, files: Map<string, string>): Map<string, T> {
-  const out = new Map<string, T>();
+function readEntries<K extends EntryKind>(folder: string, kind: K, files: Map<string, string>): Map<string, EntryOf<K>> {
+  const out = new Map<string, EntryOf<K>>();
   if (!existsSync(folder)) return out;
   for (const name of readdirSync(folder).sort()) {
-    if (name.endsWith('.yaml')) out.set(name.slice(0, -'.yaml'.length), readEntry(folder, name, schema, files));
+    if (name.endsWith('.yaml')) out.set(name.slice(0, -'.yaml'.length), readEntry(folder, name, kind, files));
   }
   return out;
 }
@@ -109,8 +125,8 @@ function readCatalog(folders: readonly string[]): Catalog {
   const models = new Map<string, ModelEntry>();
   const hardware = new Map<string, HardwareEntry>();
   for (const folder of folders) {
-    for (const [id, entry] of readEntries(join(folder, 'models'), modelEntrySchema, files)) models.set(id, entry);
-    for (const [id, entry] of readEntries(join(folder, 'hardware'), hardwareEntrySchema, files)) hardware.set(id, entry);
+    for (const [id, entry] of readEntries(join(folder, 'models'), 'models', files)) models.set(id, entry);
+    for (const [id, entry] of readEntries(join(folder, 'hardware'), 'hardware', files)) hardware.set(id, entry);
   }
   const catalog = { models: [...models.values()], hardware: [...hardware.values()], files };
   checkNames(catalog.models, files);
@@ -246,26 +262,16 @@ const foundCache = new Map<string, unknown>();
  * are parsed (a config names one model and one GPU; parsing every file would cost each command
  * and each pool thread tens of milliseconds). Later folders win, as in `loadCatalog`.
  */
-function findOne<T extends { id: string; name: string; aliases: string[] }>(
-  kind: 'models' | 'hardware',
-  name: string,
-  schema: z.ZodType<T>,
-  folders: readonly string[],
-): T | undefined {
+function findOne<K extends EntryKind>(kind: K, name: string, folders: readonly string[]): EntryOf<K> | undefined {
   const wanted = name.toLowerCase();
   const key = [kind, wanted, ...folders].join('\0');
-  if (foundCache.has(key)) return (foundCache.get(key) ?? undefined) as T | undefined;
-  const found = scanFor(kind, name, schema, folders);
+  if (foundCache.has(key)) return (foundCache.get(key) ?? undefined) as EntryOf<K> | undefined;
+  const found = scanFor(kind, name, folders);
   foundCache.set(key, found ?? null);
   return found;
 }
 
-function scanFor<T extends { id: string; name: string; aliases: string[] }>(
-  kind: 'models' | 'hardware',
-  name: string,
-  schema: z.ZodType<T>,
-  folders: readonly string[],
-): T | undefined {
+function scanFor<K extends EntryKind>(kind: K, name: string, folders: readonly string[]): EntryOf<K> | undefined {
   const wanted = name.toLowerCase();
   for (let i = folders.length - 1; i >= 0; i--) {
     const folder = join(folders[i], kind);
@@ -274,10 +280,11 @@ function scanFor<T extends { id: string; name: string; aliases: string[] }>(
       if (!file.endsWith('.yaml')) continue;
       const path = join(folder, file);
       // Read as the parser would (size limit, UTF-8): a damaged file is named even when it is not the one wanted.
-      if (!readTextFile(path, label(path), MAX_YAML_BYTES, 'catalog file').toLowerCase().includes(wanted)) continue;
-      let entry = fileCache.get(path) as T | undefined;
+      const text = readTextFile(path, label(path), MAX_YAML_BYTES, 'catalog file');
+      if (!text.toLowerCase().includes(wanted)) continue;
+      let entry = fileCache.get(path) as EntryOf<K> | undefined;
       if (entry === undefined) {
-        entry = readEntry(folder, file, schema, new Map());
+        entry = readEntry(folder, file, kind, new Map(), text);
         fileCache.set(path, entry);
       }
       if (lookup([entry], name) !== undefined) return entry;
@@ -290,7 +297,7 @@ function scanFor<T extends { id: string; name: string; aliases: string[] }>(
 export function findModel(name: string, catalog?: Catalog): ModelEntry | undefined {
   if (catalog !== undefined) return lookup(catalog.models, name);
   const folders = catalogFolders();
-  const entry = findOne('models', name, modelEntrySchema, folders);
+  const entry = findOne('models', name, folders);
   if (entry !== undefined) checkModel(entry, entryFiles.get(entry) ?? entry.id);
   return entry;
 }
@@ -298,5 +305,5 @@ export function findModel(name: string, catalog?: Catalog): ModelEntry | undefin
 /** The GPU a name (id or alias, any case) picks, or undefined. */
 export function findHardware(name: string, catalog?: Catalog): HardwareEntry | undefined {
   if (catalog !== undefined) return lookup(catalog.hardware, name);
-  return findOne('hardware', name, hardwareEntrySchema, catalogFolders());
+  return findOne('hardware', name, catalogFolders());
 }

@@ -20,8 +20,21 @@ import { makeSweepCommand, mergeHintCommand, type SweepCommandDeps } from './com
 /** Config problems listed one per line; past this many, the rest are counted (a wrong file can have thousands). */
 const MAX_LISTED_ISSUES = 10;
 
+/**
+ * Whether `err` is a `ConfigError`: one of this module's class, or of the copy of it that the built
+ * replay command holds (scripts/bundle-cli.mjs bundles that command into a file of its own), which
+ * `instanceof` does not recognize. An `InputError` needs no such test: its report is the one any
+ * error with an exit code gets.
+ */
+function isConfigError(err: unknown): err is ConfigError {
+  return (
+    err instanceof ConfigError ||
+    (err instanceof Error && err.name === 'ConfigError' && Array.isArray((err as Partial<ConfigError>).issues))
+  );
+}
+
 function reportError(err: unknown): number {
-  if (err instanceof ConfigError) {
+  if (isConfigError(err)) {
     for (const issue of err.issues.slice(0, MAX_LISTED_ISSUES)) process.stderr.write(`error: ${issue.message}\n`);
     const more = err.issues.length - MAX_LISTED_ISSUES;
     if (more > 0) process.stderr.write(`error: ... and ${formatCount(more)} more problems in ${err.file}\n`);

@@ -59,8 +59,14 @@ export function loadRunConfig(path: string, sets: readonly string[] = []): Loade
 
 type PathKey = string | number;
 
+/** Configs validated so far by this process (see `validate`). */
+let validated = 0;
+
 function validate(raw: unknown, file: string, sets: readonly SetAssignment[], runChecks = false): RunConfig {
-  const parsed = runConfigSchema.safeParse(raw, { reportInput: true });
+  // zod compiles a parser for each object schema the first time it parses one (new Function), which
+  // costs more than the parse itself: a command that validates one config (a replay) parses it
+  // without, one that validates many (a sweep's points) compiles them from the second on.
+  const parsed = runConfigSchema.safeParse(raw, { reportInput: true, jitless: validated++ === 0 });
   const found: { path: PathKey[]; reason: string }[] = [];
   let config: RunConfig | undefined;
   const layout = parsed.success ? layoutProblems(parsed.data) : [];

@@ -12,8 +12,9 @@
  * The replay core itself (`parseRunConfig`, the core tests) does not apply them: it can simulate a
  * config vLLM would refuse (a pool that rejects every request is a defined outcome of the model).
  */
-import { freemem, totalmem } from 'node:os';
-import { getHeapStatistics } from 'node:v8';
+import { createRequire } from 'node:module';
+import type * as Os from 'node:os';
+import type * as V8 from 'node:v8';
 import { frontendOf, rooflineOf } from './deployment.js';
 import { kvBlocksPerRank, sessionTurnPromptTokens } from './kv-capacity.js';
 import { linearTimingSpec } from './linear-timing.js';
@@ -423,12 +424,27 @@ let budgetCache: { budget: MemoryBudget; at: number } | null = null;
 export function memoryBudget(): MemoryBudget {
   const now = Date.now();
   if (budgetCache !== null && now - budgetCache.at < 1000) return budgetCache.budget;
+  // Loaded here, not with this module: they cost a replay's start-up several milliseconds, and a small run never asks (budgetFloor).
+  const load = createRequire(import.meta.url);
+  const { freemem, totalmem } = load('node:os') as typeof Os;
+  const { getHeapStatistics } = load('node:v8') as typeof V8;
   const constrained = process.constrainedMemory?.() ?? 0;
   const machine = constrained > 0 && constrained < totalmem() ? constrained : totalmem();
   // Room for what else runs: 80 % of the machine, and no more than is free plus what caches hold.
   const offHeapBytes = Math.min(0.8 * machine, Math.max(freemem(), 0.5 * machine));
   budgetCache = { budget: { offHeapBytes, heapBytes: 0.8 * getHeapStatistics().heap_size_limit }, at: now };
   return budgetCache.budget;
+}
+
+/**
+ * A budget no larger than `memoryBudget()`'s, known without asking the machine: this process
+ * already holds its resident memory (so the machine, or its container, has at least that, and
+ * `offHeapBytes` is at least half the machine's) and its JS heap (within the heap's limit). A run
+ * that fits in it fits in the real one, so the real one is read only for a larger run.
+ */
+export function budgetFloor(): MemoryBudget {
+  const { rss, heapTotal } = process.memoryUsage();
+  return { offHeapBytes: 0.5 * rss, heapBytes: 0.8 * heapTotal };
 }
 
 export interface ResourceCheckOptions {
@@ -462,7 +478,11 @@ export function checkRunResources(config: RunConfig, options: ResourceCheckOptio
       },
     ];
   }
-  const budget = options.budget ?? memoryBudget();
+  const needs = (budget: MemoryBudget): boolean =>
+    estimate.tableBytes + estimate.prefixCacheBytes > budget.offHeapBytes ||
+    (options.perRequestFlag !== undefined && estimate.recordBytes > budget.heapBytes);
+  const floor = budgetFloor();
+  const budget = options.budget ?? (needs(floor) ? memoryBudget() : floor);
   const shown = () =>
     `${formatCount(Math.round(requests))} requests of ${formatCount(Math.round(estimate.outputTokensPerRequest))} output tokens`;
   if (estimate.tableBytes > budget.offHeapBytes) {

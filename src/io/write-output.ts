@@ -16,9 +16,22 @@
  * system says why not, which is what this needs.
  */
 import { closeSync, existsSync, fsyncSync, mkdirSync, openSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { randomInt } from 'node:crypto';
+import type * as Crypto from 'node:crypto';
+import { createRequire } from 'node:module';
 import { dirname, join, relative, resolve } from 'node:path';
 import { InputError } from '../config/errors.js';
+
+let random: typeof Crypto.randomInt | undefined;
+
+/**
+ * `<file>.<unsigned 32-bit number>`, the temporary file `file` is written to. `node:crypto` is
+ * loaded when the first file is written: loading it costs about ten milliseconds, a noticeable
+ * part of the start-up of a replay that writes nothing.
+ */
+function temporaryFile(file: string): string {
+  random ??= (createRequire(import.meta.url)('node:crypto') as typeof Crypto).randomInt;
+  return `${file}.${random(2 ** 32 - 1)}`;
+}
 
 /** Exit status of a run that could not write its output. */
 export const OUTPUT_ERROR_EXIT_CODE = 1;
@@ -97,7 +110,7 @@ const CHUNK_CHARS = 1 << 20;
  */
 export function writeOutputFile(file: string, content: OutputContent, io: OutputIo = fileSystemIo): void {
   const existed = existsSync(file);
-  const tmp = `${file}.${randomInt(2 ** 32 - 1)}`;
+  const tmp = temporaryFile(file);
   let fd: number | undefined;
   try {
     fd = io.open(tmp);
@@ -155,7 +168,7 @@ export function writeOutputFiles(files: ReadonlyArray<readonly [string, OutputCo
       failed = { file, existed: existsSync(file) };
       const made = makeOutputDir(dirname(file));
       if (made !== undefined) created.push(made);
-      const tmp = `${file}.${randomInt(2 ** 32 - 1)}`;
+      const tmp = temporaryFile(file);
       let fd: number | undefined;
       try {
         fd = io.open(tmp);

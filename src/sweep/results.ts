@@ -10,7 +10,7 @@
  */
 import { appendFileSync, existsSync, truncateSync } from 'node:fs';
 import { join } from 'node:path';
-import { z } from 'zod';
+import * as z from 'zod';
 import { formatValue } from '../config/errors.js';
 import { InputError } from '../config/errors.js';
 import { readInputBytes } from '../io/read-text.js';

@@ -6,7 +6,7 @@
  */
 import { existsSync } from 'node:fs';
 import { basename, dirname, extname, isAbsolute, relative, resolve } from 'node:path';
-import { z } from 'zod';
+import * as z from 'zod';
 import { readYamlFile } from '../config/load.js';
 import { unreadableReason } from '../io/read-text.js';
 import { MAX_SWEEP_POINTS, formatCount } from '../config/limits.js';
