@@ -46,6 +46,8 @@ export function replayPrepared(config: RunConfig, prepared: PreparedRun, options
     run: core.run,
     ttft_stages: core.ttft_stages,
     ...(core.prefix_cache === undefined ? {} : { prefix_cache: core.prefix_cache }),
+    ...(core.pools === undefined ? {} : { pools: core.pools }),
+    ...(core.kv_transfer === undefined ? {} : { kv_transfer: core.kv_transfer }),
     simulator: {
       wall_time_ms: wallMs,
       us_per_output_token: outputTokens > 0 ? (wallMs * 1000) / outputTokens : 0,
