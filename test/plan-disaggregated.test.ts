@@ -185,6 +185,23 @@ describe('disaggregated candidates', () => {
     ]);
   });
 
+  it('lists the 13 candidates docs/planning.md counts for its entry of 16 GPUs', () => {
+    const entry = { disaggregated: { ratios: ['1:1', '1:2', '2:1'], prefill_tensor: [2, 4], decode_tensor: [4, 8] } };
+    const spec = parsePlanFile(
+      { ...BASE, hardware: { h100_sxm: { price_per_gpu_hour: 2 } }, search: { workers: [entry], tensor: [1, 2, 4, 8], gpu_budget: 16 } },
+      'p',
+    );
+    // GPUs a copy (P x p + D x d) and copies within 16:
+    // 1:1: 2+4=6 (2), 2+8=10 (1), 4+4=8 (2), 4+8=12 (1) = 6; 1:2: 2+8=10 (1), 2+16=18 (0), 4+8=12 (1), 4+16=20 (0) = 2;
+    // 2:1: 4+4=8 (2), 4+8=12 (1), 8+4=12 (1), 8+8=16 (1) = 5.
+    const candidates = enumerateCandidates(spec);
+    expect(candidates).toHaveLength(13);
+    expect(candidates.slice(0, 2).map((c) => [c.id, c.gpus])).toEqual([
+      ['h100_sxm-1p-tp2-1d-tp4-mbt8192-seq256', 6],
+      ['h100_sxm-2p-tp2-2d-tp4-mbt8192-seq256', 12],
+    ]);
+  });
+
   it('law: countCandidates is the number enumerateCandidates lists', () => {
     const list = (max: number) => fc.uniqueArray(fc.integer({ min: 1, max }), { minLength: 1, maxLength: 3 });
     const ratio = fc.tuple(fc.integer({ min: 1, max: 4 }), fc.integer({ min: 1, max: 4 })).map(([p, d]) => `${p}:${d}`);
