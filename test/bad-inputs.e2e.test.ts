@@ -2438,16 +2438,41 @@ add('plan files', [
     expect: ['plan.yaml', 'engine.workers.aggregated.scheduler.max_sequences', 'search.max_sequences'],
   },
   {
+    name: 'a disaggregated layout without its ratios',
+    files: { 'plan.yaml': planFile({ search: { workers: ['aggregated', 'disaggregated'] } }) },
+    argv: plan(),
+    expect: ['plan.yaml', 'search.workers.1', 'ratios'],
+    child: true,
+  },
+  {
+    name: 'a prefill:decode ratio of 1:0',
+    files: { 'plan.yaml': planFile({ search: { workers: [{ disaggregated: { ratios: ['1:0'] } }] } }) },
+    argv: plan(),
+    expect: ['plan.yaml', 'search.workers.0.disaggregated.ratios.0', '1:0'],
+  },
+  {
+    name: 'a KV transfer with no disaggregated candidate',
+    files: { 'plan.yaml': planFile({ engine: { kv_transfer: { latency_ms: 1 } } }) },
+    argv: plan(),
+    expect: ['plan.yaml', 'engine.kv_transfer', 'disaggregated'],
+  },
+  {
+    name: 'disaggregated candidates on a GPU whose link the catalog does not give',
+    files: { 'plan.yaml': planFile({ search: { workers: [{ disaggregated: { ratios: ['1:1'] } }] } }) },
+    argv: plan(),
+    expect: ['plan.yaml', 'engine.kv_transfer.bandwidth_gb_per_s', 'l40s-1p-tp1-1d-tp1-mbt8192-seq8'],
+  },
+  {
     name: 'an unknown engine key',
     files: { 'plan.yaml': planFile({ engine: { bogus: 1 } }) },
     argv: plan(),
     expect: ['plan.yaml', 'engine.bogus'],
   },
   {
-    name: 'disaggregated candidates',
+    name: 'a disaggregated entry with an unknown key',
     files: { 'plan.yaml': planFile({ search: { workers: [{ disaggregated: { prefill_decode: ['1:3'] } }] } }) },
     argv: plan(),
-    expect: ['plan.yaml', 'search.workers.0', /not available yet/],
+    expect: ['plan.yaml', 'search.workers.0.disaggregated.prefill_decode', /unknown key/],
   },
   {
     name: 'a trace that does not exist',

@@ -75,6 +75,7 @@ function frontierInput(): FrontierPoint[] {
     latencies.forEach((latency, i) =>
       points.push({
         hardware,
+        series: hardware,
         candidate: `${hardware}-c${i}`,
         rate: (i + 1) * scale,
         latency,

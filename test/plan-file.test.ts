@@ -91,7 +91,7 @@ describe('plan file', () => {
     ]);
   });
 
-  it('refuses engine keys the plan sets, timings other than roofline, and disaggregated candidates (not modelled yet)', () => {
+  it('refuses engine keys the plan sets, timings other than roofline, and a disaggregated entry without its ratios', () => {
     expect(
       messages({
         ...MINIMAL,
@@ -102,7 +102,8 @@ describe('plan file', () => {
       'plan.yaml: engine.model: is set by the plan (model); remove it here',
       'plan.yaml: engine.workers.aggregated.scheduler.max_sequences: is set by the plan (search.max_sequences); remove it here',
       'plan.yaml: engine.workers.aggregated.timing: must be roofline timing (or left out): a plan compares GPUs and parallelism, which only roofline timing predicts, got type "linear"',
-      'plan.yaml: search.workers.1: disaggregated candidates are not available yet: the planner searches aggregated workers only',
+      'plan.yaml: search.workers.1.disaggregated.prefill_decode: unknown key (allowed: ratios, prefill_tensor, decode_tensor)',
+      'plan.yaml: search.workers.1.disaggregated.ratios: is required (must be a list of prefill:decode ratios, like ["1:1", "1:2"])',
     ]);
   });
 });

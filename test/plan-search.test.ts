@@ -249,7 +249,7 @@ async function searchMadeUp(
 }
 
 const extras = (n: number) =>
-  Array.from({ length: n }, (_, i) => ({ weightsGibPerGpu: null, kvTokensPerRank: null, config: `configs/c${i}.yaml` }));
+  Array.from({ length: n }, (_, i) => ({ weightsGibPerGpu: null, kvTokensPerRank: null, pools: null, config: `configs/c${i}.yaml` }));
 
 describe('search over candidates', () => {
   const arbCandidates = fc.array(

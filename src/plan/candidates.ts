@@ -2,15 +2,16 @@
  * The candidates of a plan: every deployment of the search space on every GPU of the plan, in
  * plan order, and the run config of a candidate at a request rate.
  *
- * A worker layout is a kind in `CANDIDATE_KINDS` (a registry): it lists its candidates for one GPU
- * and says which run-config keys each sets. The rest of the planner sees only what a kind
- * returns (knobs for the table, dotted overrides for the run config, the GPU count), so a new
- * layout (disaggregated prefill and decode workers with prefill:decode ratios) is one more entry.
+ * A worker layout is a kind in `CANDIDATE_KINDS` (a registry): aggregated workers, or
+ * disaggregated prefill and decode pools split by prefill:decode ratios. A kind lists its
+ * candidates for one GPU and says which run-config keys each sets; the rest of the planner sees
+ * only what a kind returns (knobs for the table, dotted overrides for the run config, the roles,
+ * the GPU count).
  */
 import { costPerHour } from '../config/cost.js';
 import { applyOverride } from '../sweep/plan.js';
-import type { PlanSpec, SearchSpace, WorkerKind } from './plan-file.js';
-import { rolePath } from '../config/roles.js';
+import type { PlanSpec, SearchSpace, WorkerKind, WorkerLayout } from './plan-file.js';
+import { WORKER_ROLES, rolePath, type WorkerRoleName } from '../config/roles.js';
 
 /** A knob's value as the table shows it. */
 export type Knob = number | string;
@@ -21,6 +22,10 @@ export interface Candidate {
   /** Readable and unique in the plan: `h100_sxm-tp4-r2-mbt8192-seq256`. */
   id: string;
   kind: WorkerKind;
+  /** The `search.workers` entry it comes from. */
+  layout: WorkerLayout;
+  /** Its run config's worker roles, in pool order. */
+  roles: readonly WorkerRoleName[];
   /** The GPU as the plan names it (a catalog name). */
   hardware: string;
   pricePerGpuHour: number;
@@ -40,13 +45,15 @@ export interface KindCandidate {
   overrides: Array<[string, unknown]>;
 }
 
-export interface CandidateKind {
-  /** Every candidate of the search space for one GPU, in plan order. */
-  enumerate(space: SearchSpace): KindCandidate[];
+export interface CandidateKind<L extends WorkerLayout> {
+  /** The worker roles of its candidates' run configs, in pool order. */
+  roles: readonly WorkerRoleName[];
+  /** Every candidate of the search space and the layout's entry for one GPU, in plan order. */
+  enumerate(space: SearchSpace, layout: L): KindCandidate[];
   /** How many candidates `enumerate` lists for one GPU, without listing them (a plan's size is checked first). */
-  count(space: SearchSpace): number;
+  count(space: SearchSpace, layout: L): number;
   /** The plan-file field behind a run-config key the kind sets (`search.tensor` for its tensor size), for messages. */
-  planField(runConfigPath: string): string | null;
+  planField(layout: L, runConfigPath: string): string | null;
 }
 
 /**
@@ -82,70 +89,187 @@ const AGGREGATED_FIELDS: Record<string, string> = {
   [`${AGGREGATED}.scheduler.max_sequences`]: 'search.max_sequences',
 };
 
-export const CANDIDATE_KINDS: Record<WorkerKind, CandidateKind> = {
-  aggregated: {
-    enumerate(space) {
-      const out: KindCandidate[] = [];
-      for (const tensor of space.tensor) {
-        for (const attentionData of space.attentionData) {
-          const perWorker = tensor * attentionData;
-          for (const replicas of replicaCounts(space, perWorker)) {
-            for (const maxBatchedTokens of space.maxBatchedTokens) {
-              for (const maxSequences of space.maxSequences) {
-                out.push({
-                  label: `tp${tensor}${attentionData > 1 ? `-dp${attentionData}` : ''}-r${replicas}-mbt${maxBatchedTokens}-seq${maxSequences}`,
-                  gpus: replicas * perWorker,
-                  knobs: {
-                    workers: 'aggregated',
-                    tensor,
-                    attention_data: attentionData,
-                    replicas,
-                    max_batched_tokens: maxBatchedTokens,
-                    max_sequences: maxSequences,
-                  },
-                  overrides: [
-                    [`${AGGREGATED}.parallelism.replicas`, replicas],
-                    [`${AGGREGATED}.parallelism.tensor`, tensor],
-                    [`${AGGREGATED}.parallelism.attention_data`, attentionData],
-                    [`${AGGREGATED}.scheduler.max_batched_tokens`, maxBatchedTokens],
-                    [`${AGGREGATED}.scheduler.max_sequences`, maxSequences],
-                  ],
-                });
+type LayoutOf<K extends WorkerKind> = Extract<WorkerLayout, { kind: K }>;
+
+const aggregatedKind: CandidateKind<LayoutOf<'aggregated'>> = {
+  roles: ['aggregated'],
+  enumerate(space) {
+    const out: KindCandidate[] = [];
+    for (const tensor of space.tensor) {
+      for (const attentionData of space.attentionData) {
+        const perWorker = tensor * attentionData;
+        for (const replicas of replicaCounts(space, perWorker)) {
+          for (const maxBatchedTokens of space.maxBatchedTokens) {
+            for (const maxSequences of space.maxSequences) {
+              out.push({
+                label: `tp${tensor}${attentionData > 1 ? `-dp${attentionData}` : ''}-r${replicas}-mbt${maxBatchedTokens}-seq${maxSequences}`,
+                gpus: replicas * perWorker,
+                knobs: {
+                  workers: 'aggregated',
+                  tensor,
+                  attention_data: attentionData,
+                  replicas,
+                  max_batched_tokens: maxBatchedTokens,
+                  max_sequences: maxSequences,
+                },
+                overrides: [
+                  [`${AGGREGATED}.parallelism.replicas`, replicas],
+                  [`${AGGREGATED}.parallelism.tensor`, tensor],
+                  [`${AGGREGATED}.parallelism.attention_data`, attentionData],
+                  [`${AGGREGATED}.scheduler.max_batched_tokens`, maxBatchedTokens],
+                  [`${AGGREGATED}.scheduler.max_sequences`, maxSequences],
+                ],
+              });
+            }
+          }
+        }
+      }
+    }
+    return out;
+  },
+  count(space) {
+    let layouts = 0;
+    for (const tensor of space.tensor) for (const dp of space.attentionData) layouts += replicaCountsLength(space, tensor * dp);
+    return layouts * space.maxBatchedTokens.length * space.maxSequences.length;
+  },
+  planField(_layout, runConfigPath) {
+    return AGGREGATED_FIELDS[runConfigPath] ?? null;
+  },
+};
+
+const PREFILL = rolePath('prefill');
+const DECODE = rolePath('decode');
+
+/**
+ * Disaggregated candidates: for each prefill:decode ratio P:D, prefill tensor size, decode tensor
+ * size and attention DP, the multiples k x P prefill and k x D decode workers (k as
+ * `replicaCounts` gives for a unit of P + D workers' GPUs: the listed replicas, or 1 .. what the
+ * budget holds), each with every max_batched_tokens and max_sequences (both pools take the same).
+ */
+const disaggregatedKind: CandidateKind<LayoutOf<'disaggregated'>> = {
+  roles: ['prefill', 'decode'],
+  enumerate(space, layout) {
+    const out: KindCandidate[] = [];
+    for (const ratio of layout.ratios) {
+      for (const prefillTensor of layout.prefillTensor) {
+        for (const decodeTensor of layout.decodeTensor) {
+          for (const attentionData of space.attentionData) {
+            const unit = (ratio.prefill * prefillTensor + ratio.decode * decodeTensor) * attentionData;
+            const dp = attentionData > 1 ? `-dp${attentionData}` : '';
+            for (const copies of replicaCounts(space, unit)) {
+              const prefillWorkers = copies * ratio.prefill;
+              const decodeWorkers = copies * ratio.decode;
+              for (const maxBatchedTokens of space.maxBatchedTokens) {
+                for (const maxSequences of space.maxSequences) {
+                  out.push({
+                    label: `${prefillWorkers}p-tp${prefillTensor}${dp}-${decodeWorkers}d-tp${decodeTensor}${dp}-mbt${maxBatchedTokens}-seq${maxSequences}`,
+                    gpus: copies * unit,
+                    knobs: {
+                      workers: 'disaggregated',
+                      ratio: `${ratio.prefill}:${ratio.decode}`,
+                      prefill_workers: prefillWorkers,
+                      prefill_tensor: prefillTensor,
+                      decode_workers: decodeWorkers,
+                      decode_tensor: decodeTensor,
+                      attention_data: attentionData,
+                      max_batched_tokens: maxBatchedTokens,
+                      max_sequences: maxSequences,
+                    },
+                    overrides: [
+                      ...poolOverrides(PREFILL, prefillWorkers, prefillTensor, attentionData, maxBatchedTokens, maxSequences),
+                      ...poolOverrides(DECODE, decodeWorkers, decodeTensor, attentionData, maxBatchedTokens, maxSequences),
+                    ],
+                  });
+                }
               }
             }
           }
         }
       }
-      return out;
-    },
-    count(space) {
-      let layouts = 0;
-      for (const tensor of space.tensor) for (const dp of space.attentionData) layouts += replicaCountsLength(space, tensor * dp);
-      return layouts * space.maxBatchedTokens.length * space.maxSequences.length;
-    },
-    planField(runConfigPath) {
-      return AGGREGATED_FIELDS[runConfigPath] ?? null;
-    },
+    }
+    return out;
+  },
+  count(space, layout) {
+    let layouts = 0;
+    for (const ratio of layout.ratios) {
+      for (const pt of layout.prefillTensor) {
+        for (const dt of layout.decodeTensor) {
+          for (const dp of space.attentionData) layouts += replicaCountsLength(space, (ratio.prefill * pt + ratio.decode * dt) * dp);
+        }
+      }
+    }
+    return layouts * space.maxBatchedTokens.length * space.maxSequences.length;
+  },
+  planField(layout, runConfigPath) {
+    for (const [role, tensorField] of [
+      [PREFILL, layout.prefillTensorField],
+      [DECODE, layout.decodeTensorField],
+    ] as const) {
+      if (!runConfigPath.startsWith(`${role}.`)) continue;
+      const key = runConfigPath.slice(role.length + 1);
+      if (key === 'parallelism.tensor') return tensorField;
+      if (key === 'parallelism.attention_data') return 'search.attention_data';
+      if (key === 'parallelism.replicas') return `${layout.field}.disaggregated.ratios`;
+      if (key === 'scheduler.max_batched_tokens') return 'search.max_batched_tokens';
+      if (key === 'scheduler.max_sequences') return 'search.max_sequences';
+    }
+    return null;
   },
 };
+
+function poolOverrides(
+  role: string,
+  workers: number,
+  tensor: number,
+  attentionData: number,
+  maxBatchedTokens: number,
+  maxSequences: number,
+): Array<[string, unknown]> {
+  return [
+    [`${role}.parallelism.replicas`, workers],
+    [`${role}.parallelism.tensor`, tensor],
+    [`${role}.parallelism.attention_data`, attentionData],
+    [`${role}.scheduler.max_batched_tokens`, maxBatchedTokens],
+    [`${role}.scheduler.max_sequences`, maxSequences],
+  ];
+}
+
+/** The worker layouts a plan can search, by kind. */
+export const CANDIDATE_KINDS: { [K in WorkerKind]: CandidateKind<LayoutOf<K>> } = {
+  aggregated: aggregatedKind,
+  disaggregated: disaggregatedKind,
+};
+
+/** The kind of a layout, typed for it. */
+export function kindOf(layout: WorkerLayout): CandidateKind<WorkerLayout> {
+  return CANDIDATE_KINDS[layout.kind];
+}
+
+/** The plan-file field behind a run-config key a candidate sets (`search.tensor`), or null when the candidate's kind does not set it. */
+export function searchFieldOf(candidate: Candidate, runConfigPath: string): string | null {
+  return kindOf(candidate.layout).planField(candidate.layout, runConfigPath);
+}
 
 /** Candidates of the plan (`enumerateCandidates(plan).length`), counted without listing them. */
 export function countCandidates(plan: PlanSpec): number {
   let perGpu = 0;
-  for (const kind of plan.search.workers) perGpu += CANDIDATE_KINDS[kind].count(plan.search);
+  for (const layout of plan.search.workers) perGpu += kindOf(layout).count(plan.search, layout);
   return perGpu * plan.hardware.length;
 }
 
-/** Every candidate of the plan: GPUs in file order, then each worker kind's own order. */
+/** Every candidate of the plan: GPUs in file order, then the layouts in `search.workers` order, then each kind's own order. */
 export function enumerateCandidates(plan: PlanSpec): Candidate[] {
   const candidates: Candidate[] = [];
   for (const hw of plan.hardware) {
-    for (const kind of plan.search.workers) {
-      for (const c of CANDIDATE_KINDS[kind].enumerate(plan.search)) {
+    for (const layout of plan.search.workers) {
+      const kind = kindOf(layout);
+      for (const c of kind.enumerate(plan.search, layout)) {
         candidates.push({
           index: candidates.length,
           id: `${hw.name}-${c.label}`,
-          kind,
+          kind: layout.kind,
+          layout,
+          roles: kind.roles,
           hardware: hw.name,
           pricePerGpuHour: hw.pricePerGpuHour,
           gpus: c.gpus,
@@ -175,8 +299,15 @@ export function requestsAt(rates: PlanSpec['rates'], rateRps: number, maxRequest
  */
 export function candidateRunConfig(plan: PlanSpec, candidate: Candidate, rateRps: number, maxRequests = Infinity): Record<string, unknown> {
   const { requests, warmup } = requestsAt(plan.rates, rateRps, maxRequests);
+  // The plan's role blocks and transfer apply to the candidates of their layout (plan-file.ts).
+  const engine: Record<string, unknown> = { ...structuredClone(plan.engine), model: plan.model, hardware: candidate.hardware };
+  const workers = engine.workers as Record<string, unknown> | undefined;
+  if (workers !== undefined && workers !== null && typeof workers === 'object') {
+    for (const name of WORKER_ROLES) if (!candidate.roles.includes(name)) delete workers[name];
+  }
+  if (!candidate.roles.includes('prefill')) delete engine.kv_transfer;
   let raw: Record<string, unknown> = {
-    engine: { ...structuredClone(plan.engine), model: plan.model, hardware: candidate.hardware },
+    engine,
     traffic: {
       source: structuredClone(plan.source),
       load: { type: 'poisson', requests_per_second: rateRps, seed: plan.rates.seed },
@@ -184,8 +315,10 @@ export function candidateRunConfig(plan: PlanSpec, candidate: Candidate, rateRps
     },
     report: { warmup_requests: warmup },
   };
-  raw = applyOverride(raw, `${AGGREGATED}.timing.type`, 'roofline');
-  raw = applyOverride(raw, `${AGGREGATED}.kv_cache.capacity.type`, 'auto');
+  for (const role of candidate.roles) {
+    raw = applyOverride(raw, `${rolePath(role)}.timing.type`, 'roofline');
+    raw = applyOverride(raw, `${rolePath(role)}.kv_cache.capacity.type`, 'auto');
+  }
   for (const [key, value] of candidate.overrides) raw = applyOverride(raw, key, value);
   return raw;
 }

@@ -13,6 +13,11 @@
 
 export interface RateBounds {
   costPerHour: number;
+  /**
+   * Only a candidate of the same group prunes: the worker layout, so that each layout's search
+   * runs to its own frontier and the two can be set side by side (docs/planning.md).
+   */
+  group?: string;
   /** Highest rate known to meet the SLOs (0: none). */
   lo: number;
   /** Lowest rate known not to (Infinity: none). */
@@ -20,8 +25,8 @@ export interface RateBounds {
 }
 
 /**
- * The index of a candidate that dominates `b` for certain, or null: the cheapest such, then the
- * one with the highest lo, then the first in plan order.
+ * The index of a candidate of `b`'s group that dominates `b` for certain, or null: the cheapest
+ * such, then the one with the highest lo, then the first in plan order.
  */
 export function dominatorOf(b: number, bounds: readonly RateBounds[]): number | null {
   const target = bounds[b];
@@ -30,7 +35,7 @@ export function dominatorOf(b: number, bounds: readonly RateBounds[]): number | 
   for (let a = 0; a < bounds.length; a++) {
     if (a === b) continue;
     const other = bounds[a];
-    if (other.lo <= 0 || other.costPerHour > target.costPerHour || other.lo < target.hi) continue;
+    if (other.group !== target.group || other.lo <= 0 || other.costPerHour > target.costPerHour || other.lo < target.hi) continue;
     if (
       found === null ||
       other.costPerHour < bounds[found].costPerHour ||
@@ -45,15 +50,20 @@ export function dominatorOf(b: number, bounds: readonly RateBounds[]): number | 
 /**
  * After the search: the candidate that dominates `b` on the rates found (`rates[i]`, null for a
  * candidate with none), or null. A dominates B when cost(A) <= cost(B) and rate(A) >= rate(B) with
- * one of the two strict.
+ * one of the two strict. With `groups`, only a candidate of `b`'s group counts.
  */
-export function dominatorByRates(b: number, costs: readonly number[], rates: ReadonlyArray<number | null>): number | null {
+export function dominatorByRates(
+  b: number,
+  costs: readonly number[],
+  rates: ReadonlyArray<number | null>,
+  groups?: readonly string[],
+): number | null {
   const rateB = rates[b];
   if (rateB === null) return null;
   let found: number | null = null;
   for (let a = 0; a < costs.length; a++) {
     const rateA = rates[a];
-    if (a === b || rateA === null) continue;
+    if (a === b || rateA === null || (groups !== undefined && groups[a] !== groups[b])) continue;
     if (costs[a] > costs[b] || rateA < rateB || (costs[a] === costs[b] && rateA === rateB)) continue;
     if (found === null || costs[a] < costs[found] || (costs[a] === costs[found] && rateA > (rates[found] as number))) found = a;
   }

@@ -7,7 +7,7 @@
  */
 import { basename, extname } from 'node:path';
 import * as z from 'zod';
-import { ConfigError, formatValue, makeConfigIssue } from '../config/errors.js';
+import { ConfigError, formatValue, makeConfigIssue, type ConfigIssue } from '../config/errors.js';
 import {
   MAX_ATTENTION_DATA,
   MAX_BATCHED_TOKENS,
@@ -21,7 +21,7 @@ import {
   formatCount,
 } from '../config/limits.js';
 import { readYamlFile } from '../config/yaml.js';
-import { rolePath } from '../config/roles.js';
+import { DISAGGREGATED_ROLES, WORKER_ROLES, rolePath } from '../config/roles.js';
 
 /** The metrics an SLO may bound, with the side the bound is on and the unit of the limit. */
 export const SLO_METRICS = {
@@ -45,12 +45,36 @@ export interface Slo {
   unit: string;
 }
 
-/** Kinds of worker layout a candidate may have; `disaggregated` joins once the replay models it. */
-export const WORKER_KINDS = ['aggregated'] as const;
+/** Kinds of worker layout a candidate may have (`search.workers`). */
+export const WORKER_KINDS = ['aggregated', 'disaggregated'] as const;
 export type WorkerKind = (typeof WORKER_KINDS)[number];
 
+/** One prefill:decode ratio of a disaggregated entry: `prefill` prefill workers for `decode` decode workers. */
+export interface PrefillDecodeRatio {
+  prefill: number;
+  decode: number;
+}
+
+/**
+ * One entry of `search.workers`: aggregated workers, or prefill and decode pools split by the
+ * entry's ratios, each pool's tensor-parallel sizes from its own list (the search's `tensor` when
+ * the entry has none). `field` is the entry's dotted path (`search.workers.1`), for messages.
+ */
+export type WorkerLayout =
+  | { kind: 'aggregated'; field: string }
+  | {
+      kind: 'disaggregated';
+      field: string;
+      ratios: PrefillDecodeRatio[];
+      prefillTensor: number[];
+      decodeTensor: number[];
+      /** The plan-file fields the tensor lists come from (the entry's own, or `search.tensor`). */
+      prefillTensorField: string;
+      decodeTensorField: string;
+    };
+
 export interface SearchSpace {
-  workers: WorkerKind[];
+  workers: WorkerLayout[];
   tensor: number[];
   attentionData: number[];
   /** Replica counts to try; with a GPU budget alone, 1 up to what the budget holds. */
@@ -144,7 +168,30 @@ const sloBoundsSchema = strict(
   Object.fromEntries(SLO_STATS.map((stat) => [stat, positive().optional()])) as { [K in SloStat]: z.ZodOptional<z.ZodNumber> },
 ).refine((bounds) => Object.values(bounds).some((v) => v !== undefined), { error: `must bound at least one of ${SLO_STATS.join(', ')}` });
 
-const workerKindSchema = z.union([z.literal('aggregated'), mapping()], { error: says('must be aggregated') });
+const RATIO_RULE = 'must be a prefill:decode ratio of worker counts, like "1:2" (each from 1 to 1,024)';
+/** Workers of one pool in one ratio at most: a ratio is a small proportion, its multiples fill the budget. */
+export const MAX_RATIO_WORKERS = 1024;
+const ratioSchema = z.string({ error: says(RATIO_RULE) }).refine(
+  (text) => {
+    const match = /^([0-9]+):([0-9]+)$/.exec(text.trim());
+    if (match === null) return false;
+    const [p, d] = [Number(match[1]), Number(match[2])];
+    return p >= 1 && d >= 1 && p <= MAX_RATIO_WORKERS && d <= MAX_RATIO_WORKERS;
+  },
+  { error: says(RATIO_RULE) },
+);
+
+const disaggregatedSchema = strict({
+  ratios: z
+    .array(ratioSchema, { error: says('must be a list of prefill:decode ratios, like ["1:1", "1:2"]') })
+    .min(1, { error: 'must list at least one prefill:decode ratio' }),
+  prefill_tensor: intList(MAX_TENSOR).optional(),
+  decode_tensor: intList(MAX_TENSOR).optional(),
+});
+
+const LAYOUT_RULE = 'must be aggregated or {disaggregated: {ratios: [...]}}';
+/** An entry of `search.workers`, checked by `parseLayouts` (its messages name the entry's own fields). */
+const workerKindSchema = z.union([z.string(), mapping()], { error: says(LAYOUT_RULE) });
 
 const planSchema = strict({
   name: z
@@ -216,6 +263,13 @@ const ENGINE_KEYS_SET_BY_PLAN: Array<[string[], string]> = [
   [['workers', 'aggregated', 'parallelism', 'replicas'], 'search.replicas or search.gpu_budget'],
   [['workers', 'aggregated', 'scheduler', 'max_batched_tokens'], 'search.max_batched_tokens'],
   [['workers', 'aggregated', 'scheduler', 'max_sequences'], 'search.max_sequences'],
+  ...DISAGGREGATED_ROLES.flatMap((role): Array<[string[], string]> => [
+    [['workers', role, 'parallelism', 'tensor'], `search.workers (disaggregated ${role}_tensor) or search.tensor`],
+    [['workers', role, 'parallelism', 'attention_data'], 'search.attention_data'],
+    [['workers', role, 'parallelism', 'replicas'], 'search.workers (disaggregated ratios)'],
+    [['workers', role, 'scheduler', 'max_batched_tokens'], 'search.max_batched_tokens'],
+    [['workers', role, 'scheduler', 'max_sequences'], 'search.max_sequences'],
+  ]),
 ];
 
 function lookup(raw: unknown, path: string[]): unknown {
@@ -227,9 +281,9 @@ function lookup(raw: unknown, path: string[]): unknown {
   return node;
 }
 
-function fromZod(file: string, issues: readonly z.core.$ZodIssue[]): ConfigError {
+function fromZod(file: string, issues: readonly z.core.$ZodIssue[], prefix?: string): ConfigError {
   const found = issues.flatMap((issue) => {
-    const path = issue.path.map(String);
+    const path = [...(prefix === undefined ? [] : [prefix]), ...issue.path.map(String)];
     if (issue.code === 'unrecognized_keys') return issue.keys.map((key) => makeConfigIssue(file, [...path, key].join('.'), issue.message));
     return [makeConfigIssue(file, path.join('.'), issue.message)];
   });
@@ -246,51 +300,47 @@ export function parsePlanFile(raw: unknown, file: string): PlanSpec {
   if (!parsed.success) throw fromZod(file, parsed.error.issues);
   const plan = parsed.data;
 
-  const issues = [];
+  const issues: ConfigIssue[] = [];
   const engine = plan.engine ?? {};
   for (const [path, by] of ENGINE_KEYS_SET_BY_PLAN) {
     if (lookup(engine, path) !== undefined) {
       issues.push(makeConfigIssue(file, ['engine', ...path].join('.'), `is set by the plan (${by}); remove it here`));
     }
   }
-  const role = lookup(engine, ['workers', 'aggregated']) as Record<string, unknown> | undefined;
-  const timingType = lookup(role, ['timing', 'type']);
-  if (lookup(role, ['timing']) !== undefined && timingType !== 'roofline') {
-    issues.push(
-      makeConfigIssue(
-        file,
-        `${rolePath('aggregated')}.timing`,
-        `must be roofline timing (or left out): a plan compares GPUs and parallelism, which only roofline timing predicts, got type ${formatValue(timingType ?? 'fixed')}`,
-      ),
-    );
-  }
-  const capacityType = lookup(role, ['kv_cache', 'capacity', 'type']);
-  if (lookup(role, ['kv_cache', 'capacity']) !== undefined && capacityType !== 'auto' && capacityType !== undefined) {
-    issues.push(
-      makeConfigIssue(
-        file,
-        `${rolePath('aggregated')}.kv_cache.capacity.type`,
-        `must be auto (or left out): the KV cache of each candidate comes from its GPUs' memory, got ${formatValue(capacityType)}`,
-      ),
-    );
-  }
-  const workers = plan.search.workers ?? ['aggregated'];
-  workers.forEach((kind, index) => {
-    if (kind !== 'aggregated') {
-      const named = Object.keys(kind)[0] ?? '';
+  for (const name of WORKER_ROLES) {
+    const role = lookup(engine, ['workers', name]) as Record<string, unknown> | undefined;
+    const timingType = lookup(role, ['timing', 'type']);
+    if (lookup(role, ['timing']) !== undefined && timingType !== 'roofline') {
       issues.push(
         makeConfigIssue(
           file,
-          `search.workers.${index}`,
-          named === 'disaggregated'
-            ? 'disaggregated candidates are not available yet: the planner searches aggregated workers only'
-            : `must be aggregated, got ${formatValue(kind)}`,
+          `${rolePath(name)}.timing`,
+          `must be roofline timing (or left out): a plan compares GPUs and parallelism, which only roofline timing predicts, got type ${formatValue(timingType ?? 'fixed')}`,
         ),
       );
     }
-  });
-  if (new Set(workers.filter((kind) => kind === 'aggregated')).size < workers.filter((kind) => kind === 'aggregated').length) {
-    issues.push(makeConfigIssue(file, 'search.workers', 'lists aggregated twice'));
+    const capacityType = lookup(role, ['kv_cache', 'capacity', 'type']);
+    if (lookup(role, ['kv_cache', 'capacity']) !== undefined && capacityType !== 'auto' && capacityType !== undefined) {
+      issues.push(
+        makeConfigIssue(
+          file,
+          `${rolePath(name)}.kv_cache.capacity.type`,
+          `must be auto (or left out): the KV cache of each candidate comes from its GPUs' memory, got ${formatValue(capacityType)}`,
+        ),
+      );
+    }
+  }
+  const layouts = parseLayouts(file, plan.search.workers ?? ['aggregated'], plan.search.tensor ?? [1], issues);
+  const kinds = new Set(layouts.map((layout) => layout.kind));
+  // A role's block (or the transfer) of the plan's engine applies to the candidates of its layout: written without them, it would be ignored.
+  for (const name of WORKER_ROLES) {
+    const kind: WorkerKind = name === 'aggregated' ? 'aggregated' : 'disaggregated';
+    if (lookup(engine, ['workers', name]) !== undefined && !kinds.has(kind)) {
+      issues.push(makeConfigIssue(file, rolePath(name), `applies to ${kind} candidates, and search.workers lists none`));
+    }
+  }
+  if (lookup(engine, ['kv_transfer']) !== undefined && !kinds.has('disaggregated')) {
+    issues.push(makeConfigIssue(file, 'engine.kv_transfer', 'applies to disaggregated candidates, and search.workers lists none'));
   }
   if (issues.length > 0) throw new ConfigError(issues);
 
@@ -313,7 +363,7 @@ export function parsePlanFile(raw: unknown, file: string): PlanSpec {
     targetRps: plan.traffic.target_rps === undefined || plan.traffic.target_rps === 'max' ? null : plan.traffic.target_rps,
     slos,
     search: {
-      workers: ['aggregated'],
+      workers: layouts,
       tensor: plan.search.tensor ?? [1],
       attentionData: plan.search.attention_data ?? [1],
       replicas: plan.search.replicas ?? null,
@@ -330,6 +380,96 @@ export function parsePlanFile(raw: unknown, file: string): PlanSpec {
       startRps: plan.rates.start_rps ?? null,
     },
   };
+}
+
+function parseRatio(text: string): PrefillDecodeRatio {
+  const [prefill, decode] = text.trim().split(':').map(Number);
+  return { prefill, decode };
+}
+
+function gcd(a: number, b: number): number {
+  return b === 0 ? a : gcd(b, a % b);
+}
+
+/**
+ * The entries of `search.workers` (each already a string or a mapping), with an issue for each bad
+ * one: a layout named twice, a kind that is not one, a disaggregated entry without its ratios, or
+ * a ratio listed twice (`2:4` is `1:2`: its multiples are the same candidates).
+ */
+function parseLayouts(
+  file: string,
+  entries: ReadonlyArray<string | Record<string, unknown>>,
+  tensor: number[],
+  issues: ConfigIssue[],
+): WorkerLayout[] {
+  const layouts: WorkerLayout[] = [];
+  const seen = new Set<WorkerKind>();
+  entries.forEach((entry, index) => {
+    const field = `search.workers.${index}`;
+    const kind = typeof entry === 'string' ? entry : Object.keys(entry).length === 1 ? Object.keys(entry)[0] : null;
+    if (kind === 'disaggregated' && typeof entry === 'string') {
+      issues.push(
+        makeConfigIssue(
+          file,
+          field,
+          'must list its prefill:decode ratios: {disaggregated: {ratios: ["1:1", "1:2"]}} (prefill workers : decode workers)',
+        ),
+      );
+      return;
+    }
+    if (kind !== 'aggregated' && kind !== 'disaggregated') {
+      issues.push(makeConfigIssue(file, field, `${LAYOUT_RULE}, got ${formatValue(entry)}`));
+      return;
+    }
+    if (kind === 'aggregated' && typeof entry !== 'string') {
+      issues.push(makeConfigIssue(file, field, `must be aggregated (aggregated workers take no settings here), got ${formatValue(entry)}`));
+      return;
+    }
+    if (seen.has(kind)) {
+      issues.push(makeConfigIssue(file, 'search.workers', `lists ${kind} twice`));
+      return;
+    }
+    seen.add(kind);
+    if (kind === 'aggregated') {
+      layouts.push({ kind, field });
+      return;
+    }
+    const parsed = disaggregatedSchema.safeParse((entry as Record<string, unknown>).disaggregated, { reportInput: true });
+    if (!parsed.success) {
+      for (const issue of fromZod(file, parsed.error.issues, `${field}.disaggregated`).issues) issues.push(issue);
+      return;
+    }
+    const ratios: PrefillDecodeRatio[] = [];
+    const reduced = new Map<string, string>();
+    parsed.data.ratios.forEach((text, i) => {
+      const ratio = parseRatio(text);
+      const d = gcd(ratio.prefill, ratio.decode);
+      const key = `${ratio.prefill / d}:${ratio.decode / d}`;
+      const earlier = reduced.get(key);
+      if (earlier !== undefined) {
+        issues.push(
+          makeConfigIssue(
+            file,
+            `${field}.disaggregated.ratios.${i}`,
+            `${text} is ${earlier} again (a ratio's multiples are candidates already, up to search.gpu_budget or search.replicas)`,
+          ),
+        );
+        return;
+      }
+      reduced.set(key, text.trim());
+      ratios.push(ratio);
+    });
+    layouts.push({
+      kind,
+      field,
+      ratios,
+      prefillTensor: parsed.data.prefill_tensor ?? tensor,
+      decodeTensor: parsed.data.decode_tensor ?? tensor,
+      prefillTensorField: parsed.data.prefill_tensor === undefined ? 'search.tensor' : `${field}.disaggregated.prefill_tensor`,
+      decodeTensorField: parsed.data.decode_tensor === undefined ? 'search.tensor' : `${field}.disaggregated.decode_tensor`,
+    });
+  });
+  return layouts;
 }
 
 /** Reads and checks a plan file (YAML errors name the file and line). */

@@ -5,8 +5,8 @@
  */
 import { stringify } from 'csv-stringify/sync';
 import { formatNumber } from '../io/format-number.js';
-import type { PlanSpec } from './plan-file.js';
-import type { BestDeployment, CandidateRow } from './plan-result.js';
+import type { PlanSpec, WorkerKind } from './plan-file.js';
+import { deploymentWords, layoutFrontiers, type BestDeployment, type CandidateRow, type FrontierEntry } from './plan-result.js';
 import { short, sloName } from './slo.js';
 
 export const PLAN_FILES = { json: 'plan.json', csv: 'plan.csv', html: 'report.html', configs: 'configs' } as const;
@@ -33,6 +33,8 @@ export interface PlanJson {
   best: BestDeployment | null;
   /** Candidate ids, best first (candidates with a max rate). */
   ranking: string[];
+  /** Each layout of `search.workers`, in its order, with its frontier (plan-result.ts `layoutFrontiers`). */
+  frontiers: Array<{ layout: WorkerKind; candidates: FrontierEntry[] }>;
   candidates: CandidateRow[];
 }
 
@@ -59,6 +61,7 @@ export function planJson(
     counts,
     best,
     ranking: ranked.map((r) => r.id),
+    frontiers: layoutFrontiers(plan, rows),
     candidates: rows,
   };
 }
@@ -90,6 +93,7 @@ export function planCsv(plan: PlanSpec, rows: readonly CandidateRow[]): string {
     'rate_hi_rps',
     'replays',
     'dominated_by',
+    'on_frontier',
     'binding_slo',
     'limited_by',
     ...slos.flatMap((name) => [name, `${name}.margin`]),
@@ -119,6 +123,7 @@ export function planCsv(plan: PlanSpec, rows: readonly CandidateRow[]): string {
     cell(row.rate_hi_rps),
     cell(row.replays),
     cell(row.dominated_by),
+    cell(row.on_frontier),
     cell(row.binding_slo),
     cell(row.limited_by),
     ...slos.flatMap((name) => [cell(row.slo[name]?.value), cell(row.slo[name]?.margin)]),
@@ -176,6 +181,79 @@ export function topTable(plan: PlanSpec, ranked: readonly CandidateRow[], count 
     [header, ...rows],
     header.map((_, i) => i === 0 || (i >= 2 && i <= 6)),
   );
+}
+
+/**
+ * The layouts' frontiers side by side, one column of candidates per layout, cheapest first (a
+ * plan of one layout has none: its top five say it).
+ */
+export function frontierTable(frontiers: PlanJson['frontiers']): string {
+  if (frontiers.length < 2) return '';
+  const blocks = frontiers.map(({ layout, candidates }) => {
+    const header = [`${layout} frontier`, 'GPUs', 'cost/h', 'max rps'];
+    const rows = candidates.map((c) => [c.id, String(c.gpus), money(c.cost_per_hour), String(c.max_rate_rps)]);
+    if (rows.length === 0) rows.push(['(no candidate meets the SLOs)', '', '', '']);
+    return pad([header, ...rows], [false, true, true, true]).split('\n');
+  });
+  const height = Math.max(...blocks.map((b) => b.length));
+  const widths = blocks.map((b) => Math.max(...b.map((line) => line.length)));
+  const lines: string[] = [];
+  for (let i = 0; i < height; i++) {
+    lines.push(
+      blocks
+        .map((b, j) => (b[i] ?? '').padEnd(widths[j]))
+        .join('    ')
+        .trimEnd(),
+    );
+  }
+  return lines.join('\n');
+}
+
+const capital = (text: string): string => text.charAt(0).toUpperCase() + text.slice(1);
+
+/**
+ * With more than one layout: the winner against the best of each other layout, in words (what the
+ * other layout would cost, and what stops it at a higher rate).
+ */
+function layoutComparison(plan: PlanSpec, rows: readonly CandidateRow[], ranked: readonly CandidateRow[], winner: CandidateRow): string[] {
+  const lines: string[] = [];
+  const kinds = plan.search.workers.map((layout) => layout.kind);
+  if (kinds.length < 2) return lines;
+  const target = plan.targetRps;
+  for (const kind of kinds) {
+    if (kind === winner.layout) continue;
+    const mine = ranked.filter((r) => r.layout === kind);
+    const other = target === null ? mine[0] : mine.find((r) => r.meets_target === true);
+    const stops = (r: CandidateRow) => (r.limited_by === null ? '' : `; above it, at ${r.rate_hi_rps} rps, ${r.limited_by}`);
+    const lead =
+      target === null
+        ? `${capital(deploymentWords(winner))} costs ${money(winner.cost_per_million_output_tokens)} per million output tokens at ${winner.max_rate_rps} rps (${money(winner.cost_per_hour)}/h)`
+        : `${capital(deploymentWords(winner))} meets the SLOs at ${target} rps (up to ${winner.max_rate_rps}) for ${money(winner.cost_per_hour)}/h`;
+    if (mine.length === 0) {
+      const tried = rows.filter((r) => r.layout === kind);
+      lines.push(`${lead}; no ${kind} candidate meets the SLOs at any tested rate${tried.length === 0 ? '' : ` (${tried.length} tried)`}.`);
+    } else if (other === undefined) {
+      const fastest = [...mine].sort((a, b) => (b.max_rate_rps as number) - (a.max_rate_rps as number) || a.index - b.index)[0];
+      const copies = mine[0];
+      lines.push(
+        `${lead}; no ${kind} candidate reaches ${target} rps within the SLOs: the fastest, ${deploymentWords(fastest)}, sustains ${fastest.max_rate_rps} rps${stops(fastest)}` +
+          ` (copies of ${copies.id} would need ${copies.gpus_for_target} GPUs, ${money(copies.cost_per_hour_for_target)}/h).`,
+      );
+    } else if (target === null) {
+      const more =
+        ((other.cost_per_million_output_tokens as number) - (winner.cost_per_million_output_tokens as number)) /
+        (winner.cost_per_million_output_tokens as number);
+      lines.push(
+        `${lead}; the best ${kind} candidate, ${other.id}, ${deploymentWords(other).replace(`${kind} `, '')}, costs ${money(other.cost_per_million_output_tokens)} (+${(more * 100).toFixed(1)} %) at ${other.max_rate_rps} rps${stops(other)}.`,
+      );
+    } else {
+      const more = (other.cost_per_hour - winner.cost_per_hour) / winner.cost_per_hour;
+      lines.push(
+        `${lead}; ${kind} needs ${other.id}, ${deploymentWords(other).replace(`${kind} `, '')}, at ${money(other.cost_per_hour)}/h (+${(more * 100).toFixed(1)} %), up to ${other.max_rate_rps} rps${stops(other)}.`,
+      );
+    }
+  }
+  return lines;
 }
 
 /** Why the best candidate won, in a few sentences (or why there is none). */
@@ -247,6 +325,7 @@ export function whyBest(
       );
     }
   }
+  lines.push(...layoutComparison(plan, rows, ranked, winner));
   return lines.join('\n');
 }
 

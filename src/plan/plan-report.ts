@@ -35,6 +35,8 @@ export const BEYOND_LIMIT = 4;
 
 export interface FrontierPoint {
   hardware: string;
+  /** The frontier the point belongs to: its GPU type, and its layout when the plan has more than one. */
+  series: string;
   candidate: string;
   rate: number;
   latency: number;
@@ -43,15 +45,17 @@ export interface FrontierPoint {
 }
 
 /** Every tested replay as a point of one SLO metric's chart (replays with no value of it are left out). */
-export function frontierPoints(states: readonly CandidateState[], slo: Slo, meanOutputTokens: number): FrontierPoint[] {
+export function frontierPoints(states: readonly CandidateState[], slo: Slo, meanOutputTokens: number, byLayout = false): FrontierPoint[] {
   const points: FrontierPoint[] = [];
   for (const state of states) {
+    const series = byLayout ? `${state.candidate.hardware} ${state.candidate.kind}` : state.candidate.hardware;
     for (const tested of state.tested) {
       const stats = tested.summary.metrics[slo.metric] as Record<string, unknown> | undefined;
       const value = stats?.[slo.stat];
       if (typeof value !== 'number' || !(value > 0)) continue;
       points.push({
         hardware: state.candidate.hardware,
+        series,
         candidate: state.candidate.id,
         rate: tested.rateRps,
         latency: value,
@@ -64,14 +68,14 @@ export function frontierPoints(states: readonly CandidateState[], slo: Slo, mean
 }
 
 /**
- * The points of each GPU type that no other point of the same type beats: lower (or, for a
- * per-user throughput, higher) on x and higher on y. Sorted along x.
+ * The points of each series (GPU type, and layout) that no other point of the same series beats:
+ * lower (or, for a per-user throughput, higher) on x and higher on y. Sorted along x.
  */
 export function paretoFrontier(points: readonly FrontierPoint[], bound: 'max' | 'min'): FrontierPoint[] {
   const out: FrontierPoint[] = [];
-  for (const hardware of [...new Set(points.map((p) => p.hardware))]) {
+  for (const series of [...new Set(points.map((p) => p.series))]) {
     const mine = points
-      .filter((p) => p.hardware === hardware)
+      .filter((p) => p.series === series)
       .sort((a, b) => (bound === 'max' ? a.latency - b.latency : b.latency - a.latency) || b.tokensPerGpu - a.tokensPerGpu);
     let bestY = -Infinity;
     for (const p of mine) {
@@ -95,7 +99,7 @@ function inView(point: FrontierPoint, slo: Slo): boolean {
  * line: the most output tokens per second per GPU within that much latency. The x axis is log,
  * from just below the data to just past the SLO's limit.
  */
-export function frontierSpec(points: FrontierPoint[], slo: Slo): Spec | null {
+export function frontierSpec(points: FrontierPoint[], slo: Slo, byLayout = false): Spec | null {
   const shown = points.filter((p) => inView(p, slo));
   if (shown.length === 0) return null;
   const left = points.length - shown.length;
@@ -119,7 +123,7 @@ export function frontierSpec(points: FrontierPoint[], slo: Slo): Spec | null {
       { zero: true },
     ),
   };
-  const gpus = [...new Set(points.map((p) => p.hardware))];
+  const gpus = [...new Set(points.map((p) => p.series))];
   // The marks are hollow where a replay broke an SLO, so the legends draw their own swatches:
   // filled circles for the GPU types, a filled circle and a hollow triangle for the replays.
   const gpuLegend = {
@@ -129,7 +133,13 @@ export function frontierSpec(points: FrontierPoint[], slo: Slo): Spec | null {
       symbols: { fill: { value: { signal: "scale('color', datum.value)" } }, fillOpacity: { value: 0.8 }, opacity: { value: 1 } },
     },
   };
-  const color = { field: 'hardware', type: 'nominal' as const, title: 'GPU', scale: { domain: gpus }, legend: gpuLegend };
+  const color = {
+    field: 'series',
+    type: 'nominal' as const,
+    title: byLayout ? 'GPU and layout' : 'GPU',
+    scale: { domain: gpus },
+    legend: gpuLegend,
+  };
   const kinds = [MEETS, BREAKS].filter((kind) => shown.some((p) => p.meets === kind));
   const beyond = slo.bound === 'max' ? `above ${slo.limit * BEYOND_LIMIT}` : `below ${slo.limit / BEYOND_LIMIT}`;
   return {
@@ -137,7 +147,7 @@ export function frontierSpec(points: FrontierPoint[], slo: Slo): Spec | null {
     title: {
       text: `Throughput per GPU against ${sloName(slo)}`,
       subtitle: [
-        'line: the most per GPU within the SLOs, per GPU type; dashed: the SLO',
+        `line: the most per GPU within the SLOs, per GPU type${byLayout ? ' and layout' : ''}; dashed: the SLO`,
         ...(left > 0 ? [`${left} replay${left === 1 ? '' : 's'} with ${sloName(slo)} ${beyond} ${slo.unit} not drawn`] : []),
       ],
     },
@@ -170,7 +180,7 @@ export function frontierSpec(points: FrontierPoint[], slo: Slo): Spec | null {
             // The GPU legend's own settings: merged with the colour's into one legend (null would disable both).
             condition: {
               test: `datum.meets === '${MEETS}'`,
-              field: 'hardware',
+              field: 'series',
               type: 'nominal',
               scale: { domain: gpus },
               legend: gpuLegend,
@@ -343,6 +353,82 @@ export function costSpec(rows: readonly CandidateRow[], bestId: string | null, t
 export interface PlanCharts {
   frontiers: Array<{ slo: string; svg: string }>;
   cost: string | null;
+  /** With more than one layout: max rate against cost with each layout's frontier. */
+  layouts: string | null;
+}
+
+/**
+ * Max rate against cost per hour, one colour per layout: every searched candidate (filled on its
+ * layout's frontier, hollow below it) and each layout's frontier as a step line, the most it
+ * sustains for at most that much per hour.
+ */
+export function layoutSpec(rows: readonly CandidateRow[], targetRps: number | null): Spec | null {
+  const values = rows
+    .filter((r) => r.max_rate_rps !== null && r.max_rate_rps > 0)
+    .map((r) => ({ layout: r.layout, cost: r.cost_per_hour, rate: r.max_rate_rps as number, id: r.id, frontier: r.on_frontier }));
+  if (values.length === 0) return null;
+  const layouts = [...new Set(rows.map((r) => r.layout))];
+  const line = values.filter((v) => v.frontier).sort((a, b) => a.cost - b.cost || a.rate - b.rate);
+  const x = {
+    field: 'cost',
+    type: 'quantitative' as const,
+    title: 'cost per hour',
+    scale: readableScale(
+      values.map((v) => v.cost),
+      { zero: true },
+    ),
+  };
+  const y = {
+    field: 'rate',
+    type: 'quantitative' as const,
+    title: 'max rate within the SLOs (rps)',
+    scale: readableScale([...values.map((v) => v.rate), ...(targetRps === null ? [] : [targetRps])], { zero: true }),
+  };
+  const color = {
+    field: 'layout',
+    type: 'nominal' as const,
+    title: 'layout',
+    scale: { domain: layouts },
+    legend: { ...LEGEND, symbolType: 'circle' },
+  };
+  return {
+    $schema: 'https://vega.github.io/schema/vega-lite/v6.json',
+    title: {
+      text: "Each layout's frontier: max rate against cost per hour",
+      subtitle: ["filled: on its layout's frontier (no candidate of the layout costs no more and sustains more)"],
+    },
+    width: 420,
+    height: 280,
+    layer: [
+      ...(targetRps === null
+        ? []
+        : [
+            {
+              data: { values: [{ target: targetRps }] },
+              mark: { type: 'rule' as const, strokeDash: [4, 4], color: '#555' },
+              encoding: { y: { ...y, field: 'target' } },
+            },
+          ]),
+      {
+        data: { values: line },
+        mark: { type: 'line', strokeWidth: 2, interpolate: 'step-after' },
+        encoding: { x, y, color, order: { field: 'cost', type: 'quantitative' } },
+      },
+      {
+        data: { values },
+        mark: { type: 'point', size: 60, strokeWidth: 1.5, opacity: 0.9 },
+        encoding: {
+          x,
+          y,
+          color,
+          fill: {
+            condition: { test: 'datum.frontier', field: 'layout', type: 'nominal', scale: { domain: layouts }, legend: null },
+            value: 'transparent',
+          },
+        },
+      },
+    ],
+  };
 }
 
 export async function renderPlanCharts(
@@ -352,12 +438,18 @@ export async function renderPlanCharts(
   meanOutputTokens: number | null,
 ): Promise<PlanCharts> {
   const frontiers: PlanCharts['frontiers'] = [];
+  const byLayout = plan.search.workers.length > 1;
   for (const slo of plan.slos) {
-    const spec = meanOutputTokens === null ? null : frontierSpec(frontierPoints(states, slo, meanOutputTokens), slo);
+    const spec = meanOutputTokens === null ? null : frontierSpec(frontierPoints(states, slo, meanOutputTokens, byLayout), slo, byLayout);
     if (spec !== null) frontiers.push({ slo: sloName(slo), svg: await renderSvg(spec) });
   }
   const cost = costSpec(json.candidates, json.best?.id ?? null, json.target_rps);
-  return { frontiers, cost: cost === null ? null : await renderSvg(cost) };
+  const layouts = byLayout ? layoutSpec(json.candidates, json.target_rps) : null;
+  return {
+    frontiers,
+    cost: cost === null ? null : await renderSvg(cost),
+    layouts: layouts === null ? null : await renderSvg(layouts),
+  };
 }
 
 const num = (x: number | null | undefined): string => (x === null || x === undefined ? '-' : String(x));
@@ -386,6 +478,27 @@ export function formatPlanHtml(json: PlanJson, charts: PlanCharts, top: string, 
   if (json.best !== null) out.push(`<p>Run config: <code>${escapeHtml(json.best.config)}</code> (relative to this folder)</p>`);
   out.push('<h2>Top candidates</h2>');
   out.push(`<pre>${escapeHtml(top)}</pre>`);
+  if (json.frontiers.length > 1) {
+    out.push(`<h2>${escapeHtml(json.frontiers.map((f) => f.layout).join(' and '))} frontiers</h2>`);
+    out.push(
+      '<p>Per layout, the candidates no candidate of the same layout beats: none costs no more per hour and sustains a higher max rate. Cheapest first.</p>',
+    );
+    out.push('<div class="charts">');
+    for (const { layout, candidates } of json.frontiers) {
+      out.push(`<div class="chart" data-layout="${escapeHtml(layout)}"><h3>${escapeHtml(layout)}</h3>`);
+      out.push(
+        htmlTable(
+          ['id', 'GPUs', 'cost/h', 'max rps', 'cost/M out tok'],
+          candidates.map((c) => [c.id, String(c.gpus), num(c.cost_per_hour), num(c.max_rate_rps), num(c.cost_per_million_output_tokens)]),
+          [false, true, true, true, true],
+        ),
+      );
+      if (candidates.length === 0) out.push('<p>No candidate of this layout meets the SLOs at any tested rate.</p>');
+      out.push('</div>');
+    }
+    if (charts.layouts !== null) out.push(`<div class="chart">${charts.layouts}</div>`);
+    out.push('</div>');
+  }
   out.push('<h2>Throughput per GPU against latency</h2>');
   out.push('<div class="charts">');
   for (const chart of charts.frontiers) out.push(`<div class="chart" data-slo="${escapeHtml(chart.slo)}">${chart.svg}</div>`);

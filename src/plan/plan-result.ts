@@ -11,10 +11,11 @@
  * mean output tokens of a request of the traffic each second.
  */
 import type { ReplaySummary } from '../core/report-types.js';
+import type { WorkerRoleName } from '../config/roles.js';
 import { costPerMillionOutputTokens } from '../config/cost.js';
 import type { Candidate, Knob } from './candidates.js';
 import { dominatorByRates } from './dominance.js';
-import type { PlanSpec } from './plan-file.js';
+import type { PlanSpec, WorkerKind } from './plan-file.js';
 import { bindingCheck, type SloCheck } from './slo.js';
 import type { CandidateState, CandidateStatus, TestedPoint } from './search.js';
 
@@ -27,6 +28,8 @@ export interface SloAtMax {
 export interface CandidateRow {
   index: number;
   id: string;
+  /** The worker layout (`search.workers`): aggregated or disaggregated. */
+  layout: WorkerKind;
   hardware: string;
   knobs: Record<string, Knob>;
   gpus: number;
@@ -41,6 +44,8 @@ export interface CandidateRow {
   rate_hi_rps: number | null;
   replays: number;
   dominated_by: string | null;
+  /** On its layout's frontier: it has a max rate, and no candidate of its layout costs no more per hour and sustains more. */
+  on_frontier: boolean;
   /** At the max rate, per SLO (`metric.stat`). */
   slo: Record<string, SloAtMax>;
   /** The SLO with the smallest margin at the max rate. */
@@ -56,8 +61,11 @@ export interface CandidateRow {
   meets_target: boolean | null;
   gpus_for_target: number | null;
   cost_per_hour_for_target: number | null;
+  /** The most weights one GPU of any pool holds, and the smallest KV cache of a rank of any pool. */
   weights_gib_per_gpu: number | null;
   kv_cache_tokens_per_rank: number | null;
+  /** Each pool's workers, GPUs, weights and KV cache (null when the run config was refused before). */
+  pools: PoolRow[] | null;
   /** Path of the run config at the max rate, relative to plan.json's folder. */
   config: string | null;
   /** With roofline timing: how far such a prediction may be off (a replay summary's `accuracy`). */
@@ -103,9 +111,23 @@ function sloAtMax(checks: readonly SloCheck[]): Record<string, SloAtMax> {
   );
 }
 
+/** One pool of a candidate (one for aggregated workers; prefill then decode), from the catalog's memory arithmetic. */
+export interface PoolRow {
+  role: WorkerRoleName;
+  workers: number;
+  tensor: number;
+  attention_data: number;
+  gpus: number;
+  weights_gib_per_gpu: number | null;
+  kv_cache_tokens_per_rank: number | null;
+}
+
 export interface RowExtras {
+  /** The most weights a GPU of any pool holds, and the smallest KV cache of a rank of any pool. */
   weightsGibPerGpu: number | null;
   kvTokensPerRank: number | null;
+  /** Null when the candidate's run config is refused before its pools are known. */
+  pools: PoolRow[] | null;
   config: string | null;
   accuracy?: ReplaySummary['accuracy'];
 }
@@ -125,6 +147,7 @@ export function candidateRows(
 ): CandidateRow[] {
   const costs = states.map((s) => s.candidate.costPerHour);
   const rates = states.map((s) => (s.status === 'searched' && (s.search?.lo ?? 0) > 0 ? (s.search?.lo as number) : null));
+  const kinds = states.map((s) => s.candidate.kind);
   return states.map((state, i): CandidateRow => {
     const c: Candidate = state.candidate;
     const search = state.search;
@@ -146,11 +169,13 @@ export function candidateRows(
     const target = plan.targetRps;
     const copies = target !== null && maxRate !== null && maxRate > 0 ? Math.ceil(target / maxRate - 1e-9) : null;
     const dominatedBy = state.dominatedBy ?? (state.status === 'searched' ? dominatorByRates(i, costs, rates) : null);
+    const onFrontier = rates[i] !== null && dominatorByRates(i, costs, rates, kinds) === null;
     const binding = at === null ? null : bindingCheck(at.checks);
     const above = search !== null && Number.isFinite(search.hi) ? state.tested.find((t) => t.rateRps === search.hi) : undefined;
     return {
       index: c.index,
       id: c.id,
+      layout: c.kind,
       hardware: c.hardware,
       knobs: c.knobs,
       gpus: c.gpus,
@@ -163,6 +188,7 @@ export function candidateRows(
       rate_hi_rps: search !== null && Number.isFinite(search.hi) ? search.hi : null,
       replays: state.tested.length,
       dominated_by: dominatedBy === null ? null : states[dominatedBy].candidate.id,
+      on_frontier: onFrontier,
       slo: at === null ? {} : sloAtMax(at.checks),
       binding_slo: binding?.name ?? null,
       limited_by: above?.reason ?? null,
@@ -176,6 +202,7 @@ export function candidateRows(
       cost_per_hour_for_target: copies === null ? null : sig(copies * c.costPerHour),
       weights_gib_per_gpu: extras[i].weightsGibPerGpu,
       kv_cache_tokens_per_rank: extras[i].kvTokensPerRank,
+      pools: extras[i].pools,
       config: at === null ? null : extras[i].config,
       accuracy: extras[i].accuracy ?? null,
       warnings,
@@ -218,4 +245,50 @@ export function bestOf(ranked: readonly CandidateRow[], targetRps: number | null
     cost_per_million_output_tokens: first.cost_per_million_output_tokens as number,
     accuracy: first.accuracy,
   };
+}
+
+/** A candidate on its layout's frontier, as plan.json lists it. */
+export interface FrontierEntry {
+  id: string;
+  gpus: number;
+  cost_per_hour: number;
+  max_rate_rps: number;
+  cost_per_million_output_tokens: number | null;
+}
+
+/**
+ * Each layout's frontier (plan.json `frontiers`), in `search.workers` order: its candidates on
+ * the frontier, cheapest first (each costs more than the one before and sustains more).
+ */
+export function layoutFrontiers(plan: PlanSpec, rows: readonly CandidateRow[]): Array<{ layout: WorkerKind; candidates: FrontierEntry[] }> {
+  return plan.search.workers.map(({ kind }) => ({
+    layout: kind,
+    candidates: rows
+      .filter((r) => r.layout === kind && r.on_frontier)
+      .sort((a, b) => a.cost_per_hour - b.cost_per_hour || (a.max_rate_rps as number) - (b.max_rate_rps as number) || a.index - b.index)
+      .map((r) => ({
+        id: r.id,
+        gpus: r.gpus,
+        cost_per_hour: r.cost_per_hour,
+        max_rate_rps: r.max_rate_rps as number,
+        cost_per_million_output_tokens: r.cost_per_million_output_tokens,
+      })),
+  }));
+}
+
+/**
+ * A candidate's deployment in words: `aggregated 2 x TP4 (8 GPUs)`, `disaggregated 1P:2D (3 x TP4,
+ * 12 GPUs)`, or with pools of different sizes `disaggregated 1P:2D (TP2 prefill, TP4 decode, 10 GPUs)`.
+ */
+export function deploymentWords(row: CandidateRow): string {
+  const k = row.knobs;
+  const dp = Number(k.attention_data) > 1 ? ` DP${k.attention_data}` : '';
+  const gpus = `${row.gpus} GPU${row.gpus === 1 ? '' : 's'}`;
+  if (row.layout === 'aggregated') return `aggregated ${k.replicas} x TP${k.tensor}${dp} (${gpus})`;
+  const workers = `${k.prefill_workers}P:${k.decode_workers}D`;
+  const sizes =
+    k.prefill_tensor === k.decode_tensor
+      ? `${Number(k.prefill_workers) + Number(k.decode_workers)} x TP${k.prefill_tensor}${dp}`
+      : `TP${k.prefill_tensor}${dp} prefill, TP${k.decode_tensor}${dp} decode`;
+  return `disaggregated ${workers} (${sizes}, ${gpus})`;
 }

@@ -16,7 +16,7 @@ import { stringify as yamlStringify } from 'yaml';
 import { findHardware, findModel } from '../catalog/load.js';
 import { deploymentSummary } from '../config/deployment.js';
 import { ConfigError, makeConfigIssue } from '../config/errors.js';
-import { kvBlocksPerRank, sessionTurnPromptTokens } from '../config/kv-capacity.js';
+import { kvBlocksPerRank, largestSyntheticPromptTokens, sessionTurnPromptTokens } from '../config/kv-capacity.js';
 import { formatCount } from '../config/limits.js';
 import { loadRunConfigFromObject, parseRunConfig } from '../config/load.js';
 import { checkEngineStartup } from '../config/run-checks.js';
@@ -36,8 +36,8 @@ import {
   type PointRecord,
 } from '../sweep/results.js';
 import {
-  CANDIDATE_KINDS,
   MAX_PLAN_CANDIDATES,
+  searchFieldOf,
   candidateRunConfig,
   countCandidates,
   enumerateCandidates,
@@ -46,12 +46,22 @@ import {
 import { estimateMaxRps, meanLengths } from './estimate.js';
 import { InProcessExecutor, PoolExecutor, type ReplayExecutor, type ReplayJob } from './executor.js';
 import { readPlanFile, type PlanSpec } from './plan-file.js';
-import { PLAN_FILES, planCsv, planJson, planJsonText, topTable, whyBest, type PlanCounts, type PlanJson } from './plan-output.js';
+import {
+  PLAN_FILES,
+  frontierTable,
+  planCsv,
+  planJson,
+  planJsonText,
+  topTable,
+  whyBest,
+  type PlanCounts,
+  type PlanJson,
+} from './plan-output.js';
 import { formatPlanHtml, renderPlanCharts } from './plan-report.js';
-import { bestOf, candidateRows, rankRows, type BestDeployment, type CandidateRow, type RowExtras } from './plan-result.js';
+import { bestOf, candidateRows, rankRows, type BestDeployment, type CandidateRow, type PoolRow, type RowExtras } from './plan-result.js';
 import { RateSearch } from './rate-search.js';
 import { searchCandidates, type CandidateState, type RoundOutcome } from './search.js';
-import { roleOf, rolePath } from '../config/roles.js';
+import { WORKER_ROLES, roleOf, rolePath } from '../config/roles.js';
 
 export interface RunPlanOptions {
   planFile: string;
@@ -88,6 +98,8 @@ export interface RunPlanResult {
   json: PlanJson | null;
   /** The top five and why the best won, as the console prints them. */
   top: string;
+  /** With more than one layout: their frontiers side by side (`frontierTable`), else ''. */
+  frontiers: string;
   why: string;
   wallMs: number;
 }
@@ -143,8 +155,25 @@ function longestRequestTokens(config: RunConfig): number | null {
   return null;
 }
 
-const ROLE = rolePath('aggregated');
-const CAPACITY_PATH = `${ROLE}.kv_cache.capacity`;
+/**
+ * The scalar columns of a candidate's pools: the most weights one GPU holds, and the smallest KV
+ * cache of a rank (for one pool, that pool's; null where the catalog cannot say).
+ */
+function poolExtremes(pools: readonly PoolRow[]): Pick<RowExtras, 'weightsGibPerGpu' | 'kvTokensPerRank'> {
+  const weights = pools.map((p) => p.weights_gib_per_gpu);
+  const kv = pools.map((p) => p.kv_cache_tokens_per_rank).filter((t): t is number => t !== null);
+  return {
+    weightsGibPerGpu: weights.some((w) => w === null) ? null : Math.max(...(weights as number[])),
+    kvTokensPerRank: kv.length === 0 ? null : Math.min(...kv),
+  };
+}
+
+/** Whether a run-config path is in a worker role's block or the KV transfer (their values depend on the candidate's GPUs and layout). */
+function isDeploymentPath(path: string): boolean {
+  return (
+    path.startsWith('engine.kv_transfer') || WORKER_ROLES.some((name) => path.startsWith(`${rolePath(name)}.`) || path === rolePath(name))
+  );
+}
 
 /**
  * Where a run-config key of a candidate's config comes from in the plan file, for messages: the
@@ -153,7 +182,7 @@ const CAPACITY_PATH = `${ROLE}.kv_cache.capacity`;
  * `candidate` is true when the value depends on the candidate (its message names it).
  */
 export function planFieldOf(plan: PlanSpec, candidate: Candidate, path: string, rateRps: number): { field: string; candidate: boolean } {
-  const searched = CANDIDATE_KINDS[candidate.kind].planField(path);
+  const searched = searchFieldOf(candidate, path);
   if (searched !== null) return { field: searched, candidate: true };
   if (path === 'engine.model') return { field: 'model', candidate: false };
   if (path === 'engine.hardware') return { field: `hardware.${candidate.hardware}`, candidate: true };
@@ -164,7 +193,7 @@ export function planFieldOf(plan: PlanSpec, candidate: Candidate, path: string, 
   if (path === 'report.warmup_requests') return { field: 'rates.warmup_share', candidate: false };
   if (path === 'traffic.load.seed') return { field: 'rates.seed', candidate: false };
   if (path.startsWith('traffic.load') || path.startsWith('traffic.stop')) return { field: 'rates', candidate: false };
-  return { field: path, candidate: path.startsWith(ROLE) };
+  return { field: path, candidate: isDeploymentPath(path) };
 }
 
 /** A config error of a candidate's run config, as errors of the plan file: each names the plan's field, and the candidate where it depends on it. */
@@ -188,7 +217,7 @@ function validate(plan: PlanSpec, candidate: Candidate, raw: Record<string, unkn
 
 /** Paths of the checks that depend on a candidate's GPUs and knobs: failing only those, the candidate cannot run, the plan is fine. */
 function isCandidateLimit(plan: PlanSpec, candidate: Candidate, path: string): boolean {
-  return path === CAPACITY_PATH || CANDIDATE_KINDS[candidate.kind].planField(path) !== null;
+  return candidate.roles.some((name) => path === `${rolePath(name)}.kv_cache.capacity`) || searchFieldOf(candidate, path) !== null;
 }
 
 interface Prepared {
@@ -221,18 +250,40 @@ function prepareCandidates(
     } catch (err) {
       if (!(err instanceof ConfigError)) throw err;
       if (!err.issues.every((issue) => isCandidateLimit(plan, candidate, issue.path))) throw planError(plan, candidate, 1, err);
-      noFit(err.issues.map((issue) => issue.reason).join('; '), { weightsGibPerGpu: null, kvTokensPerRank: null, config: null });
+      noFit(err.issues.map((issue) => issue.reason).join('; '), {
+        weightsGibPerGpu: null,
+        kvTokensPerRank: null,
+        pools: null,
+        config: null,
+      });
       continue;
     }
-    const role = roleOf(config.engine, 'aggregated');
-    const kvBlocks = kvBlocksPerRank(config.engine, role);
-    const deployment = deploymentSummary(config.engine, role, kvBlocks);
-    const kvTokens = deployment.kv_cache_tokens_per_rank;
-    const extras: RowExtras = { weightsGibPerGpu: deployment.weights_gib_per_gpu, kvTokensPerRank: kvTokens, config: null };
+    const pools: PoolRow[] = candidate.roles.map((name) => {
+      const role = roleOf(config.engine, name);
+      const deployment = deploymentSummary(config.engine, role, kvBlocksPerRank(config.engine, role));
+      return {
+        role: name,
+        workers: role.parallelism.replicas,
+        tensor: role.parallelism.tensor,
+        attention_data: role.parallelism.attention_data,
+        gpus: deployment.gpus,
+        weights_gib_per_gpu: deployment.weights_gib_per_gpu,
+        kv_cache_tokens_per_rank: deployment.kv_cache_tokens_per_rank,
+      };
+    });
+    const extras: RowExtras = { ...poolExtremes(pools), pools, config: null };
+    // An aggregated or decode rank holds a whole request; a prefill rank its prompt.
     const longest = longestRequestTokens(config);
-    if (longest !== null && kvTokens !== null && kvTokens < longest) {
+    const longestPrompt = largestSyntheticPromptTokens(config.traffic.source);
+    const short = pools.find((pool) => {
+      const need = pool.role === 'prefill' ? longestPrompt : longest;
+      return need !== null && pool.kv_cache_tokens_per_rank !== null && pool.kv_cache_tokens_per_rank < need;
+    });
+    if (short !== undefined) {
+      const whose = short.role === 'aggregated' ? 'the KV cache' : `the ${short.role} pool's KV cache`;
+      const what = short.role === 'prefill' ? `the longest prompt (${longestPrompt} tokens)` : `the longest request (${longest} tokens)`;
       noFit(
-        `the KV cache holds ${kvTokens} tokens per rank, fewer than the longest request (${longest} tokens); use more GPUs per replica or a lower precision`,
+        `${whose} holds ${short.kv_cache_tokens_per_rank} tokens per rank, fewer than ${what}; use more GPUs per ${short.role === 'aggregated' ? 'replica' : 'worker'} or a lower precision`,
         extras,
       );
       continue;
@@ -311,7 +362,7 @@ export async function runPlan(options: RunPlanOptions): Promise<RunPlanResult> {
     throw new ConfigError(
       plan.file,
       'search',
-      `has ${formatCount(count)} candidates (GPUs x tensor x attention_data x replicas x max_batched_tokens x max_sequences), more than the limit of ` +
+      `has ${formatCount(count)} candidates (GPUs x layouts x tensor x attention_data x replicas x max_batched_tokens x max_sequences), more than the limit of ` +
         `${formatCount(MAX_PLAN_CANDIDATES)}; shorten a list, or lower search.gpu_budget or list search.replicas`,
     );
   }
@@ -460,6 +511,7 @@ export async function runPlan(options: RunPlanOptions): Promise<RunPlanResult> {
         logged,
         json: null,
         top: '',
+        frontiers: '',
         why: '',
         wallMs: performance.now() - started,
       };
@@ -488,6 +540,7 @@ export async function runPlan(options: RunPlanOptions): Promise<RunPlanResult> {
     const best = bestOf(ranked, plan.targetRps);
     const json = planJson(plan, rows, ranked, best, counts);
     const top = topTable(plan, ranked);
+    const frontiers = frontierTable(json.frontiers);
     const why = whyBest(plan, rows, ranked, best);
     files.push([join(outDir, PLAN_FILES.json), planJsonText(json)], [join(outDir, PLAN_FILES.csv), planCsv(plan, rows)]);
     if (options.report !== false) {
@@ -511,6 +564,7 @@ export async function runPlan(options: RunPlanOptions): Promise<RunPlanResult> {
       logged,
       json,
       top,
+      frontiers,
       why,
       wallMs: performance.now() - started,
     };

@@ -103,7 +103,12 @@ export async function searchCandidates(states: CandidateState[], slos: readonly 
       });
     }
     for (const state of states) if (state.status === 'searching' && (state.search as RateSearch).done) finish(state);
-    const bounds = states.map((s) => ({ costPerHour: s.candidate.costPerHour, lo: s.search?.lo ?? 0, hi: s.search?.hi ?? Infinity }));
+    const bounds = states.map((s) => ({
+      costPerHour: s.candidate.costPerHour,
+      group: s.candidate.kind,
+      lo: s.search?.lo ?? 0,
+      hi: s.search?.hi ?? Infinity,
+    }));
     for (let i = 0; i < states.length; i++) {
       if (states[i].status !== 'searching') continue;
       const by = dominatorOf(i, bounds);

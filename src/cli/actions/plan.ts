@@ -72,6 +72,7 @@ export async function runPlanCommand(args: PlanArgs, deps: PlanCommandDeps = {})
     const say = args.json === true ? err : out;
     say(`plan ${result.name}: ${countsLine(result.counts, result.reused)} in ${(result.wallMs / 1000).toFixed(1)} s\n\n`);
     if (result.ranked.length > 0) say(`${result.top}\n\n`);
+    if (result.frontiers !== '') say(`${result.frontiers}\n\n`);
     say(`${result.why}\n`);
     if (result.best !== null) {
       say(`\nreplay it: npx servesim replay ${quote(shown(join(result.outDir, result.best.config)))}\n`);
