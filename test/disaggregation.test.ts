@@ -317,6 +317,10 @@ describe('disaggregated configs', () => {
     expect(refusal({ workers: { prefill: {}, decode: {} }, model: 'my-model' })).toMatch(
       /engine\.kv_transfer\.kv_bytes_per_token: is required: engine\.model "my-model" is not in the catalog/,
     );
+    // L40S: PCIe between GPUs and no network link in the catalog.
+    expect(refusal({ workers: { prefill: {}, decode: {} }, hardware: 'l40s', kv_transfer: { kv_bytes_per_token: 10 } })).toMatch(
+      /engine\.kv_transfer\.bandwidth_gb_per_s: is required: l40s lists no network link in the catalog and links its GPUs by PCIe, not NVLink/,
+    );
     expect(refusal({ workers: { prefill: {}, decode: {} }, kv_transfer: { kv_bytes_per_token: 10 } })).toMatch(
       /engine\.kv_transfer\.bandwidth_gb_per_s: is required: engine\.hardware "unknown" is not in the catalog/,
     );

@@ -226,7 +226,11 @@ export function kvTransferOf(engine: EngineConfig): { transfer: KvTransfer | nul
         transfer: null,
         problem: {
           key: 'bandwidth_gb_per_s',
-          reason: `is required: ${hardware.id} lists no network link in the catalog and the pools' ${gpus(prefill) + gpus(decode)} GPUs do not fit in its NVLink domain`,
+          reason:
+            `is required: ${hardware.id} lists no network link in the catalog` +
+            (link.scale_up === 'nvlink'
+              ? ` and the pools' ${gpus(prefill) + gpus(decode)} GPUs do not fit in its NVLink domain of ${link.scale_up_domain_gpus}`
+              : ` and links its GPUs by ${link.scale_up === 'pcie' ? 'PCIe' : 'Infinity Fabric'}, not NVLink`),
         },
       };
     }
