@@ -1,6 +1,6 @@
 /**
  * `npm run bench:accuracy -- --zero-shot [--evaluate] [--all-points] [--rounds N] [--threads N] [--json]
- * [--write-efficiency FILE] [--write-accuracy FILE] [--disagg-only]`: predicts every aggregated and
+ * [--write-efficiency FILE] [--write-accuracy FILE] [--disagg-only] [--max-clients N]`: predicts every aggregated and
  * every disaggregated deployment of the silicon sample from the catalog alone and prints how far
  * the predictions are from the measurements (docs/hardware-and-models.md, "Accuracy with no
  * measurement of the deployment").
@@ -21,7 +21,9 @@
  * reported apart by the same rule. No disaggregated point informs any factor: each is replayed at
  * the factors that predict its model's aggregated points (leave one model out; with `--evaluate`,
  * the shipped factors). `--disagg-only` skips the aggregated deployments and replays the
- * disaggregated ones at the shipped factors (a few minutes; no fit).
+ * disaggregated ones at the shipped factors (no fit). A replay's cost grows with its clients
+ * (10 x C requests): `--max-clients N` replays only the disaggregated points of N clients or
+ * fewer and counts the others.
  */
 import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
@@ -142,13 +144,18 @@ export function scopedPoints(all: boolean): {
 }
 
 /** The disaggregated points of the scope, those reported apart, and what the reader or the catalog could not take. */
-export function disaggPoints(all: boolean): {
+export function disaggPoints(
+  all: boolean,
+  maxClients = Infinity,
+): {
   points: MeasuredPoint[];
   apart: { point: MeasuredPoint; why: string }[];
   skipped: { label: string; reason: string }[];
   leftOut: LeftOutSeries[];
   /** Points of the sample outside the scope (OSL > 1024), when not `all`. */
   outOfScope: number;
+  /** Points above `maxClients` clients, not replayed. */
+  overCap: number;
 } {
   const leftOut: LeftOutSeries[] = [];
   const deployments = readSiliconDeployments(join(packageRoot(), 'data/silicon/aic-silicon-sample.csv'), 1, { mode: 'disagg', leftOut });
@@ -156,6 +163,7 @@ export function disaggPoints(all: boolean): {
   const apart: { point: MeasuredPoint; why: string }[] = [];
   const skipped: { label: string; reason: string }[] = [];
   let outOfScope = 0;
+  let overCap = 0;
   for (const d of deployments) {
     if (!all && d.osl > 1024) {
       outOfScope += d.points.length;
@@ -164,6 +172,10 @@ export function disaggPoints(all: boolean): {
     const stalls = new Set(coldStallConcurrencies(d));
     d.points.forEach((p, i) => {
       const concurrency = Number(p.key.concurrency);
+      if (concurrency > maxClients) {
+        overCap++;
+        return;
+      }
       try {
         catalogBaseConfig(d);
       } catch (err) {
@@ -188,7 +200,7 @@ export function disaggPoints(all: boolean): {
       else points.push(point);
     });
   }
-  return { points, apart, skipped, leftOut, outOfScope };
+  return { points, apart, skipped, leftOut, outOfScope, overCap };
 }
 
 /** Replays disaggregated points at the factors `factorsOf` gives (their config has a prefill and a decode pool). */
@@ -242,12 +254,17 @@ function reportDisagg(
   predictions: readonly ZeroShotPoint[],
   points: readonly MeasuredPoint[],
   apart: readonly { why: string; p: ZeroShotPoint }[],
-  info: { skipped: readonly { label: string; reason: string }[]; leftOut: readonly LeftOutSeries[]; outOfScope: number },
+  info: {
+    skipped: readonly { label: string; reason: string }[];
+    leftOut: readonly LeftOutSeries[];
+    outOfScope: number;
+    overCap: number;
+  },
 ): void {
   const strata = groupBy(predictions, (p) => stratumOf(p.backend, p.moe, true));
   say(
     `\ndisaggregated deployments: ${predictions.length} points of ${new Set(predictions.map((p) => p.label)).size} deployments` +
-      ` (${apart.length} reported apart, ${info.skipped.length} not buildable from the catalog, ${info.outOfScope} with OSL > 1024 out of scope,` +
+      ` (${apart.length} reported apart, ${info.skipped.length} not buildable from the catalog, ${info.outOfScope} with OSL > 1024 out of scope,${info.overCap > 0 ? ` ${info.overCap} above --max-clients not replayed,` : ''}` +
       ` ${info.leftOut.reduce((n, l) => n + l.lines.length, 0)} rows repeating other rows)\n`,
   );
   say(`by stratum (MAPE, then mean signed error: + = predicted above measured)\n${'stratum'.padEnd(22)}${HEADER}\n`);
@@ -258,6 +275,14 @@ function reportDisagg(
     const list = points.filter(test).map((p) => byPoint.get(p) as ZeroShotPoint);
     if (list.length > 0) say(`  ${name.padEnd(40)}${cell(errorsOf(list))}\n`);
   };
+  const given = points.map((p, i) => [p, predictions[i]] as const).filter(([p]) => p.deployment.pools?.decode.workersGiven === true);
+  say(`by stratum, rows that give their worker counts\n`);
+  for (const [name, list] of groupBy(
+    given.map(([, q]) => q),
+    (q) => stratumOf(q.backend, q.moe, true),
+  )) {
+    say(`  ${name.padEnd(40)}${cell(errorsOf(list))}\n`);
+  }
   say(`by what the rows say of the deployment\n`);
   split('worker counts given', (p) => p.deployment.pools?.decode.workersGiven === true);
   split('worker counts not given (1 + 1 assumed)', (p) => p.deployment.pools?.decode.workersGiven !== true);
@@ -309,7 +334,9 @@ export async function zeroShotBench(): Promise<void> {
   }
   const allPoints = process.argv.includes('--all-points');
   const { points, apart, skipped } = disaggOnly ? { points: [], apart: [], skipped: [] } : scopedPoints(allPoints);
-  const disagg = disaggPoints(allPoints);
+  // `--max-clients N`: replay only the disaggregated points of N clients or fewer (the cost of a
+  // replay grows with its clients; points above are counted, not scored).
+  const disagg = disaggPoints(allPoints, argValue('--max-clients', Infinity));
   const load = resolveSimLoad(process.argv.includes('--admit-all') ? { admission: 'admit-all' } : {});
   const models = new Set(points.map((p) => p.model)).size;
   say(
