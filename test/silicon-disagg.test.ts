@@ -98,6 +98,25 @@ describe('disaggregated rows of the silicon sample', () => {
     ]);
   });
 
+  it('leaves out a point without worker counts that repeats one with them, and says so', () => {
+    // The export repeats the dump's 8-client point (to two decimals) under another model name.
+    const exported = (c: number) => `source_file=2026-03-25.csv; model=DeepSeek-R1; silicon_concurrency=${c}`;
+    const leftOut: LeftOutSeries[] = [];
+    const rows = [
+      row('a', dump(8), [1, 1, 1, 4, 1, 4], [1, 4, 8, 1, 1, 8], 220, 5.6),
+      row('b', exported(8), ['', '', 4, 1, 1, 4], ['', '', 8, 1, 1, 8], 220.004, 5.6),
+      row('c', exported(16), ['', '', 4, 1, 1, 4], ['', '', 8, 1, 1, 8], 260, 6.1),
+    ];
+    const found = readSiliconDeployments(sample(rows), 1, { mode: 'disagg', leftOut });
+    expect(found.map((d) => [d.series, d.points.map((p) => p.key.concurrency)])).toEqual([
+      ['cfg7', [8]],
+      ['2026-03-25.csv', [16]],
+    ]);
+    expect(leftOut).toEqual([
+      { label: expect.stringContaining('P?x') as string, lines: [3], reason: expect.stringContaining('cfg7') as string },
+    ]);
+  });
+
   it('builds a run config with a prefill and a decode pool', () => {
     const [d] = readSiliconDeployments(sample([row('a', dump(4), [1, 2, 1, 4, 1, 4], [1, 3, 8, 1, 1, 8], 195, 5.3)]), 1, {
       mode: 'disagg',

@@ -369,7 +369,8 @@ export function readSiliconDeployments(
     });
   }
   out.sort((a, b) => (a.label < b.label ? -1 : a.label > b.label ? 1 : 0));
-  return withoutDuplicates(out, options.leftOut);
+  const kept = withoutDuplicates(out, options.leftOut);
+  return disagg ? withoutRepeatedPoints(kept, options.leftOut) : kept;
 }
 
 /**
@@ -406,6 +407,47 @@ function withoutDuplicates(deployments: SiliconDeployment[], leftOut?: LeftOutSe
     earlier.push(d);
     seen.set(key, earlier);
     kept.push(d);
+  }
+  return kept;
+}
+
+/**
+ * Disaggregated points that repeat a point of a series giving its worker counts: the exports
+ * list again, without worker counts (and some under DeepSeek-R1 where the database dump says
+ * DeepSeek-V3), points of the database dump. A point of a series without worker counts whose
+ * concurrency, TTFT and ITL (to two decimals) equal a point of a series with them, of the same
+ * engine, GPU, precision and lengths, is left out (said in `leftOut`), and the series with it
+ * when none of its points remain.
+ */
+function withoutRepeatedPoints(deployments: SiliconDeployment[], leftOut?: LeftOutSeries[]): SiliconDeployment[] {
+  const same = (a: number, b: number) => Math.abs(a - b) <= 0.006;
+  const shape = (d: SiliconDeployment) => [d.backend, d.system, d.precision, d.isl, d.osl].join('|');
+  const given = deployments.filter((d) => d.pools?.decode.workersGiven === true);
+  const kept: SiliconDeployment[] = [];
+  for (const d of deployments) {
+    if (d.pools?.decode.workersGiven !== false) {
+      kept.push(d);
+      continue;
+    }
+    const keep: number[] = [];
+    const repeats = new Map<string, number[]>();
+    d.points.forEach((p, i) => {
+      const twin = given.find(
+        (e) =>
+          shape(e) === shape(d) &&
+          e.points.some(
+            (q) =>
+              q.key.concurrency === p.key.concurrency &&
+              same(Number(q.metrics.time_to_first_token.avg), Number(p.metrics.time_to_first_token.avg)) &&
+              same(Number(q.metrics.inter_token_latency.avg), Number(p.metrics.inter_token_latency.avg)),
+          ),
+      );
+      if (twin === undefined) keep.push(i);
+      else repeats.set(twin.label, [...(repeats.get(twin.label) ?? []), d.info[i].line]);
+    });
+    for (const [label, lines] of repeats) leftOut?.push({ label: d.label, lines, reason: `the same measurements as ${label}` });
+    if (keep.length === d.points.length) kept.push(d);
+    else if (keep.length > 0) kept.push({ ...d, points: keep.map((i) => d.points[i]), info: keep.map((i) => d.info[i]) });
   }
   return kept;
 }
