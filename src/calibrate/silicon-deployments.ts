@@ -85,10 +85,39 @@ export interface SiliconDeployment {
   moe: boolean;
   series: string;
   protocol: SiliconProtocol;
+  /**
+   * A disaggregated deployment's prefill and decode pools (`mode: disagg` rows); absent for an
+   * aggregated one. The deployment's own tp, attentionDp, expert and replicas are then the decode
+   * pool's.
+   */
+  pools?: { prefill: SiliconPool; decode: SiliconPool };
+  /**
+   * Disaggregated series only: why its points are more than one run's curve (two values at one
+   * concurrency, or an ITL that falls as the concurrency rises), null when they are one curve.
+   * Such a series is kept: each point is still a measured deployment.
+   */
+  mixed?: string | null;
   /** Points by ascending client concurrency (`key.concurrency` is the client count). */
   points: ScorePoint[];
   /** Per point, in the same order: its client count, batch size and measurement date. */
   info: SiliconPointInfo[];
+}
+
+/** One pool of a disaggregated deployment, from the sample's `prefill_*` or `decode_*` columns. */
+export interface SiliconPool {
+  /** Workers of the pool (`*_num_workers`; 1 where the row leaves it empty, `workersGiven` false). */
+  workers: number;
+  workersGiven: boolean;
+  tp: number;
+  attentionDp: number;
+  expert: number;
+}
+
+/** A series the reader leaves out, with its rows and the reason (`readSiliconDeployments`'s `leftOut`). */
+export interface LeftOutSeries {
+  label: string;
+  lines: number[];
+  reason: string;
 }
 
 /** The day InferenceX's benchmark runs started with a warm-up of 2 x C requests (InferenceX d053ae24). */
@@ -149,6 +178,10 @@ const GROUP_COLUMNS = [
   'moe_ep_size',
 ] as const;
 
+/** The pools' columns a disaggregated row is grouped by as well. */
+const POOL_COLUMNS = ['num_workers', 'tp_size', 'pp_size', 'attention_dp_size', 'moe_tp_size', 'moe_ep_size'] as const;
+const DISAGG_GROUP_COLUMNS = (['prefill', 'decode'] as const).flatMap((role) => POOL_COLUMNS.map((c) => `${role}_${c}`));
+
 /** A drop of ITL larger than this share from one concurrency to the next marks a mixed series. */
 export const MIXED_SERIES_ITL_DROP = 0.15;
 
@@ -177,7 +210,21 @@ const REQUIRED_COLUMNS = [
   'silicon_tpot_ms',
 ] as const;
 
-export function readSiliconDeployments(file: string, minPoints = 5): SiliconDeployment[] {
+/**
+ * The deployments of the silicon sample. `mode` picks the aggregated rows (the default) or the
+ * disaggregated ones (`mode: disagg`: a prefill and a decode pool, `SiliconDeployment.pools`;
+ * the client concurrency is `silicon_concurrency=` as for aggregated rows, else decode_batch_size
+ * x decode workers x decode attention DP). `leftOut`, when given, receives every series left out
+ * and why (fewer than `minPoints` points, two values at one concurrency, a zero or missing value,
+ * a mixed series).
+ */
+export function readSiliconDeployments(
+  file: string,
+  minPoints = 5,
+  options: { mode?: 'agg' | 'disagg'; leftOut?: LeftOutSeries[] } = {},
+): SiliconDeployment[] {
+  const mode = options.mode ?? 'agg';
+  const disagg = mode === 'disagg';
   const table = readTable(file);
   const absent = REQUIRED_COLUMNS.filter((column) => !table.columns.includes(column));
   if (absent.length > 0) {
@@ -197,16 +244,27 @@ export function readSiliconDeployments(file: string, minPoints = 5): SiliconDepl
   }
   const groups = new Map<string, Row[]>();
   for (const row of table.rows) {
-    if (row.cells.mode !== 'agg') continue;
+    if (row.cells.mode !== mode) continue;
     const cells = row.cells;
     const source = cells.silicon_data_source ?? '';
-    const key = [...GROUP_COLUMNS.map((c) => cells[c]), seriesOf(source)].join('|');
-    const batch = Number(cells.batch_size);
+    const key = [
+      ...GROUP_COLUMNS.map((c) => cells[c]),
+      ...(disagg ? DISAGG_GROUP_COLUMNS.map((c) => cells[c]) : []),
+      seriesOf(source),
+    ].join('|');
+    // A disaggregated row's batch is its decode worker's (its batch_size column is empty).
+    const batch = Number(disagg ? cells.decode_batch_size : cells.batch_size);
     const clients = Number(sourceFields(source).get('silicon_concurrency'));
     const list = groups.get(key) ?? [];
     list.push({
-      // The client count; where the source does not say, batch_size x attention DP (one replica).
-      c: clients > 0 ? clients : batch * attentionDpOf(cells),
+      // The client count; where the source does not say, batch_size x attention DP (one replica;
+      // disaggregated: the decode pool's batch x workers x attention DP).
+      c:
+        clients > 0
+          ? clients
+          : disagg
+            ? batch * (Number(cells.decode_num_workers) || 1) * attentionDpOf(cells, 'decode_')
+            : batch * attentionDpOf(cells),
       batch,
       ttft: Number(cells.silicon_ttft_ms),
       itl: Number(cells.silicon_tpot_ms),
@@ -217,6 +275,19 @@ export function readSiliconDeployments(file: string, minPoints = 5): SiliconDepl
   }
   const out: SiliconDeployment[] = [];
   for (const [, rows] of groups) {
+    // The columns grouped on are the same in every row of a group; the rest are taken from the
+    // lowest concurrency's row once the rows are sorted.
+    let cells = rows[0].cells;
+    const isl = Number(cells.isl);
+    const osl = Number(cells.osl);
+    const model = cells.model_path.split('/').pop() ?? cells.model_path;
+    const series = seriesOf(cells.silicon_data_source ?? '');
+    const pools = disagg ? { prefill: poolOf(cells, 'prefill_'), decode: poolOf(cells, 'decode_') } : undefined;
+    const leave = (reason: string) => options.leftOut?.push({ label: `${labelHead()} ${series}`, lines: rows.map((r) => r.line), reason });
+    const labelHead = () =>
+      pools === undefined
+        ? `${cells.backend} ${cells.backend_version || '-'} ${model} ${cells.system} ${cells.precision || '-'} ${isl}/${osl} tp${Number(cells.tp_size) || 1}`
+        : `${cells.backend} ${cells.backend_version || '-'} ${model} ${cells.system} ${cells.precision || '-'} ${isl}/${osl} ${poolLabel('P', pools.prefill)} ${poolLabel('D', pools.decode)}`;
     const byC = new Map<number, Row>();
     let conflict = false;
     for (const row of rows) {
@@ -224,22 +295,48 @@ export function readSiliconDeployments(file: string, minPoints = 5): SiliconDepl
       if (earlier && (earlier.ttft !== row.ttft || earlier.itl !== row.itl)) conflict = true;
       if (!earlier) byC.set(row.c, row);
     }
-    if (conflict || byC.size < minPoints) continue;
-    const sorted = [...byC.values()].sort((a, b) => a.c - b.c);
-    if (sorted.some((r) => !(r.ttft > 0 && r.itl > 0 && r.c > 0 && r.batch > 0))) continue;
-    if (sorted.some((r, i) => i > 0 && r.itl < sorted[i - 1].itl * (1 - MIXED_SERIES_ITL_DROP))) continue;
-    const cells = sorted[0].cells;
-    const isl = Number(cells.isl);
-    const osl = Number(cells.osl);
-    const tp = Number(cells.tp_size) || 1;
-    const attentionDp = attentionDpOf(cells);
+    // An aggregated series that is two runs under one set of columns is left out; a
+    // disaggregated one is kept whole and marked (`mixed`): most disaggregated rows do not give
+    // their worker counts, so configurations that differ only there share one set of columns,
+    // and every point is still one measured deployment to predict.
+    const twoRuns = 'two different values at one concurrency (two runs, not one curve)';
+    const mixedDrop = `mixed series: ITL falls by more than ${MIXED_SERIES_ITL_DROP * 100} % from one concurrency to the next`;
+    if (conflict && !disagg) {
+      leave(twoRuns);
+      continue;
+    }
+    if (byC.size < minPoints) {
+      leave(`fewer than ${minPoints} concurrency points`);
+      continue;
+    }
+    const sorted = (conflict ? [...rows] : [...byC.values()]).sort((a, b) => a.c - b.c || a.line - b.line);
+    // A disaggregated row has no batch of its own where its source leaves the decode batch empty.
+    if (sorted.some((r) => !(r.ttft > 0 && r.itl > 0 && r.c > 0 && (disagg || r.batch > 0)))) {
+      leave('a zero or missing TTFT, ITL or concurrency');
+      continue;
+    }
+    const dropping = sorted.some((r, i) => i > 0 && r.c > sorted[i - 1].c && r.itl < sorted[i - 1].itl * (1 - MIXED_SERIES_ITL_DROP));
+    if (dropping && !disagg) {
+      leave(mixedDrop);
+      continue;
+    }
+    const mixed = conflict ? twoRuns : dropping ? mixedDrop : null;
+    cells = sorted[0].cells;
+    const source = cells.silicon_data_source ?? '';
+    const tp = pools?.decode.tp ?? (Number(cells.tp_size) || 1);
+    const attentionDp = pools?.decode.attentionDp ?? attentionDpOf(cells);
     // Replicas: where the sample divided the clients by more than the attention-DP ranks.
     const ratio = sorted[0].c / (sorted[0].batch * attentionDp);
-    const replicas = Number.isInteger(ratio) && ratio > 1 && sorted.every((r) => r.c === r.batch * attentionDp * ratio) ? ratio : 1;
-    const model = cells.model_path.split('/').pop() ?? cells.model_path;
-    const source = cells.silicon_data_source ?? '';
-    const series = seriesOf(source);
-    const label = `${cells.backend} ${cells.backend_version || '-'} ${model} ${cells.system} ${cells.precision || '-'} ${isl}/${osl} tp${tp}${attentionDp > 1 ? ` adp${attentionDp}` : ''}${Number(cells.moe_ep_size) > 1 ? ` ep${cells.moe_ep_size}` : ''}${replicas > 1 ? ` x${replicas}` : ''} ${series}`;
+    const replicas =
+      pools !== undefined
+        ? pools.decode.workers
+        : Number.isInteger(ratio) && ratio > 1 && sorted.every((r) => r.c === r.batch * attentionDp * ratio)
+          ? ratio
+          : 1;
+    const label =
+      pools !== undefined
+        ? `${labelHead()} ${series}`
+        : `${cells.backend} ${cells.backend_version || '-'} ${model} ${cells.system} ${cells.precision || '-'} ${isl}/${osl} tp${tp}${attentionDp > 1 ? ` adp${attentionDp}` : ''}${Number(cells.moe_ep_size) > 1 ? ` ep${cells.moe_ep_size}` : ''}${replicas > 1 ? ` x${replicas}` : ''} ${series}`;
     out.push({
       label,
       backend: cells.backend,
@@ -248,7 +345,7 @@ export function readSiliconDeployments(file: string, minPoints = 5): SiliconDepl
       modelPath: cells.model_path,
       system: cells.system,
       precision: cells.precision,
-      expert: Number(cells.moe_ep_size) || 1,
+      expert: pools?.decode.expert ?? (Number(cells.moe_ep_size) || 1),
       isl,
       osl,
       tp,
@@ -262,6 +359,7 @@ export function readSiliconDeployments(file: string, minPoints = 5): SiliconDepl
       moe: isMixtureOfExperts(cells.model_path),
       series,
       protocol: protocolOf(source),
+      ...(pools !== undefined ? { pools, mixed } : {}),
       points: sorted.map((r) => ({
         source: `${file}:${r.line}`,
         key: { concurrency: r.c, isl, osl },
@@ -271,7 +369,8 @@ export function readSiliconDeployments(file: string, minPoints = 5): SiliconDepl
     });
   }
   out.sort((a, b) => (a.label < b.label ? -1 : a.label > b.label ? 1 : 0));
-  return withoutDuplicates(out);
+  const kept = withoutDuplicates(out, options.leftOut);
+  return disagg ? withoutRepeatedPoints(kept, options.leftOut) : kept;
 }
 
 /**
@@ -281,11 +380,13 @@ export function readSiliconDeployments(file: string, minPoints = 5): SiliconDepl
  * parallelism equal an earlier one's (in label order) and that shares two or more points with it
  * at TTFT and ITL equal to two decimals is left out.
  */
-function withoutDuplicates(deployments: SiliconDeployment[]): SiliconDeployment[] {
+function withoutDuplicates(deployments: SiliconDeployment[], leftOut?: LeftOutSeries[]): SiliconDeployment[] {
   const seen = new Map<string, SiliconDeployment[]>();
   const kept: SiliconDeployment[] = [];
   for (const d of deployments) {
-    const key = [d.backend, d.system, d.precision, d.isl, d.osl, d.tp, d.attentionDp, d.replicas].join('|');
+    const key = [d.backend, d.system, d.precision, d.isl, d.osl, d.tp, d.attentionDp, d.replicas, JSON.stringify(d.pools ?? null)].join(
+      '|',
+    );
     const earlier = seen.get(key) ?? [];
     // Equal to two decimals: some files round what others keep in full.
     const same = (a: number, b: number) => Math.abs(a - b) <= 0.006;
@@ -298,11 +399,55 @@ function withoutDuplicates(deployments: SiliconDeployment[]): SiliconDeployment[
             same(Number(q.metrics.inter_token_latency.avg), Number(p.metrics.inter_token_latency.avg)),
         ),
       ).length;
-    const twin = earlier.some((e) => shared(e) >= 2);
-    if (twin) continue;
+    const twin = earlier.find((e) => shared(e) >= 2);
+    if (twin !== undefined) {
+      leftOut?.push({ label: d.label, lines: d.info.map((i) => i.line), reason: `the same measurements as ${twin.label}` });
+      continue;
+    }
     earlier.push(d);
     seen.set(key, earlier);
     kept.push(d);
+  }
+  return kept;
+}
+
+/**
+ * Disaggregated points that repeat a point of a series giving its worker counts: the exports
+ * list again, without worker counts (and some under DeepSeek-R1 where the database dump says
+ * DeepSeek-V3), points of the database dump. A point of a series without worker counts whose
+ * concurrency, TTFT and ITL (to two decimals) equal a point of a series with them, of the same
+ * engine, GPU, precision and lengths, is left out (said in `leftOut`), and the series with it
+ * when none of its points remain.
+ */
+function withoutRepeatedPoints(deployments: SiliconDeployment[], leftOut?: LeftOutSeries[]): SiliconDeployment[] {
+  const same = (a: number, b: number) => Math.abs(a - b) <= 0.006;
+  const shape = (d: SiliconDeployment) => [d.backend, d.system, d.precision, d.isl, d.osl].join('|');
+  const given = deployments.filter((d) => d.pools?.decode.workersGiven === true);
+  const kept: SiliconDeployment[] = [];
+  for (const d of deployments) {
+    if (d.pools?.decode.workersGiven !== false) {
+      kept.push(d);
+      continue;
+    }
+    const keep: number[] = [];
+    const repeats = new Map<string, number[]>();
+    d.points.forEach((p, i) => {
+      const twin = given.find(
+        (e) =>
+          shape(e) === shape(d) &&
+          e.points.some(
+            (q) =>
+              q.key.concurrency === p.key.concurrency &&
+              same(Number(q.metrics.time_to_first_token.avg), Number(p.metrics.time_to_first_token.avg)) &&
+              same(Number(q.metrics.inter_token_latency.avg), Number(p.metrics.inter_token_latency.avg)),
+          ),
+      );
+      if (twin === undefined) keep.push(i);
+      else repeats.set(twin.label, [...(repeats.get(twin.label) ?? []), d.info[i].line]);
+    });
+    for (const [label, lines] of repeats) leftOut?.push({ label: d.label, lines, reason: `the same measurements as ${label}` });
+    if (keep.length === d.points.length) kept.push(d);
+    else if (keep.length > 0) kept.push({ ...d, points: keep.map((i) => d.points[i]), info: keep.map((i) => d.info[i]) });
   }
   return kept;
 }
@@ -341,10 +486,30 @@ export function coldStallConcurrencies(d: Pick<SiliconDeployment, 'points' | 'in
  * A worker's attention-DP ranks: the sample's attention_dp_size or, where it leaves attention DP
  * out, the MoE layers' GPUs (moe_tp x moe_ep) over the tensor-parallel size, whichever is larger.
  */
-function attentionDpOf(cells: Record<string, string>): number {
-  const tp = Number(cells.tp_size) || 1;
-  const moeGpus = (Number(cells.moe_tp_size) || 1) * (Number(cells.moe_ep_size) || 1);
-  return Math.max(Number(cells.attention_dp_size) || 1, Math.floor(moeGpus / tp));
+function attentionDpOf(cells: Record<string, string>, prefix = ''): number {
+  const tp = Number(cells[`${prefix}tp_size`]) || 1;
+  const moeGpus = (Number(cells[`${prefix}moe_tp_size`]) || 1) * (Number(cells[`${prefix}moe_ep_size`]) || 1);
+  return Math.max(Number(cells[`${prefix}attention_dp_size`]) || 1, Math.floor(moeGpus / tp));
+}
+
+/**
+ * A disaggregated row's pool (`prefix` `prefill_` or `decode_`): its workers, tensor-parallel
+ * size, attention-DP ranks (as for an aggregated worker, `attentionDpOf`) and expert-parallel size.
+ */
+function poolOf(cells: Record<string, string>, prefix: string): SiliconPool {
+  const workers = Number(cells[`${prefix}num_workers`]);
+  return {
+    workers: workers > 0 ? workers : 1,
+    workersGiven: workers > 0,
+    tp: Number(cells[`${prefix}tp_size`]) || 1,
+    attentionDp: attentionDpOf(cells, prefix),
+    expert: Number(cells[`${prefix}moe_ep_size`]) || 1,
+  };
+}
+
+/** A pool in a label: `P1xtp4` (one prefill worker of TP 4), `D4xtp1adp8ep8`; `?x` when the workers are not given. */
+function poolLabel(role: string, p: SiliconPool): string {
+  return `${role}${p.workersGiven ? p.workers : '?'}xtp${p.tp}${p.attentionDp > 1 ? `adp${p.attentionDp}` : ''}${p.expert > 1 ? `ep${p.expert}` : ''}`;
 }
 
 /**
@@ -408,7 +573,9 @@ export function siliconPrecision(precision: string): Precision | undefined {
 /**
  * A base run config predicting a deployment from the catalog alone: its model, GPU, backend,
  * precision and parallelism, roofline timing (the catalog's efficiency factors, or `efficiency`),
- * KV capacity from memory, and a scheduler that admits the whole concurrency.
+ * KV capacity from memory, and a scheduler that admits the whole concurrency. With `pools` (a
+ * disaggregated deployment): a prefill and a decode pool of their workers and parallelism, each
+ * with the same launch settings and timing (the KV transfer's bandwidth and bytes from the catalog).
  */
 /** What a measured point's launch set beyond the engine's defaults (`measuredSetup`). */
 export interface LaunchSettings {
@@ -424,14 +591,36 @@ export interface LaunchSettings {
 
 export function catalogBaseConfig(
   d: Pick<SiliconDeployment, 'modelPath' | 'system' | 'backend' | 'precision' | 'tp' | 'attentionDp' | 'expert' | 'isl' | 'osl'> &
-    Partial<Pick<SiliconDeployment, 'replicas' | 'version' | 'protocol'>>,
+    Partial<Pick<SiliconDeployment, 'replicas' | 'version' | 'protocol' | 'pools'>>,
   efficiency?: Partial<EfficiencyFactors>,
   launch: LaunchSettings = {},
 ): RunConfig {
   const kv = launch.kvCache ?? {};
   const precision = siliconPrecision(d.precision);
-  const gpus = d.tp * d.attentionDp;
   const version = engineVersionOf(d);
+  // One pool's block: an aggregated worker, or (with `pools`) a prefill or decode pool.
+  const worker = (p: { replicas: number; tp: number; attentionDp: number; expert: number }) => {
+    const gpus = p.tp * p.attentionDp;
+    return {
+      parallelism: {
+        replicas: p.replicas,
+        tensor: p.tp,
+        attention_data: p.attentionDp,
+        expert: gpus % p.expert === 0 ? p.expert : 1,
+      },
+      scheduler: launch.scheduler ?? {},
+      kv_cache: {
+        ...(kv.dtype !== undefined ? { dtype: kv.dtype } : {}),
+        ...(kv.block_size !== undefined ? { block_size: kv.block_size } : {}),
+        capacity: {
+          type: 'auto',
+          ...(kv.gpu_memory_utilization !== undefined ? { gpu_memory_utilization: kv.gpu_memory_utilization } : {}),
+        },
+      },
+      timing: { type: 'roofline', ...(efficiency !== undefined ? { efficiency } : {}) },
+    };
+  };
+  const pool = (p: SiliconPool) => worker({ replicas: p.workers, tp: p.tp, attentionDp: p.attentionDp, expert: p.expert });
   return parseRunConfig(
     {
       engine: {
@@ -440,26 +629,10 @@ export function catalogBaseConfig(
         backend: d.backend,
         ...(version !== undefined ? { backend_version: version } : {}),
         ...(precision !== undefined ? { precision } : {}),
-        workers: {
-          aggregated: {
-            parallelism: {
-              replicas: d.replicas ?? 1,
-              tensor: d.tp,
-              attention_data: d.attentionDp,
-              expert: gpus % d.expert === 0 ? d.expert : 1,
-            },
-            scheduler: launch.scheduler ?? {},
-            kv_cache: {
-              ...(kv.dtype !== undefined ? { dtype: kv.dtype } : {}),
-              ...(kv.block_size !== undefined ? { block_size: kv.block_size } : {}),
-              capacity: {
-                type: 'auto',
-                ...(kv.gpu_memory_utilization !== undefined ? { gpu_memory_utilization: kv.gpu_memory_utilization } : {}),
-              },
-            },
-            timing: { type: 'roofline', ...(efficiency !== undefined ? { efficiency } : {}) },
-          },
-        },
+        workers:
+          d.pools !== undefined
+            ? { prefill: pool(d.pools.prefill), decode: pool(d.pools.decode) }
+            : { aggregated: worker({ replicas: d.replicas ?? 1, tp: d.tp, attentionDp: d.attentionDp, expert: d.expert }) },
       },
       traffic: { source: { type: 'synthetic', input_tokens: d.isl, output_tokens: d.osl } },
     },

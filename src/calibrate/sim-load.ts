@@ -139,8 +139,8 @@ export function withConstants(raw: RawObject, constants: EngineConstants): RawOb
 /** The run config that simulates one measured point with given constants (null: the base config's own timing). */
 export function pointConfig(base: RunConfig, key: PointKey, constants: EngineConstants | null, load: SimLoadOptions): RunConfig {
   const config = structuredClone(base);
-  const role = roleOf(config.engine, 'aggregated');
-  if (constants !== null) role.timing = linearTimingOf(constants);
+  // Fitted constants and `admit-all` apply to aggregated workers; a disaggregated config keeps its pools' own.
+  if (constants !== null) roleOf(config.engine, 'aggregated').timing = linearTimingOf(constants);
   if (constants !== null && constants.client_delay_ms > 0)
     config.engine.frontend = { ...config.engine.frontend, base_ms: constants.client_delay_ms };
   const source = config.traffic.source;
@@ -176,6 +176,7 @@ export function pointConfig(base: RunConfig, key: PointKey, constants: EngineCon
     // A benchmark at concurrency C on an engine that admits fewer sequences queues on the
     // engine, as the real one did; `admit-all` raises the limit to C instead.
     if (load.admission === 'admit-all') {
+      const role = roleOf(config.engine, 'aggregated');
       role.scheduler.max_sequences = Math.max(
         role.scheduler.max_sequences,
         Math.ceil(key.concurrency / (role.parallelism.attention_data * role.parallelism.replicas)),
