@@ -322,7 +322,7 @@ const engineCommand: CommandModule<object, EngineArgs> = {
         choices: ['auto', 'roofline', 'linear'] as const,
         default: 'auto' as const,
         describe:
-          "roofline: fit the catalog's efficiency factors, each held near the catalog's value; linear: fit free pass-time coefficients; auto: linear when the model or GPU is not in the catalog, else the form that did no worse on the engine-fit benchmark for the backend and model family (fit.json's form_choice says which and why)",
+          "roofline: fit the catalog's efficiency factors, each held near the catalog's value; linear: fit free pass-time coefficients; auto: linear when the model or GPU is not in the catalog, else the form that did no worse on the engine-fit benchmark and its check set for the backend and model family (fit.json's form_choice says which and why)",
       })
       .option('set', { type: 'string', array: true, describe: 'KEY=VALUE override of the base config (dotted path); repeatable' })
       .option('force', FORCE_OPTION)
