@@ -94,7 +94,8 @@ describe('a vLLM request log', () => {
     expect(code).toBe(0);
     const fit = JSON.parse(stdout);
     expect(fit.train).toEqual([{ log: 'vllm-rtx4090-llama-3.1-8b' }]);
-    expect(fit.inputs.notes).toContain(`${RUN} replays a request trace: fitted in the linear form`);
+    // --form auto: the linear form, from the fit-form table (vLLM dense) or because a log is a trace.
+    expect(fit.form_choice).toMatchObject({ requested: 'auto', form: 'linear' });
     expect(fit.train_fit.metrics['time_to_first_token.avg'].mape).toBeLessThan(5);
     // The fitted config names the log relative to its own folder: it replays from anywhere.
     const replayed = servesim('replay', join(out, 'fit', 'fitted-config.yaml'), '--json');
