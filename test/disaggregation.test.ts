@@ -12,14 +12,17 @@ import { config, runCore, traceRows } from './helpers/core-run.js';
 
 const FIXED = { type: 'fixed', prefill_ms: 10, decode_ms: 2 };
 
-/** Prefill and decode pools with fixed timing 10 / 2, unlimited KV, and a 1 ms transfer. */
+/**
+ * Prefill and decode pools with fixed timing 10 / 2, unlimited KV, and a 1 ms transfer; the first
+ * token leaves the prefill worker unless `transfer` says first_token: decode.
+ */
 function disagg(extra: { prefill?: object; decode?: object; transfer?: object } = {}) {
   return {
     workers: {
       prefill: { timing: FIXED, kv_cache: { capacity: { type: 'unlimited' } }, ...extra.prefill },
       decode: { timing: FIXED, kv_cache: { capacity: { type: 'unlimited' } }, ...extra.decode },
     },
-    kv_transfer: { latency_ms: 1, kv_bytes_per_token: 0, bandwidth_gb_per_s: 100, ...extra.transfer },
+    kv_transfer: { latency_ms: 1, kv_bytes_per_token: 0, bandwidth_gb_per_s: 100, first_token: 'prefill', ...extra.transfer },
   };
 }
 
@@ -39,7 +42,7 @@ function run(engine: object, rows: Array<[number, number, number]>) {
   return runCore(raw, traceRows(rows));
 }
 
-describe('disaggregated prefill and decode: hand timelines', () => {
+describe('disaggregated prefill and decode, first token from the prefill worker: hand timelines', () => {
   it('one request, ISL 1024 OSL 4: tokens at 12, 15, 17, 19', () => {
     // Prefill pass 0-12 (10 prefill + 2 for the emitted first token). The transfer takes the
     // 1 ms latency: 12-13. The decode worker admits it at 13 with its prompt's KV computed:
@@ -127,6 +130,63 @@ describe('disaggregated prefill and decode: hand timelines', () => {
   });
 });
 
+describe('disaggregated prefill and decode, first token from the decode worker: hand timelines', () => {
+  const onDecode = (extra: { decode?: object; transfer?: object } = {}) =>
+    disagg({ ...extra, transfer: { first_token: 'decode', ...extra.transfer } });
+
+  it('one request, ISL 1024 OSL 4: tokens at 15, 17, 19, 21', () => {
+    // Prefill pass 0-12 (10 prefill + 2 for the token it samples, which is not sent). Transfer
+    // 12-13. The decode worker admits it at 13 with 1,023 tokens of KV and recomputes the last
+    // prompt token in a decode pass 13-15, which samples token 1; then 15-17, 17-19, 19-21.
+    const { records, summary } = run(onDecode(), [[0, 1024, 4]]);
+    expect(records[0].token_emitted_ms).toEqual([15, 17, 19, 21]);
+    expect(records[0].time_to_first_token).toBe(15);
+    // Stages: queue 0, prefill 0-12, KV transfer 12-13, decode 13-15.
+    expect(summary.ttft_stages).toEqual({
+      mean_frontend_ms: 0,
+      mean_tokenization_ms: 0,
+      mean_queue_ms: 0,
+      mean_prefill_ms: 12,
+      mean_kv_transfer_ms: 1,
+      mean_decode_ms: 2,
+      mean_detokenization_ms: 0,
+    });
+    expect(summary.kv_transfer).toEqual({ transfers: 1, mean_link_wait_ms: 0, mean_transfer_ms: 1 });
+    expect(summary.pools?.map((p) => [p.role, p.passes])).toEqual([
+      ['prefill', 1],
+      ['decode', 4],
+    ]);
+  });
+
+  it('the wait for a decode slot falls in TTFT', () => {
+    // Decode worker with one sequence slot. A and B prefill together 0-12; one link: A moves
+    // 12-13, B 13-14. A runs 13-15 (token 1), 15-17 (token 2, its last) and frees the slot; B,
+    // there since 14, runs 17-19 (token 1) and 19-21. With the first token from the prefill
+    // worker both would have it at 12.
+    const decode = { scheduler: { max_sequences: 1 } };
+    const { records, summary } = run(onDecode({ decode }), [
+      [0, 1000, 2],
+      [0, 1000, 2],
+    ]);
+    expect(records.map((r) => r.token_ms)).toEqual([
+      [15, 17],
+      [19, 21],
+    ]);
+    // Means over A and B: prefill 12; KV transfer (1 + 2) / 2; decode (2 + 5) / 2. They add up
+    // to mean TTFT (15 + 19) / 2 = 17.
+    expect(summary.ttft_stages.mean_prefill_ms).toBe(12);
+    expect(summary.ttft_stages.mean_kv_transfer_ms).toBe(1.5);
+    expect(summary.ttft_stages.mean_decode_ms).toBe(3.5);
+    expect(summary.metrics.time_to_first_token?.avg).toBe(17);
+    const prefillFirst = run(disagg({ decode }), [
+      [0, 1000, 2],
+      [0, 1000, 2],
+    ]);
+    expect(prefillFirst.records.map((r) => r.token_ms[0])).toEqual([12, 12]);
+    expect(prefillFirst.summary.ttft_stages.mean_kv_transfer_ms).toBe(0);
+  });
+});
+
 // ---- Laws over random disaggregated configs ---------------------------------------------------
 
 const arbTiming = fc.oneof(
@@ -167,6 +227,7 @@ const arbDisagg = fc
     concurrency: fc.integer({ min: 1, max: 12 }),
     requests: fc.integer({ min: 1, max: 30 }),
     detok: fc.boolean(),
+    firstToken: fc.constantFrom('prefill', 'decode'),
   })
   .map((a) => {
     const pool = (p: typeof a.prefill) => ({
@@ -178,7 +239,13 @@ const arbDisagg = fc
     return {
       engine: {
         workers: { prefill: pool(a.prefill), decode: pool(a.decode) },
-        kv_transfer: { latency_ms: a.latency, kv_bytes_per_token: a.bytes, bandwidth_gb_per_s: 10, max_local_prefill_tokens: a.local },
+        kv_transfer: {
+          latency_ms: a.latency,
+          kv_bytes_per_token: a.bytes,
+          bandwidth_gb_per_s: 10,
+          max_local_prefill_tokens: a.local,
+          first_token: a.firstToken,
+        },
         ...(a.detok ? { detokenization: { workers: 2, base_ms: 0.5, per_output_us: 20 } } : {}),
       },
       traffic: {
@@ -248,15 +315,19 @@ describe('disaggregated prefill and decode: laws over random configs', () => {
           const start = t.transferStartMs[id];
           if (start === start) {
             transfers++;
-            // A prompt above the local threshold moves; the transfer starts at or after its first
-            // token, takes latency + bytes / bandwidth, and comes before the second token.
+            // A prompt above the local threshold moves; the transfer starts at or after the
+            // prefill's end and takes latency + bytes / bandwidth. The first token is sent at the
+            // prefill's end, before the transfer, or after it from the decode worker; the decode
+            // worker's tokens come after the transfer.
             expect(r.input_tokens).toBeGreaterThan(transfer.maxLocalPrefillTokens);
-            expect(start).toBeGreaterThanOrEqual(r.token_emitted_ms[0]);
+            expect(start).toBeGreaterThanOrEqual(t.handedOffMs[id]);
             expect(t.transferEndMs[id] - start).toBeCloseTo(
               transfer.latencyMs + (r.input_tokens * transfer.bytesPerToken) / transfer.bytesPerMs,
               9,
             );
-            if (r.token_emitted_ms.length > 1) expect(r.token_emitted_ms[1]).toBeGreaterThan(t.transferEndMs[id]);
+            const fromDecode = transfer.firstTokenOnDecode ? 0 : 1;
+            if (!transfer.firstTokenOnDecode && r.token_emitted_ms.length > 0) expect(r.token_emitted_ms[0]).toBe(t.handedOffMs[id]);
+            if (r.token_emitted_ms.length > fromDecode) expect(r.token_emitted_ms[fromDecode]).toBeGreaterThan(t.transferEndMs[id]);
           } else if (r.output_tokens > 1) {
             expect(r.input_tokens).toBeLessThanOrEqual(transfer.maxLocalPrefillTokens);
           }
@@ -271,6 +342,20 @@ describe('disaggregated prefill and decode: laws over random configs', () => {
               (t.firstReceivedMs[id] - t.firstEmittedMs[id]);
             expect(stages).toBeCloseTo(r.time_to_first_token, 9);
           }
+        }
+        // The summary's stage means add up to mean TTFT.
+        const ttft = summary.metrics.time_to_first_token;
+        if (ttft !== undefined) {
+          const s = summary.ttft_stages;
+          const sum =
+            s.mean_frontend_ms +
+            s.mean_tokenization_ms +
+            s.mean_queue_ms +
+            s.mean_prefill_ms +
+            (s.mean_kv_transfer_ms ?? NaN) +
+            (s.mean_decode_ms ?? NaN) +
+            s.mean_detokenization_ms;
+          expect(sum).toBeCloseTo(ttft.avg, 6);
         }
         // Transfers on one link (prefill worker, decode worker) never overlap: first in, first out.
         const byLink = new Map<string, [number, number][]>();
@@ -351,9 +436,21 @@ describe('disaggregated configs', () => {
     // bytes per token; on one GPU of a 4-way shard 81,920 and of an 8-way shard 40,960. The
     // larger (the pool with fewer GPUs per worker) is what a link carries.
     // 4 + 8 = 12 GPUs do not fit H100's NVLink domain of 8: its network link, 50 GB/s.
-    expect(resolved(4, 8)).toEqual({ latencyMs: 0, bytesPerToken: 81_920, bytesPerMs: 50e6, maxLocalPrefillTokens: 0 });
+    expect(resolved(4, 8)).toEqual({
+      latencyMs: 0,
+      bytesPerToken: 81_920,
+      bytesPerMs: 50e6,
+      maxLocalPrefillTokens: 0,
+      firstTokenOnDecode: false,
+    });
     // 2 + 2 x 2 = 6 GPUs fit: NVLink, 900 GB/s both ways, 450 one way.
-    expect(resolved(2, 2, 2)).toEqual({ latencyMs: 0, bytesPerToken: 163_840, bytesPerMs: 450e6, maxLocalPrefillTokens: 0 });
+    expect(resolved(2, 2, 2)).toEqual({
+      latencyMs: 0,
+      bytesPerToken: 163_840,
+      bytesPerMs: 450e6,
+      maxLocalPrefillTokens: 0,
+      firstTokenOnDecode: false,
+    });
   });
 
   it('gives each pool its own defaults: roofline timing and KV auto per pool', () => {

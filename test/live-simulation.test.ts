@@ -102,6 +102,20 @@ const ENGINES: Array<[string, Record<string, unknown>]> = [
       kv_transfer: { latency_ms: 0.7, kv_bytes_per_token: 1000, bandwidth_gb_per_s: 0.5, max_local_prefill_tokens: 20 },
     },
   ],
+  [
+    'disaggregated, the first token from the decode worker',
+    {
+      workers: {
+        prefill: { scheduler: { max_batched_tokens: 64, max_sequences: 4 }, timing: { type: 'fixed', prefill_ms: 6, decode_ms: 2 } },
+        decode: {
+          parallelism: { replicas: 2 },
+          scheduler: { max_batched_tokens: 64, max_sequences: 2 },
+          timing: { type: 'fixed', prefill_ms: 5, decode_ms: 3 },
+        },
+      },
+      kv_transfer: { latency_ms: 0.7, kv_bytes_per_token: 1000, bandwidth_gb_per_s: 0.5, first_token: 'decode' },
+    },
+  ],
 ];
 
 describe('the live core', () => {

@@ -77,10 +77,25 @@ export function formatSummaryTable(summary: ReplaySummary): string {
     ['Benchmark Duration (sec)', fmt(run.benchmark_duration_s)],
     ['Worker Time (sec)', fmt(run.worker_seconds)],
     ['GPU Hours', fmt(run.gpu_hours)],
-    [
-      'TTFT stages (ms): frontend / tokenization / queue / prefill / detokenization',
-      [s.mean_frontend_ms, s.mean_tokenization_ms, s.mean_queue_ms, s.mean_prefill_ms, s.mean_detokenization_ms].map(fmt).join(' / '),
-    ],
+    s.mean_decode_ms === undefined
+      ? [
+          'TTFT stages (ms): frontend / tokenization / queue / prefill / detokenization',
+          [s.mean_frontend_ms, s.mean_tokenization_ms, s.mean_queue_ms, s.mean_prefill_ms, s.mean_detokenization_ms].map(fmt).join(' / '),
+        ]
+      : [
+          'TTFT stages (ms): frontend / tokenization / queue / prefill / KV transfer / decode / detokenization',
+          [
+            s.mean_frontend_ms,
+            s.mean_tokenization_ms,
+            s.mean_queue_ms,
+            s.mean_prefill_ms,
+            s.mean_kv_transfer_ms ?? 0,
+            s.mean_decode_ms,
+            s.mean_detokenization_ms,
+          ]
+            .map(fmt)
+            .join(' / '),
+        ],
   ];
   const cache = summary.prefix_cache;
   if (cache !== undefined) {
@@ -98,7 +113,7 @@ export function formatSummaryTable(summary: ReplaySummary): string {
   const transfer = summary.kv_transfer;
   if (transfer !== undefined) {
     valueRows.push([
-      'KV transfers (after the first token): count / link wait (ms) / transfer (ms)',
+      `KV transfers (${(summary.config as RunConfig).engine.kv_transfer?.first_token === 'decode' ? 'before the first token' : 'after the first token'}): count / link wait (ms) / transfer (ms)`,
       [formatInteger(transfer.transfers), fmt(transfer.mean_link_wait_ms), fmt(transfer.mean_transfer_ms)].join(' / '),
     ]);
   }

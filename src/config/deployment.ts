@@ -241,6 +241,7 @@ export function kvTransferOf(engine: EngineConfig): { transfer: KvTransfer | nul
       bytesPerToken,
       bytesPerMs: gbPerS * 1e6,
       maxLocalPrefillTokens: written?.max_local_prefill_tokens ?? 0,
+      firstTokenOnDecode: (written?.first_token ?? 'prefill') === 'decode',
     },
     problem: null,
   };

@@ -11,7 +11,7 @@ import { formatValue } from './errors.js';
 import { efficiencyShape } from '../catalog/efficiency.js';
 import { PRECISIONS } from '../catalog/schema.js';
 import * as L from './limits.js';
-import { BACKENDS, CAPACITY_POLICIES, SCHEDULE_POLICIES, type RunConfig, type StopConfig } from './types.js';
+import { BACKENDS, CAPACITY_POLICIES, FIRST_TOKEN_SOURCES, SCHEDULE_POLICIES, type RunConfig, type StopConfig } from './types.js';
 
 export { kvBlocksPerRank, largestSyntheticPromptTokens, sessionTurnPromptTokens } from './kv-capacity.js';
 
@@ -313,6 +313,12 @@ const kvTransferSchema = strict({
   max_local_prefill_tokens: nonNegativeInt(L.MAX_TOKENS_PER_REQUEST, 'tokens per request')
     .default(0)
     .describe('Prompts of at most this many tokens are prefilled on the decode worker itself, with no transfer (0: none).'),
+  first_token: z
+    .enum(FIRST_TOKEN_SOURCES, { error: says(`must be one of ${FIRST_TOKEN_SOURCES.join(', ')}`) })
+    .default('prefill')
+    .describe(
+      "Which worker's output is a request's first token: prefill (it leaves at the end of the prefill; the transfer and the wait for a decode slot fall between the first and second tokens) or decode (the client's stream comes from the decode worker, whose first pass with the request recomputes the last prompt token and samples the first token, as vLLM's KV connectors do; they fall in TTFT).",
+    ),
 }).describe(
   'Disaggregated serving: the KV transfer from a prefill worker to a decode worker, latency_ms + prompt tokens x kv_bytes_per_token / bandwidth, first in first out per pair of workers.',
 );

@@ -22,6 +22,8 @@ export type Precision = 'bf16' | 'fp8' | 'fp4' | 'int4';
 export const SCHEDULE_POLICIES = ['fcfs', 'priority', 'lpm'] as const;
 
 export const CAPACITY_POLICIES = ['guaranteed_no_evict', 'max_utilization'] as const;
+/** Disaggregated serving: which worker's output is a request's first token (`engine.kv_transfer.first_token`). */
+export const FIRST_TOKEN_SOURCES = ['prefill', 'decode'] as const;
 
 export interface SchedulerConfig {
   max_batched_tokens: number;
@@ -144,6 +146,7 @@ export interface KvTransferConfig {
   bandwidth_gb_per_s?: number;
   kv_bytes_per_token?: number;
   max_local_prefill_tokens: number;
+  first_token: (typeof FIRST_TOKEN_SOURCES)[number];
 }
 
 /** How requests are placed on ranks; round_robin when absent. */

@@ -125,6 +125,11 @@ export class EngineRank {
     private readonly lifecycle: RequestLifecycle,
     /** A prefill rank: a request leaves with its first token, for a decode worker. */
     readonly handsOff = false,
+    /**
+     * A prefill rank whose first tokens are the decode worker's (`KvTransfer.firstTokenOnDecode`):
+     * a request leaves at the end of its prefill without emitting a token.
+     */
+    readonly handsOffBeforeToken = false,
   ) {
     this.running = new Int32Array(limits.maxSequences);
     this.view.kvBlocksTotal = store.totalBlocks;
@@ -266,6 +271,7 @@ export class EngineRank {
     const caches = store.cachesComputed;
     const lifecycle = this.lifecycle;
     const listens = lifecycle.listens;
+    const beforeToken = this.handsOffBeforeToken;
     const running = this.running;
     const count = this.scheduledCount;
     // Outputs in emission order and, with several detokenization servers, each one's server. At
@@ -286,6 +292,14 @@ export class EngineRank {
       if (caches) store.computed(r, before, done);
       let finished = false;
       if (done === prompt[r] + generated[r]) {
+        if (beforeToken && generated[r] < outputLen[r]) {
+          // The prefill is done and the token it samples is the decode worker's to send: the
+          // request leaves without output, its blocks held here until its KV has moved.
+          this.hold(r);
+          out.pushHandoff(r);
+          if (listens) lifecycle.finished(this.index, r);
+          continue;
+        }
         if (generated[r] < outputLen[r]) {
           const g = ++generated[r];
           if (firstEmittedMs[r] !== firstEmittedMs[r]) firstEmittedMs[r] = nowMs;

@@ -31,6 +31,8 @@ export interface PoolOptions {
   /** Check INV-kv and INV-budget at every pass start and end (tests). */
   checkInvariants: boolean;
   onPass: PassListener | null;
+  /** A prefill pool's requests leave at the end of their prefill without a token (`KvTransfer.firstTokenOnDecode`). */
+  firstTokenOnDecode: boolean;
 }
 
 export class Pool {
@@ -90,7 +92,8 @@ export class Pool {
       for (let k = 0; k < spec.ranksPerWorker; k++) {
         const index = w * spec.ranksPerWorker + k;
         const store = createKvStore(kv, keys, groups, books);
-        this.ranks.push(new EngineRank(index, rankLimits, table, store, this.router, spec.role === 'prefill'));
+        const prefill = spec.role === 'prefill';
+        this.ranks.push(new EngineRank(index, rankLimits, table, store, this.router, prefill, prefill && options.firstTokenOnDecode));
       }
       this.outputs.push(new PassOutputs(limits.maxSequences * spec.ranksPerWorker, options.detokServersPerWorker));
     }

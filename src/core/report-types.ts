@@ -60,6 +60,14 @@ export interface TtftStages {
   mean_queue_ms: number;
   mean_prefill_ms: number;
   mean_detokenization_ms: number;
+  /**
+   * Disaggregated runs whose first token is the decode worker's (`engine.kv_transfer.first_token`):
+   * from the prefill's end to the KV's arrival on the decode worker (link wait and transfer), and
+   * from there to the first token (the wait for a decode slot and blocks, and the first pass).
+   * 0 when the first token leaves the prefill worker; absent on aggregated runs.
+   */
+  mean_kv_transfer_ms?: number;
+  mean_decode_ms?: number;
 }
 
 /**
@@ -113,7 +121,7 @@ export interface ReplaySummary {
   prefix_cache?: PrefixCacheStats;
   /** Disaggregated runs: each pool's workers, GPUs, passes and busy share, in pool order. */
   pools?: PoolStats[];
-  /** Disaggregated runs: the KV transfers (they fall between a request's first and second tokens). */
+  /** Disaggregated runs: the KV transfers (in TTFT or between the first and second tokens, as `engine.kv_transfer.first_token` says). */
   kv_transfer?: KvTransferStats;
   simulator: SimulatorStats;
   /** GPUs, weights and KV cache of the deployment (from the catalog where the model and GPU are in it). */

@@ -62,6 +62,8 @@ class RequestMetrics {
   queueSum = 0;
   prefillSum = 0;
   detokSum = 0;
+  kvTransferSum = 0;
+  decodeSum = 0;
   transfers = 0;
   linkWaitSum = 0;
   transferSum = 0;
@@ -121,14 +123,23 @@ function collectRequestMetrics(t: SimulationResult['table'], n: number): Request
     m.frontendSum += t.serverMs[id] - sent;
     m.tokenizationSum += t.tokenizedMs[id] - t.serverMs[id];
     m.queueSum += t.firstScheduledMs[id] - t.tokenizedMs[id];
-    m.prefillSum += t.firstEmittedMs[id] - t.firstScheduledMs[id];
     m.detokSum += t.firstReceivedMs[id] - t.firstEmittedMs[id];
-    const transferStart = t.transferStartMs[id];
-    if (transferStart === transferStart) {
+    const handedOff = t.handedOffMs[id];
+    if (handedOff === handedOff) {
+      const transferEnd = t.transferEndMs[id];
       m.transfers++;
-      m.linkWaitSum += transferStart - t.firstEmittedMs[id];
-      m.transferSum += t.transferEndMs[id] - transferStart;
+      m.linkWaitSum += t.transferStartMs[id] - handedOff;
+      m.transferSum += transferEnd - t.transferStartMs[id];
+      if (t.firstEmittedMs[id] > handedOff) {
+        // The first token is the decode worker's: the transfer and the decode worker's wait and
+        // first pass are stages of TTFT.
+        m.prefillSum += handedOff - t.firstScheduledMs[id];
+        m.kvTransferSum += transferEnd - handedOff;
+        m.decodeSum += t.firstEmittedMs[id] - transferEnd;
+        continue;
+      }
     }
+    m.prefillSum += t.firstEmittedMs[id] - t.firstScheduledMs[id];
   }
   // Nothing but the return after the loop: a thread's optimized code for this function is
   // compiled mid-loop, and a statement after the loop that had not run yet would throw it away.
@@ -204,6 +215,9 @@ export function buildSummary(run: ResolvedRun, result: SimulationResult): CoreSu
       mean_queue_ms: valid > 0 ? queueSum / valid : 0,
       mean_prefill_ms: valid > 0 ? prefillSum / valid : 0,
       mean_detokenization_ms: valid > 0 ? detokSum / valid : 0,
+      ...(run.kvTransfer === null
+        ? {}
+        : { mean_kv_transfer_ms: valid > 0 ? m.kvTransferSum / valid : 0, mean_decode_ms: valid > 0 ? m.decodeSum / valid : 0 }),
     },
     ...(result.prefixCache === null ? {} : { prefix_cache: prefixCacheStats(result.prefixCache) }),
     ...(run.kvTransfer === null ? {} : disaggregationStats(run, result, m)),

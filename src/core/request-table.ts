@@ -33,7 +33,11 @@ export class RequestTable {
   lastReceivedMs: Float64Array;
   responseReceivedMs: Float64Array;
   actedMs: Float64Array;
-  /** Disaggregated runs: when the request's KV transfer started and ended (NaN without one). */
+  /**
+   * Disaggregated runs: when the request's prefill ended on its prefill worker, and its KV
+   * transfer started and ended (NaN without one).
+   */
+  handedOffMs: Float64Array;
   transferStartMs: Float64Array;
   transferEndMs: Float64Array;
 
@@ -76,6 +80,7 @@ export class RequestTable {
     this.lastReceivedMs = nanArray(n);
     this.responseReceivedMs = nanArray(n);
     this.actedMs = nanArray(n);
+    this.handedOffMs = nanArray(n);
     this.transferStartMs = nanArray(n);
     this.transferEndMs = nanArray(n);
     this.prompt = new Int32Array(n);
@@ -111,6 +116,7 @@ export class RequestTable {
     this.lastReceivedMs = growNan(this.lastReceivedMs, n);
     this.responseReceivedMs = growNan(this.responseReceivedMs, n);
     this.actedMs = growNan(this.actedMs, n);
+    this.handedOffMs = growNan(this.handedOffMs, n);
     this.transferStartMs = growNan(this.transferStartMs, n);
     this.transferEndMs = growNan(this.transferEndMs, n);
     this.prompt = growInt(this.prompt, n);

@@ -148,6 +148,12 @@ export interface KvTransfer {
   bytesPerMs: number;
   /** Prompts of at most this many tokens are prefilled on the decode worker (0: none). */
   maxLocalPrefillTokens: number;
+  /**
+   * The client's first token is the decode worker's: the prefill worker sends no token, and the
+   * decode worker's first pass with the request recomputes the last prompt token and samples it.
+   * False: the first token leaves the prefill worker at the end of the prefill.
+   */
+  firstTokenOnDecode: boolean;
 }
 
 /**

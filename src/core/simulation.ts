@@ -143,6 +143,7 @@ export class Simulation implements TrafficSink {
         detokServersPerWorker: detokServers,
         checkInvariants: this.checkInvariants,
         onPass: options.onPass ?? null,
+        firstTokenOnDecode: run.kvTransfer?.firstTokenOnDecode ?? false,
       });
       this.pools.push(pool);
       workers += pool.workers;
@@ -405,6 +406,7 @@ export class Simulation implements TrafficSink {
     const start = free > this.nowMs ? free : this.nowMs;
     const end = start + transfer.latencyMs + (t.computed[id] * transfer.bytesPerToken) / transfer.bytesPerMs;
     this.linkFreeMs[link] = end;
+    t.handedOffMs[id] = this.nowMs;
     t.transferStartMs[id] = start;
     t.transferEndMs[id] = end;
     this.events.push(end, EventKind.TransferDone, id);
@@ -416,6 +418,7 @@ export class Simulation implements TrafficSink {
    */
   private endTransfer(id: number): void {
     const t = this.table;
+    const transfer = this.transfer as NonNullable<ResolvedRun['kvTransfer']>;
     this.entry.releaseSent(t.rank[id], id);
     const decode = this.decode as Pool;
     const rank = t.otherRank[id];
@@ -428,7 +431,9 @@ export class Simulation implements TrafficSink {
       if (t.received[id] === t.generated[id]) this.receiveEnd(id, this.nowMs);
       return;
     }
-    t.kvReady[id] = t.computed[id];
+    // With the first token the decode worker's, its first pass recomputes the last prompt token
+    // to sample it (vLLM's KV connectors count the received KV as one token short).
+    t.kvReady[id] = transfer.firstTokenOnDecode ? t.computed[id] - 1 : t.computed[id];
     decode.enqueueIncoming(rank, id);
   }
 
