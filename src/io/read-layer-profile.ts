@@ -13,7 +13,7 @@
  * times is an error naming both lines. Other files (skew.csv, skew_fit.csv) are not read.
  */
 import { join } from 'node:path';
-import { parse } from 'csv-parse/sync';
+import { parseTable } from './csv-table.js';
 import { InputError, formatValue } from '../config/errors.js';
 import { readYamlFile } from '../config/yaml.js';
 import { isFolder, isRegularFile, readTextFile } from './read-text.js';
@@ -190,28 +190,12 @@ interface CsvRow {
 
 /** The rows of a CSV file with exactly the columns `header` (in that order), with their lines. */
 function readCsv(path: string, label: string, header: readonly string[]): CsvRow[] {
-  const text = readTextFile(path, label);
-  let records: Array<{ record: string[]; info: { lines: number } }>;
-  try {
-    records = parse(text.replace(/^\uFEFF/, ''), {
-      relax_column_count: true,
-      skip_empty_lines: true,
-      info: true,
-    }) as unknown as typeof records;
-  } catch (error) {
-    const message = error instanceof Error ? error.message : String(error);
-    throw new InputError(label, Number(/line (\d+)/i.exec(message)?.[1] ?? 0), `not a valid CSV file (${message})`);
-  }
-  if (records.length === 0) throw new InputError(label, 1, `the file is empty; expected the header ${header.join(',')}`);
-  const columns = records[0].record.map((cell) => cell.trim());
+  const table = parseTable(readTextFile(path, label), label, `the header ${header.join(',')}`);
+  const columns = table.columns;
   if (columns.length !== header.length || columns.some((name, i) => name !== header[i]))
-    throw new InputError(label, records[0].info.lines, `the header is ${columns.join(',')}; expected ${header.join(',')}`);
-  if (records.length === 1) throw new InputError(label, records[0].info.lines, 'has a header and no rows');
-  return records.slice(1).map(({ record, info }) => {
-    if (record.length !== header.length)
-      throw new InputError(label, info.lines, `the row has ${record.length} cells; the header has ${header.length}`);
-    return { line: info.lines, cells: record.map((cell) => cell.trim()) };
-  });
+    throw new InputError(label, 1, `the header is ${columns.join(',')}; expected ${header.join(',')}`);
+  if (table.rows.length === 0) throw new InputError(label, 1, 'has a header and no rows');
+  return table.rows.map(({ line, cells }) => ({ line, cells: header.map((column) => cells[column]) }));
 }
 
 /** A whole number >= `min` from a cell. */
