@@ -1,6 +1,6 @@
 /**
  * `npm run bench:accuracy -- --zero-shot [--evaluate] [--all-points] [--rounds N] [--threads N] [--json]
- * [--write-efficiency FILE] [--write-accuracy FILE] [--disagg-only] [--max-clients N]`: predicts every aggregated and
+ * [--write-efficiency FILE] [--write-accuracy FILE] [--disagg-only [--fitted]] [--max-clients N]`: predicts every aggregated and
  * every disaggregated deployment of the silicon sample from the catalog alone and prints how far
  * the predictions are from the measurements (docs/hardware-and-models.md, "Accuracy with no
  * measurement of the deployment").
@@ -23,7 +23,9 @@
  * the shipped factors). `--disagg-only` skips the aggregated deployments and replays the
  * disaggregated ones at the shipped factors (no fit). A replay's cost grows with its clients
  * (10 x C requests): `--max-clients N` replays only the disaggregated points of N clients or
- * fewer and counts the others.
+ * fewer and counts the others. `--disagg-only --fitted` then fits every disaggregated deployment
+ * that gives its worker counts on its three lowest points and scores the others
+ * (`disagg-fit-task.ts`).
  */
 import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
@@ -59,6 +61,9 @@ import { EFFICIENCY_NAMES, efficiencyFor, loadEfficiencyTable, type EfficiencyFa
 import { packageRoot } from '../src/catalog/load.js';
 import { writeOutputFile } from '../src/io/write-output.js';
 import { benchEnvironment, describeEnvironment, JSON_OUTPUT, say } from './environment.js';
+import { Piscina } from 'piscina';
+import { fileURLToPath } from 'node:url';
+import type { DisaggFitResult, DisaggFitTask } from './disagg-fit-task.js';
 
 const argValue = (name: string, fallback: number) =>
   process.argv.includes(name) ? Number(process.argv[process.argv.indexOf(name) + 1]) : fallback;
@@ -323,6 +328,74 @@ function reportDisagg(
   say(`targets: every disaggregated stratum TTFT <= 30 %, ITL <= 15 % (worst stratum ${worst.toFixed(1)} / ${worstItl.toFixed(1)} %)\n`);
 }
 
+/** Training points of a fitted disaggregated deployment: its lowest concurrencies. */
+const FIT_TRAIN_POINTS = 3;
+
+/**
+ * `--disagg-only --fitted`: every disaggregated deployment that gives its worker counts and has
+ * more points than FIT_TRAIN_POINTS, fitted on its FIT_TRAIN_POINTS lowest concurrencies
+ * (`disagg-fit-task.ts`: the two pools' pass-time scales and the frontend delay, from its
+ * zero-shot factors) and scored on the others, saturated ones included.
+ */
+async function fittedDisagg(
+  points: readonly MeasuredPoint[],
+  factorsOf: (p: MeasuredPoint) => EfficiencyFactors,
+  load: SimLoadOptions,
+  threads: number,
+): Promise<void> {
+  const series = groupBy(
+    points.filter((p) => p.deployment.pools?.decode.workersGiven === true),
+    (p) => p.label,
+  )
+    .map(([label, list]) => [label, [...list].sort((a, b) => a.concurrency - b.concurrency)] as const)
+    .filter(([, list]) => list.length > FIT_TRAIN_POINTS);
+  const pool = new Piscina<DisaggFitTask, DisaggFitResult>({
+    filename: fileURLToPath(new URL('./disagg-fit-task.js', import.meta.url)),
+    minThreads: threads,
+    maxThreads: threads,
+  });
+  let fits: DisaggFitResult[];
+  try {
+    fits = await Promise.all(
+      series.map(([, list]) => pool.run({ points: [...list], train: FIT_TRAIN_POINTS, factors: factorsOf(list[0]), load })),
+    );
+  } finally {
+    await pool.destroy();
+  }
+  const scored: ZeroShotPoint[] = [];
+  say(
+    `\nfitted on the ${FIT_TRAIN_POINTS} lowest points (prefill and decode pass-time scales, decode per-request scale, frontend delay), every other point scored: ` +
+      `${series.length} deployments with worker counts and more than ${FIT_TRAIN_POINTS} points\n`,
+  );
+  series.forEach(([label, list], k) => {
+    const fit = fits[k];
+    const engine = measuredPointConfig(list[0], factorsOf(list[0]), load).engine;
+    const moe = deploymentOf(engine, roleOf(engine, 'decode')).deployment?.model.architecture.moe !== undefined;
+    say(
+      `  ${label.padEnd(96)} prefill x${fit.prefillScale.toFixed(2)} decode x${fit.decodeScale.toFixed(2)} per request x${fit.decodeRequestScale.toFixed(2)} frontend ${fit.frontendMs.toFixed(0)} ms (${fit.iterations} iterations)\n`,
+    );
+    list.forEach((p, i) => {
+      if (i < FIT_TRAIN_POINTS) return;
+      scored.push({
+        label,
+        model: p.model,
+        hardware: p.hardware,
+        backend: p.backend,
+        moe,
+        gpus: 0,
+        concurrency: p.concurrency,
+        measured: p.measured,
+        predicted: fit.predicted[i],
+      });
+    });
+  });
+  say(`by stratum, held-out points (MAPE, then mean signed error)\n${'stratum'.padEnd(24)}${HEADER}\n`);
+  const strata = groupBy(scored, (p) => stratumOf(p.backend, p.moe, true));
+  for (const [name, list] of strata) say(`${name.padEnd(24)}${cell(errorsOf(list))}\n`);
+  say(`${'all'.padEnd(24)}${cell(errorsOf(scored))}\n`);
+  say('targets: fitted on three points, every disaggregated stratum TTFT <= 10 %, ITL <= 5 %\n');
+}
+
 export async function zeroShotBench(): Promise<void> {
   const started = performance.now();
   const environment = benchEnvironment();
@@ -403,6 +476,7 @@ export async function zeroShotBench(): Promise<void> {
         disagg.apart.map((a, i) => ({ why: a.why, p: disaggApart[i] })),
         disagg,
       );
+      if (process.argv.includes('--fitted')) await fittedDisagg(disagg.points, shipped, load, threads);
       say(`wall ${((performance.now() - started) / 1000).toFixed(0)} s\n`);
       return;
     }

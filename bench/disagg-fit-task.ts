@@ -1,0 +1,130 @@
+/**
+ * Pool-thread entry (Piscina `filename`) of the accuracy bench's fit of one disaggregated
+ * deployment on its lowest load points (`--disagg-only --fitted`).
+ *
+ * Four parameters, each a physical knob the zero-shot replay gets wrong by a deployment-wide
+ * amount: the prefill pool's pass-time scale (how fast prompts are prefilled: TTFT), the decode
+ * pool's pass-time scale and its per-request scale (ITL at light load, and how it grows with the
+ * batch), and the frontend's fixed delay (a constant in every TTFT). A pool's scale k divides its
+ * roofline shares (compute, memory, attention, link; capped at 1) and multiplies its host costs
+ * (collectives, pass overhead, per request, per layer), so every pass takes about k times as
+ * long; the per-request scale r then divides the attention share (the KV reads of each decoding
+ * request) and multiplies the cost per request. They are fitted by Levenberg-Marquardt (`ml-levenberg-marquardt`)
+ * over their logarithms to the log ratios of predicted to measured TTFT avg and ITL avg at the
+ * training points, each evaluation a full replay of every training point; then every point of
+ * the deployment is replayed with them.
+ */
+import { levenbergMarquardt } from 'ml-levenberg-marquardt';
+import { measuredPointConfig, type MeasuredPoint } from '../src/calibrate/catalog-calibration.js';
+import type { SimLoadOptions } from '../src/calibrate/sim-load.js';
+import type { EfficiencyFactors } from '../src/catalog/efficiency.js';
+import { resolveRun } from '../src/config/resolve.js';
+import { roleOf } from '../src/config/roles.js';
+import type { RunConfig } from '../src/config/types.js';
+import { buildSummary } from '../src/core/report.js';
+import { Simulation } from '../src/core/simulation.js';
+
+export interface DisaggFitTask {
+  /** Every point of one deployment, by concurrency; the first `train` are fitted. */
+  points: MeasuredPoint[];
+  train: number;
+  /** The factors of its zero-shot replay (the fit's start). */
+  factors: EfficiencyFactors;
+  load: SimLoadOptions;
+}
+
+export interface DisaggFitResult {
+  prefillScale: number;
+  decodeScale: number;
+  decodeRequestScale: number;
+  frontendMs: number;
+  iterations: number;
+  /** Every point's predicted TTFT avg and ITL avg (ms) at the fitted parameters. */
+  predicted: Array<{ ttftMs: number; itlMs: number }>;
+}
+
+const SHARES = ['compute', 'memory', 'attention', 'link'] as const;
+const HOST_COSTS = ['collective_us', 'pass_overhead_ms', 'per_request_us', 'per_layer_us'] as const;
+/**
+ * The scales stay within [1/5, 5] of the zero-shot pass times; the frontend delay within [0.1,
+ * 1,000] ms (the shipped table's per-GPU values span 33-285 ms: a longer delay would absorb what
+ * the pools should carry).
+ */
+const LOG_SCALE_BOUND = Math.log(5);
+const LOG_FRONTEND = { min: Math.log(0.1), max: Math.log(1000) };
+
+/** The factors with every pass about `k` times as long: shares divided by k (at most 1), host costs times k. */
+export function scaledFactors(factors: EfficiencyFactors, k: number): EfficiencyFactors {
+  const out = { ...factors };
+  for (const name of SHARES) out[name] = Math.min(1, factors[name] / k);
+  for (const name of HOST_COSTS) out[name] = factors[name] * k;
+  return out;
+}
+
+/**
+ * A point's config with the prefill pool's passes `x[0]` times, the decode pool's `x[1]` times as
+ * long and its per-request costs `x[2]` times more, and a frontend delay of `x[3]` ms.
+ */
+export function fittedPointConfig(p: MeasuredPoint, factors: EfficiencyFactors, load: SimLoadOptions, x: readonly number[]): RunConfig {
+  const [kp, kd, kr, frontendMs] = x;
+  const config = measuredPointConfig(p, factors, load);
+  const decode = scaledFactors(factors, kd);
+  decode.attention = Math.min(1, decode.attention / kr);
+  decode.per_request_us *= kr;
+  roleOf(config.engine, 'prefill').timing = { type: 'roofline', efficiency: { ...scaledFactors(factors, kp), frontend_ms: frontendMs } };
+  roleOf(config.engine, 'decode').timing = { type: 'roofline', efficiency: { ...decode, frontend_ms: frontendMs } };
+  return config;
+}
+
+/** TTFT avg and ITL avg (ms) of one replay. */
+export function replayMetrics(config: RunConfig): { ttftMs: number; itlMs: number } {
+  const run = resolveRun(config, null);
+  const result = new Simulation(run, {}).run();
+  const summary = buildSummary(run, result);
+  result.gaps.release();
+  return { ttftMs: summary.metrics.time_to_first_token?.avg ?? NaN, itlMs: summary.metrics.inter_token_latency?.avg ?? NaN };
+}
+
+export default function disaggFitTask(task: DisaggFitTask): DisaggFitResult {
+  const { points, factors, load } = task;
+  const train = points.slice(0, task.train);
+  const predict = (list: readonly MeasuredPoint[], x: readonly number[]) =>
+    list.map((p) => replayMetrics(fittedPointConfig(p, factors, load, x.map(Math.exp))));
+  // Residuals: log(predicted / measured) of TTFT then ITL at each training point; the data are 0.
+  const n = 2 * train.length;
+  const logRatios = (x: readonly number[]): number[] => {
+    const out: number[] = [];
+    predict(train, x).forEach((q, i) => {
+      out.push(Math.log(q.ttftMs / train[i].measured.ttftMs), Math.log(q.itlMs / train[i].measured.itlMs));
+    });
+    return out.map((v) => (Number.isFinite(v) ? v : 10));
+  };
+  const x0 = [0, 0, 0, Math.log(Math.min(Math.max(factors.frontend_ms, 0.1), 1000))];
+  const result = levenbergMarquardt(
+    { x: Array.from({ length: n }, (_, i) => i), y: new Array<number>(n).fill(0) },
+    (x) => {
+      const r = logRatios(x);
+      return (i) => r[i];
+    },
+    {
+      initialValues: x0,
+      // A 5 % step in log space: wide enough to see past the small jumps reordered events put in
+      // the metrics.
+      gradientDifference: 0.05,
+      damping: 0.01,
+      maxIterations: 20,
+      errorTolerance: 1e-7,
+      minValues: [-LOG_SCALE_BOUND, -LOG_SCALE_BOUND, -LOG_SCALE_BOUND, LOG_FRONTEND.min],
+      maxValues: [LOG_SCALE_BOUND, LOG_SCALE_BOUND, LOG_SCALE_BOUND, LOG_FRONTEND.max],
+    },
+  );
+  const x = result.parameterValues;
+  return {
+    prefillScale: Math.exp(x[0]),
+    decodeScale: Math.exp(x[1]),
+    decodeRequestScale: Math.exp(x[2]),
+    frontendMs: Math.exp(x[3]),
+    iterations: result.iterations,
+    predicted: predict(points, x),
+  };
+}

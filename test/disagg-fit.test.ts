@@ -1,0 +1,90 @@
+/**
+ * The accuracy bench's fit of a disaggregated deployment on its lowest load points
+ * (bench/disagg-fit-task.ts): the pass-time scaling by hand, and a deployment generated at known
+ * parameters recovered from its three lowest points.
+ */
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import disaggFitTask, { fittedPointConfig, replayMetrics, scaledFactors } from '../bench/disagg-fit-task.js';
+import type { MeasuredPoint } from '../src/calibrate/catalog-calibration.js';
+import { resolveSimLoad } from '../src/calibrate/sim-load.js';
+import { readSiliconDeployments } from '../src/calibrate/silicon-deployments.js';
+import { efficiencyFor } from '../src/catalog/efficiency.js';
+
+const FACTORS = efficiencyFor('h100_sxm', 'vllm').factors;
+
+describe('disaggregated fit: pass-time scaling', () => {
+  it('divides the shares by the scale (at most 1) and multiplies the host costs', () => {
+    const twice = scaledFactors(FACTORS, 2);
+    for (const name of ['compute', 'memory', 'attention', 'link'] as const) expect(twice[name]).toBe(FACTORS[name] / 2);
+    for (const name of ['collective_us', 'pass_overhead_ms', 'per_request_us', 'per_layer_us'] as const)
+      expect(twice[name]).toBe(FACTORS[name] * 2);
+    // Factors the scale does not touch.
+    expect(twice.moe).toBe(FACTORS.moe);
+    expect(twice.frontend_ms).toBe(FACTORS.frontend_ms);
+    // A share cannot pass 1: at a scale of 1/10 every share is capped.
+    const fast = scaledFactors(FACTORS, 0.1);
+    for (const name of ['compute', 'memory', 'attention', 'link'] as const) expect(fast[name]).toBe(Math.min(1, FACTORS[name] * 10));
+    expect(fast.compute).toBe(1);
+  });
+});
+
+/** One disaggregated deployment of Llama-3.1-8B on H100 (one TP 1 prefill and one TP 1 decode worker), ISL 512 / OSL 32. */
+function deploymentPoints(concurrencies: number[]): MeasuredPoint[] {
+  const pool = '1,1,1,1,1,1,1';
+  const header =
+    'id,silicon_data_source,backend,backend_version,model_path,system,precision,mode,isl,osl,gemm_quant_mode,moe_quant_mode,' +
+    'batch_size,tp_size,pp_size,attention_dp_size,moe_tp_size,moe_ep_size,' +
+    ['prefill', 'decode']
+      .map((r) =>
+        ['batch_size', 'num_workers', 'tp_size', 'pp_size', 'attention_dp_size', 'moe_tp_size', 'moe_ep_size']
+          .map((c) => `${r}_${c}`)
+          .join(','),
+      )
+      .join(',') +
+    ',silicon_ttft_ms,silicon_tpot_ms';
+  const rows = concurrencies.map(
+    (c) =>
+      `r${c},"db-dump/2026-04-27; config_id=1; silicon_concurrency=${c}; measured=2026-04-18T00:00:00.000Z",vllm,0.18.0,meta-llama/Llama-3.1-8B,h100_sxm,bf16,disagg,512,32,,,,,,,,,${pool},${pool},100,10`,
+  );
+  const file = join(mkdtempSync(join(tmpdir(), 'disagg-fit-')), 'sample.csv');
+  writeFileSync(file, `${[header, ...rows].join('\n')}\n`);
+  const [d] = readSiliconDeployments(file, 1, { mode: 'disagg' });
+  return d.points.map((p, i) => ({
+    label: d.label,
+    model: d.modelPath,
+    hardware: d.system,
+    backend: d.backend,
+    family: '0.18',
+    deployment: d,
+    concurrency: Number(p.key.concurrency),
+    measuredOn: d.info[i].measured,
+    warmedUp: d.info[i].warmedUp,
+    measured: { ttftMs: 0, itlMs: 0 },
+    setup: { tp: d.tp, attentionDp: d.attentionDp, expert: d.expert, launch: {}, apart: null },
+  }));
+}
+
+describe('disaggregated fit: recovery', () => {
+  it('fits a deployment generated at known parameters on its three lowest points and predicts the others', () => {
+    const load = resolveSimLoad({});
+    // "Measured": replays with prefill passes 1.6 x, decode passes 0.8 x, decode per-request
+    // costs 1.4 x the zero-shot ones and a 60 ms frontend.
+    const truth = [1.6, 0.8, 1.4, 60];
+    const points = deploymentPoints([2, 4, 8, 32, 64]).map((p) => ({
+      ...p,
+      measured: replayMetrics(fittedPointConfig(p, FACTORS, load, truth)),
+    }));
+    const zeroShot = points.map((p) => replayMetrics(fittedPointConfig(p, FACTORS, load, [1, 1, 1, FACTORS.frontend_ms])));
+    // The zero-shot replay is far off, so the test cannot pass without a fit.
+    expect(Math.abs(zeroShot[4].ttftMs / points[4].measured.ttftMs - 1)).toBeGreaterThan(0.1);
+    const fit = disaggFitTask({ points, train: 3, factors: FACTORS, load });
+    // The held-out points (32 and 64 clients) within 3 %.
+    for (const i of [3, 4]) {
+      expect(Math.abs(fit.predicted[i].ttftMs / points[i].measured.ttftMs - 1)).toBeLessThan(0.03);
+      expect(Math.abs(fit.predicted[i].itlMs / points[i].measured.itlMs - 1)).toBeLessThan(0.03);
+    }
+  });
+});
