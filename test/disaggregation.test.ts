@@ -8,6 +8,8 @@ import { loadRunConfigFromObject } from '../src/config/load.js';
 import { resolveRun } from '../src/config/resolve.js';
 import { buildRequestRecords, buildSummary } from '../src/core/report.js';
 import { Simulation } from '../src/core/simulation.js';
+import { formatSummaryTable } from '../src/cli/format-table.js';
+import { replay } from '../src/replay.js';
 import { config, runCore, traceRows } from './helpers/core-run.js';
 
 const FIXED = { type: 'fixed', prefill_ms: 10, decode_ms: 2 };
@@ -184,6 +186,33 @@ describe('disaggregated prefill and decode, first token from the decode worker: 
     ]);
     expect(prefillFirst.records.map((r) => r.token_ms[0])).toEqual([12, 12]);
     expect(prefillFirst.summary.ttft_stages.mean_kv_transfer_ms).toBe(0);
+  });
+});
+
+describe('disaggregated prefill and decode: the console', () => {
+  const table = (firstToken: string) => {
+    const config = loadRunConfigFromObject(
+      {
+        engine: disagg({ transfer: { first_token: firstToken } }),
+        traffic: {
+          source: { type: 'synthetic', input_tokens: 1024, output_tokens: 4 },
+          load: { type: 'concurrency', concurrency: 1 },
+          stop: { requests: 1 },
+        },
+      },
+      'run.yaml',
+    );
+    return formatSummaryTable(replay(config, { baseDir: '.' }).summary);
+  };
+
+  it('prints the TTFT stages with the transfer and the decode worker, and where the transfers fall', () => {
+    // The hand timelines above: decode 12 / 1 / 2 ms, prefill 12 / 0 / 0 (the transfer after the first token).
+    expect(table('decode')).toMatch(
+      /TTFT stages \(ms\): frontend \/ tokenization \/ queue \/ prefill \/ KV transfer \/ decode \/ detokenization +0\.00 \/ 0\.00 \/ 0\.00 \/ 12\.00 \/ 1\.00 \/ 2\.00 \/ 0\.00\n/,
+    );
+    expect(table('decode')).toMatch(/KV transfers \(before the first token\): count \/ link wait \(ms\) \/ transfer \(ms\) +1 \/ 0\.00 \/ 1\.00\n/);
+    expect(table('prefill')).toMatch(/prefill \/ KV transfer \/ decode \/ detokenization +0\.00 \/ 0\.00 \/ 0\.00 \/ 12\.00 \/ 0\.00 \/ 0\.00 \/ 0\.00\n/);
+    expect(table('prefill')).toMatch(/KV transfers \(after the first token\)/);
   });
 });
 
