@@ -160,6 +160,14 @@ describe('disaggregated prefill and decode, first token from the decode worker: 
     ]);
   });
 
+  it.each(['vllm', 'sglang', 'trtllm'])('the first pass on the decode worker is a decode under every policy (%s)', (policy) => {
+    // As above: the decode worker's pass 13-15 computes one token over the prompt's context, a
+    // decode (2 ms), not a prefill chunk (10 + 2 ms).
+    const scheduler = { scheduler: { policy } };
+    const { records } = run(onDecode({ decode: scheduler }), [[0, 1024, 4]]);
+    expect(records[0].token_emitted_ms).toEqual([15, 17, 19, 21]);
+  });
+
   it('the wait for a decode slot falls in TTFT', () => {
     // Decode worker with one sequence slot. A and B prefill together 0-12; one link: A moves
     // 12-13, B 13-14. A runs 13-15 (token 1), 15-17 (token 2, its last) and frees the slot; B,
@@ -210,8 +218,12 @@ describe('disaggregated prefill and decode: the console', () => {
     expect(table('decode')).toMatch(
       /TTFT stages \(ms\): frontend \/ tokenization \/ queue \/ prefill \/ KV transfer \/ decode \/ detokenization +0\.00 \/ 0\.00 \/ 0\.00 \/ 12\.00 \/ 1\.00 \/ 2\.00 \/ 0\.00\n/,
     );
-    expect(table('decode')).toMatch(/KV transfers \(before the first token\): count \/ link wait \(ms\) \/ transfer \(ms\) +1 \/ 0\.00 \/ 1\.00\n/);
-    expect(table('prefill')).toMatch(/prefill \/ KV transfer \/ decode \/ detokenization +0\.00 \/ 0\.00 \/ 0\.00 \/ 12\.00 \/ 0\.00 \/ 0\.00 \/ 0\.00\n/);
+    expect(table('decode')).toMatch(
+      /KV transfers \(before the first token\): count \/ link wait \(ms\) \/ transfer \(ms\) +1 \/ 0\.00 \/ 1\.00\n/,
+    );
+    expect(table('prefill')).toMatch(
+      /prefill \/ KV transfer \/ decode \/ detokenization +0\.00 \/ 0\.00 \/ 0\.00 \/ 12\.00 \/ 0\.00 \/ 0\.00 \/ 0\.00\n/,
+    );
     expect(table('prefill')).toMatch(/KV transfers \(after the first token\)/);
   });
 });

@@ -156,10 +156,9 @@ export class EngineRank {
     this.running[this.runningCount++] = r;
     t.status[r] = Status.Running;
     t.computed[r] = cachedTokens;
-    if (t.kvReady[r] > 0) {
-      // KV moved in from a prefill worker: not a prefix-cache lookup. A later preemption here recomputes.
-      t.kvReady[r] = 0;
-    } else {
+    // KV moved in from a prefill worker (`kvReady`, kept until a preemption here loses it) is not
+    // a prefix-cache lookup.
+    if (t.kvReady[r] === 0) {
       this.queriedTokens += t.prompt[r] + t.generated[r];
       this.hitTokens += cachedTokens;
     }
@@ -179,6 +178,7 @@ export class EngineRank {
     const id = this.running[--this.runningCount];
     this.store.release(id);
     this.table.computed[id] = 0;
+    this.table.kvReady[id] = 0;
     this.table.status[id] = Status.Waiting;
     this.waiting.pushFront(id);
     this.preemptionCount++;
@@ -199,6 +199,7 @@ export class EngineRank {
     for (let i = index; i < last; i++) running[i] = running[i + 1];
     this.store.release(id);
     this.table.computed[id] = 0;
+    this.table.kvReady[id] = 0;
     this.table.status[id] = Status.Waiting;
     if (toFront) this.waiting.pushFront(id);
     else this.waiting.pushBack(id);

@@ -51,8 +51,10 @@ export class RequestTable {
   /** Prompt tokens the prefix cache served when the request was first admitted. */
   cachedTokens: Int32Array;
   /**
-   * Tokens of the request's sequence whose KV it brings to its next admission (moved in from a
-   * prefill worker); 0 otherwise. The admission takes them as computed and clears it.
+   * Tokens of the request's sequence whose KV it brings to its admission on a decode worker
+   * (moved in from a prefill worker); 0 otherwise. The admission takes them as computed; a
+   * preemption there, which loses the KV, clears it. While it is set, a pass that computes one
+   * token of the request is a decode, whether or not the request has emitted a token yet.
    */
   kvReady: Int32Array;
 

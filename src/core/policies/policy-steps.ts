@@ -9,7 +9,8 @@ import type { EngineRank } from '../engine-rank.js';
 /**
  * Writes `rank.view` for the plan `running[0 .. count)` (tokens in `table.scheduled`): prefill
  * tokens and pairs, decoding requests and their context, emitted tokens, blocks in use. A
- * request decodes when it has generated a token and has exactly one token left to compute.
+ * request decodes when it has exactly one token left to compute and has generated a token or
+ * moved its KV in from a prefill worker (`RequestTable.kvReady`).
  */
 export function summarizePass(rank: EngineRank, count: number): void {
   const t = rank.table;
@@ -18,6 +19,7 @@ export function summarizePass(rank: EngineRank, count: number): void {
   const computed = t.computed;
   const scheduled = t.scheduled;
   const outputLen = t.outputLen;
+  const kvReady = t.kvReady;
   const running = rank.running;
   let prefillTokens = 0;
   let prefillPairs = 0;
@@ -30,7 +32,7 @@ export function summarizePass(rank: EngineRank, count: number): void {
     const done = computed[r];
     const needed = known - done;
     const tokens = scheduled[r];
-    if (generated[r] > 0 && needed === 1) {
+    if (needed === 1 && (generated[r] > 0 || kvReady[r] > 0)) {
       decodeRequests++;
       decodeKvTokens += known;
     } else {

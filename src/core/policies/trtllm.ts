@@ -68,7 +68,7 @@ export class TrtllmScheduler implements BatchPolicy {
         if (need > 0) reserved += need;
       }
       scheduled[r] = 0;
-      if (!(generated[r] > 0 && known - computed[r] === 1)) {
+      if (!(known - computed[r] === 1 && (generated[r] > 0 || t.kvReady[r] > 0))) {
         contexts++;
         i++;
         continue;
@@ -98,7 +98,7 @@ export class TrtllmScheduler implements BatchPolicy {
       for (let j = 0; j < rank.runningCount; j++) {
         const r = running[j];
         const needed = prompt[r] + generated[r] - computed[r];
-        if (generated[r] > 0 && needed === 1) continue;
+        if (needed === 1 && (generated[r] > 0 || t.kvReady[r] > 0)) continue;
         if (batch >= maxSequences) {
           skipped = true;
           continue;

@@ -126,7 +126,7 @@ export class VllmV1Priority implements BatchPolicy {
       if (selfPreempted) break;
       scheduled[r] = tokens;
       budget -= tokens;
-      if (generated[r] > 0 && needed === 1) {
+      if (needed === 1 && (generated[r] > 0 || t.kvReady[r] > 0)) {
         decodeRequests++;
         decodeKvTokens += known;
       } else {
