@@ -1,6 +1,6 @@
 /**
  * `npm run bench:accuracy -- --zero-shot [--evaluate] [--all-points] [--rounds N] [--threads N] [--json]
- * [--write-efficiency FILE] [--write-accuracy FILE] [--disagg-only [--fitted]] [--max-clients N]`: predicts every aggregated and
+ * [--write-efficiency FILE] [--write-accuracy FILE] [--disagg-only [--fitted]] [--max-clients N] [--first-token prefill|decode]`: predicts every aggregated and
  * every disaggregated deployment of the silicon sample from the catalog alone and prints how far
  * the predictions are from the measurements (docs/hardware-and-models.md, "Accuracy with no
  * measurement of the deployment").
@@ -23,7 +23,8 @@
  * the shipped factors). `--disagg-only` skips the aggregated deployments and replays the
  * disaggregated ones at the shipped factors (no fit). A replay's cost grows with its clients
  * (10 x C requests): `--max-clients N` replays only the disaggregated points of N clients or
- * fewer and counts the others. `--disagg-only --fitted` then fits every disaggregated deployment
+ * fewer and counts the others. `--first-token decode` replays them with the first token from the
+ * decode worker (`engine.kv_transfer.first_token`). `--disagg-only --fitted` then fits every disaggregated deployment
  * that gives its worker counts on its three lowest points and scores the others
  * (`disagg-fit-task.ts`).
  */
@@ -218,6 +219,14 @@ async function replayDisagg(
   return Promise.all(
     list.map(async (p) => {
       const config = measuredPointConfig(p, factorsOf(p), load);
+      const firstToken = argText('--first-token');
+      if (firstToken !== undefined) {
+        if (firstToken !== 'prefill' && firstToken !== 'decode') throw new Error(`--first-token ${firstToken}: prefill or decode`);
+        config.engine.kv_transfer = {
+          ...(config.engine.kv_transfer ?? { latency_ms: 0, max_local_prefill_tokens: 0 }),
+          first_token: firstToken,
+        };
+      }
       const decode = deploymentOf(config.engine, roleOf(config.engine, 'decode')).deployment;
       if (decode === null) throw new Error(`${p.label}: not in the catalog`);
       const gpus = (['prefill', 'decode'] as const).reduce((sum, role) => {
