@@ -373,7 +373,7 @@ async function fittedDisagg(
   }
   const scored: ZeroShotPoint[] = [];
   say(
-    `\nfitted on the ${FIT_TRAIN_POINTS} lowest points (prefill and decode pass-time scales, decode per-request scale, frontend delay), every other point scored: ` +
+    `\nfitted on the ${FIT_TRAIN_POINTS} lowest points (prefill pass-time scale, decode fixed and per-batch scales, frontend delay), every other point scored: ` +
       `${series.length} deployments with worker counts and more than ${FIT_TRAIN_POINTS} points\n`,
   );
   series.forEach(([label, list], k) => {
@@ -381,7 +381,7 @@ async function fittedDisagg(
     const engine = measuredPointConfig(list[0], factorsOf(list[0]), load).engine;
     const moe = deploymentOf(engine, roleOf(engine, 'decode')).deployment?.model.architecture.moe !== undefined;
     say(
-      `  ${label.padEnd(96)} prefill x${fit.prefillScale.toFixed(2)} decode x${fit.decodeScale.toFixed(2)} per request x${fit.decodeRequestScale.toFixed(2)} frontend ${fit.frontendMs.toFixed(0)} ms (${fit.iterations} iterations)\n`,
+      `  ${label.padEnd(96)} prefill x${fit.prefillScale.toFixed(2)} decode fixed x${fit.decodeFixedScale.toFixed(2)} per batch x${fit.decodeBatchScale.toFixed(2)} frontend ${fit.frontendMs.toFixed(0)} ms (${fit.iterations} iterations)\n`,
     );
     list.forEach((p, i) => {
       if (i < FIT_TRAIN_POINTS) return;

@@ -4,13 +4,16 @@
  *
  * Four parameters, each a physical knob the zero-shot replay gets wrong by a deployment-wide
  * amount: the prefill pool's pass-time scale (how fast prompts are prefilled: TTFT), the decode
- * pool's pass-time scale and its per-request scale (ITL at light load, and how it grows with the
- * batch), and the frontend's fixed delay (a constant in every TTFT). A pool's scale k divides its
- * roofline shares (compute, memory, attention, link; capped at 1) and multiplies its host costs
+ * pool's fixed and per-batch scales (ITL at light load, and how it grows with the batch), and
+ * the frontend's fixed delay (a constant in every TTFT). A pass-time scale k divides the roofline
+ * shares (compute, memory, attention, link; capped at 1) and multiplies the host costs
  * (collectives, pass overhead, per request, per layer), so every pass takes about k times as
- * long; the per-request scale r then divides the attention share (the KV reads of each decoding
- * request) and multiplies the cost per request. They are fitted by Levenberg-Marquardt (`ml-levenberg-marquardt`)
- * over their logarithms to the log ratios of predicted to measured TTFT avg and ITL avg at the
+ * long. On the decode pool the fixed scale takes the costs every pass pays whatever its batch
+ * (the collectives' latency, the pass overhead, the per-layer launches) and the per-batch scale
+ * the rest (the shares, which set the weight, expert and KV reads, and the cost per request):
+ * the touched experts' weights, which grow with the batch, are most of a large MoE model's decode
+ * pass. They are fitted by Levenberg-Marquardt (`ml-levenberg-marquardt`) over their logarithms
+ * to the log ratios of predicted to measured TTFT avg and ITL avg at the
  * training points, each evaluation a full replay of every training point; then every point of
  * the deployment is replayed with them.
  */
@@ -35,8 +38,8 @@ export interface DisaggFitTask {
 
 export interface DisaggFitResult {
   prefillScale: number;
-  decodeScale: number;
-  decodeRequestScale: number;
+  decodeFixedScale: number;
+  decodeBatchScale: number;
   frontendMs: number;
   iterations: number;
   /** Every point's predicted TTFT avg and ITL avg (ms) at the fitted parameters. */
@@ -45,6 +48,8 @@ export interface DisaggFitResult {
 
 const SHARES = ['compute', 'memory', 'attention', 'link'] as const;
 const HOST_COSTS = ['collective_us', 'pass_overhead_ms', 'per_request_us', 'per_layer_us'] as const;
+/** The host costs a pass pays whatever its batch. */
+const FIXED_COSTS = ['collective_us', 'pass_overhead_ms', 'per_layer_us'] as const;
 /**
  * The scales stay within [1/5, 5] of the zero-shot pass times; the frontend delay within [0.1,
  * 1,000] ms (the shipped table's per-GPU values span 33-285 ms: a longer delay would absorb what
@@ -62,15 +67,14 @@ export function scaledFactors(factors: EfficiencyFactors, k: number): Efficiency
 }
 
 /**
- * A point's config with the prefill pool's passes `x[0]` times, the decode pool's `x[1]` times as
- * long and its per-request costs `x[2]` times more, and a frontend delay of `x[3]` ms.
+ * A point's config with the prefill pool's passes `x[0]` times as long, the decode pool's fixed
+ * costs `x[1]` times and its per-batch costs `x[2]` times as large, and a frontend delay of `x[3]` ms.
  */
 export function fittedPointConfig(p: MeasuredPoint, factors: EfficiencyFactors, load: SimLoadOptions, x: readonly number[]): RunConfig {
-  const [kp, kd, kr, frontendMs] = x;
+  const [kp, kd, kb, frontendMs] = x;
   const config = measuredPointConfig(p, factors, load);
-  const decode = scaledFactors(factors, kd);
-  decode.attention = Math.min(1, decode.attention / kr);
-  decode.per_request_us *= kr;
+  const decode = scaledFactors(factors, kb);
+  for (const name of FIXED_COSTS) decode[name] = factors[name] * kd;
   roleOf(config.engine, 'prefill').timing = { type: 'roofline', efficiency: { ...scaledFactors(factors, kp), frontend_ms: frontendMs } };
   roleOf(config.engine, 'decode').timing = { type: 'roofline', efficiency: { ...decode, frontend_ms: frontendMs } };
   return config;
@@ -121,8 +125,8 @@ export default function disaggFitTask(task: DisaggFitTask): DisaggFitResult {
   const x = result.parameterValues;
   return {
     prefillScale: Math.exp(x[0]),
-    decodeScale: Math.exp(x[1]),
-    decodeRequestScale: Math.exp(x[2]),
+    decodeFixedScale: Math.exp(x[1]),
+    decodeBatchScale: Math.exp(x[2]),
     frontendMs: Math.exp(x[3]),
     iterations: result.iterations,
     predicted: predict(points, x),

@@ -70,8 +70,8 @@ function deploymentPoints(concurrencies: number[]): MeasuredPoint[] {
 describe('disaggregated fit: recovery', () => {
   it('fits a deployment generated at known parameters on its three lowest points and predicts the others', () => {
     const load = resolveSimLoad({});
-    // "Measured": replays with prefill passes 1.6 x, decode passes 0.8 x, decode per-request
-    // costs 1.4 x the zero-shot ones and a 60 ms frontend.
+    // "Measured": replays with prefill passes 1.6 x, the decode pool's fixed costs 0.8 x and its
+    // per-batch costs 1.4 x the zero-shot ones, and a 60 ms frontend.
     const truth = [1.6, 0.8, 1.4, 60];
     const points = deploymentPoints([2, 4, 8, 32, 64]).map((p) => ({
       ...p,
