@@ -31,9 +31,15 @@ if (gitDir === undefined) {
 const git = (...args) => execFileSync('git', ['--git-dir', gitDir, ...args], { encoding: 'utf8', maxBuffer: 1 << 28 });
 
 const rows = [];
+// The measured values at each key: a key holding two different measurements is two runs the
+// row's facts cannot tell apart, and takes no counts whatever the config says.
+const values = new Map();
 for (const row of readTable(sampleFile).rows) {
   const facts = rowFactsOf(row.cells, sourceFields(row.cells.silicon_data_source ?? ''));
-  if (facts !== null) rows.push(facts);
+  if (facts === null) continue;
+  rows.push(facts);
+  const key = factsKey(facts);
+  values.set(key, new Set([...(values.get(key) ?? []), `${row.cells.silicon_ttft_ms}/${row.cells.silicon_tpot_ms}`]));
 }
 const last = Math.max(...rows.map((r) => Date.parse(r.measured))) + WINDOW_DAYS * 86_400_000;
 const versions = git('log', '--first-parent', '--format=%H %cI', '--', PATH)
@@ -47,12 +53,17 @@ const versions = git('log', '--first-parent', '--format=%H %cI', '--', PATH)
     entries: entriesOfMasterConfig(parse(git('show', `${commit}:${PATH}`)), `${commit}:${PATH}`),
   }));
 
-const tally = { one: 0, none: 0, several: 0, aggregated: 0 };
+const tally = { one: 0, none: 0, several: 0, aggregated: 0, twoRuns: 0 };
 const out = new Map();
 for (const f of rows) {
   const m = matchWorkers(f, versions);
   tally[m.kind] += 1;
   if (m.kind !== 'one') continue;
+  if (values.get(factsKey(f)).size > 1) {
+    tally.one -= 1;
+    tally.twoRuns += 1;
+    continue;
+  }
   // An aggregated run listed in a disaggregated config: no worker counts to give.
   if (m.entry.prefill.workers === 0 || m.entry.decode.workers === 0) {
     tally.one -= 1;
@@ -94,6 +105,7 @@ const keys = [...out.keys()].sort();
 process.stdout.write(`${WORKER_COLUMNS.join(',')}\n${keys.map((k) => out.get(k)).join('\n')}\n`);
 process.stderr.write(
   `${rows.length} export rows without worker counts; ${tally.one} match one entry (${out.size} distinct keys), ` +
-    `${tally.aggregated} one aggregated entry (not written), ${tally.none} none, ${tally.several} several; ` +
+    `${tally.aggregated} one aggregated entry and ${tally.twoRuns} one entry but two measurements at their key (not written), ` +
+    `${tally.none} none, ${tally.several} several; ` +
     `${versions.length} versions of ${PATH} read (main branch up to snapshot ${git('rev-parse', 'HEAD').trim()})\n`,
 );

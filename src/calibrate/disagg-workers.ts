@@ -17,6 +17,8 @@
  * when exactly one entry (its name, spec decoding, and both pools' workers, TP, EP and
  * DP-attention) matches; with none or several it takes none. An entry with no decode workers (an
  * aggregated run listed in a disaggregated config) matches like any other but gives no counts.
+ * scripts/disagg-workers.mjs, which writes the data file, also leaves out a key under which the
+ * sample holds two different measurements (two runs the rows cannot tell apart).
  */
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
