@@ -298,8 +298,11 @@ function reportDisagg(
     say(`  ${name.padEnd(40)}${cell(errorsOf(list))}\n`);
   }
   say(`by what the rows say of the deployment\n`);
-  split('worker counts given', (p) => p.deployment.pools?.decode.workersGiven === true);
-  split('worker counts not given (1 + 1 assumed)', (p) => p.deployment.pools?.decode.workersGiven !== true);
+  // Where the worker counts come from: the row itself, InferenceX's master config
+  // (data/silicon/disagg-workers.csv), or nowhere (one worker per pool assumed).
+  split('worker counts given by the row', (p) => p.deployment.pools?.decode.workersFrom === 'row');
+  split('worker counts from InferenceX config', (p) => p.deployment.pools?.decode.workersFrom === 'inferencex-config');
+  split('worker counts not known (1 + 1 assumed)', (p) => p.deployment.pools?.decode.workersFrom === 'unknown');
   split('series is one curve', (p) => p.deployment.mixed == null);
   split('series mixes runs (workers not given)', (p) => p.deployment.mixed != null);
   say(`by concurrency band\n`);

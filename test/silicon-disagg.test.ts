@@ -17,6 +17,9 @@ const HEADER = [
   'silicon_ttft_ms,silicon_tpot_ms',
 ].join(',');
 
+/** No worker counts from InferenceX's master config: the rows as written (a file that does not exist has none). */
+const NO_WORKERS_FILE = join(tmpdir(), 'servesim-no-disagg-workers.csv');
+
 function sample(rows: string[]): string {
   const file = join(mkdtempSync(join(tmpdir(), 'silicon-disagg-')), 'sample.csv');
   writeFileSync(file, `${[HEADER, ...rows].join('\n')}\n`);
@@ -42,11 +45,11 @@ describe('disaggregated rows of the silicon sample', () => {
       row('agg', dump(8), [1, 1, 1, 4, 1, 4], [1, 4, 8, 1, 1, 8], 100, 4, 'agg'),
     ]);
     expect(readSiliconDeployments(file, 1)).toEqual([]);
-    const [d, ...rest] = readSiliconDeployments(file, 1, { mode: 'disagg' });
+    const [d, ...rest] = readSiliconDeployments(file, 1, { mode: 'disagg', workersFile: NO_WORKERS_FILE });
     expect(rest).toEqual([]);
     expect(d.pools).toEqual({
-      prefill: { workers: 1, workersGiven: true, tp: 1, attentionDp: 4, expert: 4 },
-      decode: { workers: 4, workersGiven: true, tp: 8, attentionDp: 1, expert: 8 },
+      prefill: { workers: 1, workersGiven: true, workersFrom: 'row', tp: 1, attentionDp: 4, expert: 4 },
+      decode: { workers: 4, workersGiven: true, workersFrom: 'row', tp: 8, attentionDp: 1, expert: 8 },
     });
     expect(d.mixed).toBeNull();
     expect(d.points.map((p) => p.key.concurrency)).toEqual([4, 360]);
@@ -56,7 +59,10 @@ describe('disaggregated rows of the silicon sample', () => {
 
   it('without silicon_concurrency, counts decode batch x decode workers x decode attention DP', () => {
     const source = 'source_file=x-gap-analysis.csv';
-    const [d] = readSiliconDeployments(sample([row('a', source, [1, 2, 4, 1, 4, 1], [16, 3, 1, 8, 1, 8], 300, 12)]), 1, { mode: 'disagg' });
+    const [d] = readSiliconDeployments(sample([row('a', source, [1, 2, 4, 1, 4, 1], [16, 3, 1, 8, 1, 8], 300, 12)]), 1, {
+      mode: 'disagg',
+      workersFile: NO_WORKERS_FILE,
+    });
     expect(d.points[0].key.concurrency).toBe(16 * 3 * 8);
   });
 
@@ -67,14 +73,14 @@ describe('disaggregated rows of the silicon sample', () => {
     const q: Pool = ['', '', 8, 1, 2, 4];
     const rows = [row('a', src(8), p, q, 300, 10), row('b', src(8), p, q, 350, 14), row('c', src(64), p, q, 700, 20)];
     const leftOut: LeftOutSeries[] = [];
-    const [d] = readSiliconDeployments(sample(rows), 1, { mode: 'disagg', leftOut });
+    const [d] = readSiliconDeployments(sample(rows), 1, { mode: 'disagg', workersFile: NO_WORKERS_FILE, leftOut });
     expect(d.points.map((x) => [x.key.concurrency, x.metrics.time_to_first_token.avg])).toEqual([
       [8, 300],
       [8, 350],
       [64, 700],
     ]);
     expect(d.mixed).toMatch(/two different values at one concurrency/);
-    expect(d.pools?.decode).toEqual({ workers: 1, workersGiven: false, tp: 8, attentionDp: 1, expert: 4 });
+    expect(d.pools?.decode).toEqual({ workers: 1, workersGiven: false, workersFrom: 'unknown', tp: 8, attentionDp: 1, expert: 4 });
     expect(leftOut).toEqual([]);
     // An aggregated series of the same shape is left out, and said to be.
     const agg = rows.map((r) => r.replace(',disagg,', ',agg,').replace(/,,,,,,,/, ',8,4,1,1,1,4,'));
@@ -91,7 +97,7 @@ describe('disaggregated rows of the silicon sample', () => {
     const leftOut: LeftOutSeries[] = [];
     const rows = [row('a', dump(4, 1), p, q, 195, 5.3), row('b', dump(8, 1), p, q, 220, 5.6)];
     const twins = [row('c', dump(4, 2), p, q, 195.001, 5.3), row('d', dump(8, 2), p, q, 220, 5.6)];
-    const kept = readSiliconDeployments(sample([...rows, ...twins]), 1, { mode: 'disagg', leftOut });
+    const kept = readSiliconDeployments(sample([...rows, ...twins]), 1, { mode: 'disagg', workersFile: NO_WORKERS_FILE, leftOut });
     expect(kept.map((d) => d.series)).toEqual(['cfg1']);
     expect(leftOut).toEqual([
       { label: expect.stringContaining('cfg2') as string, lines: [4, 5], reason: expect.stringContaining('cfg1') as string },
@@ -107,7 +113,7 @@ describe('disaggregated rows of the silicon sample', () => {
       row('b', exported(8), ['', '', 4, 1, 1, 4], ['', '', 8, 1, 1, 8], 220.004, 5.6),
       row('c', exported(16), ['', '', 4, 1, 1, 4], ['', '', 8, 1, 1, 8], 260, 6.1),
     ];
-    const found = readSiliconDeployments(sample(rows), 1, { mode: 'disagg', leftOut });
+    const found = readSiliconDeployments(sample(rows), 1, { mode: 'disagg', workersFile: NO_WORKERS_FILE, leftOut });
     expect(found.map((d) => [d.series, d.points.map((p) => p.key.concurrency)])).toEqual([
       ['cfg7', [8]],
       ['2026-03-25.csv', [16]],
@@ -120,6 +126,7 @@ describe('disaggregated rows of the silicon sample', () => {
   it('builds a run config with a prefill and a decode pool', () => {
     const [d] = readSiliconDeployments(sample([row('a', dump(4), [1, 2, 1, 4, 1, 4], [1, 3, 8, 1, 1, 8], 195, 5.3)]), 1, {
       mode: 'disagg',
+      workersFile: NO_WORKERS_FILE,
     });
     const config = catalogBaseConfig(d);
     expect(config.engine.workers.aggregated).toBeUndefined();

@@ -30,6 +30,7 @@ import type { EfficiencyFactors } from '../catalog/efficiency.js';
 import type { Precision, RunConfig } from '../config/types.js';
 import { parseRunConfig } from '../config/load.js';
 import type { ScorePoint } from '../score/points.js';
+import { loadDisaggWorkers, workersFromConfig } from './disagg-workers.js';
 import { isMixtureOfExperts } from './model-family.js';
 import { readTable } from './read-table.js';
 
@@ -58,6 +59,8 @@ export interface SiliconPointInfo {
   /** Whether a drained warm-up ran before the measured requests: by the measured date; null when unknown. */
   warmedUp: boolean | null;
   line: number;
+  /** A disaggregated row without worker counts: those InferenceX's master config gives it (data/silicon/disagg-workers.csv). */
+  configWorkers?: { prefill: number; decode: number };
 }
 
 export interface SiliconDeployment {
@@ -105,13 +108,22 @@ export interface SiliconDeployment {
 
 /** One pool of a disaggregated deployment, from the sample's `prefill_*` or `decode_*` columns. */
 export interface SiliconPool {
-  /** Workers of the pool (`*_num_workers`; 1 where the row leaves it empty, `workersGiven` false). */
+  /**
+   * Workers of the pool (`*_num_workers`; where the rows leave it empty, the count
+   * data/silicon/disagg-workers.csv gives them, else 1).
+   */
   workers: number;
+  /** Whether the rows themselves give the worker counts. */
   workersGiven: boolean;
+  /** Where the worker counts come from: the rows, InferenceX's master config, or nowhere (1 assumed). */
+  workersFrom: WorkersFrom;
   tp: number;
   attentionDp: number;
   expert: number;
 }
+
+/** Where a disaggregated deployment's worker counts come from (`SiliconPool.workersFrom`). */
+export type WorkersFrom = 'row' | 'inferencex-config' | 'unknown';
 
 /** A series the reader leaves out, with its rows and the reason (`readSiliconDeployments`'s `leftOut`). */
 export interface LeftOutSeries {
@@ -216,12 +228,14 @@ const REQUIRED_COLUMNS = [
  * the client concurrency is `silicon_concurrency=` as for aggregated rows, else decode_batch_size
  * x decode workers x decode attention DP). `leftOut`, when given, receives every series left out
  * and why (fewer than `minPoints` points, two values at one concurrency, a zero or missing value,
- * a mixed series).
+ * a mixed series). A disaggregated series without worker counts is split, once series repeating
+ * others are left out, by the counts InferenceX's master config gives its rows
+ * (`workersFile`, data/silicon/disagg-workers.csv by default; `splitByConfigWorkers`).
  */
 export function readSiliconDeployments(
   file: string,
   minPoints = 5,
-  options: { mode?: 'agg' | 'disagg'; leftOut?: LeftOutSeries[] } = {},
+  options: { mode?: 'agg' | 'disagg'; leftOut?: LeftOutSeries[]; workersFile?: string } = {},
 ): SiliconDeployment[] {
   const mode = options.mode ?? 'agg';
   const disagg = mode === 'disagg';
@@ -241,8 +255,10 @@ export function readSiliconDeployments(
     itl: number;
     line: number;
     cells: Record<string, string>;
+    workers?: { prefill: number; decode: number };
   }
   const groups = new Map<string, Row[]>();
+  const workerRows = disagg ? loadDisaggWorkers(options.workersFile) : undefined;
   for (const row of table.rows) {
     if (row.cells.mode !== mode) continue;
     const cells = row.cells;
@@ -270,6 +286,7 @@ export function readSiliconDeployments(
       itl: Number(cells.silicon_tpot_ms),
       line: row.line,
       cells,
+      workers: workerRows === undefined ? undefined : workersFromConfig(cells, sourceFields(source), workerRows),
     });
     groups.set(key, list);
   }
@@ -365,12 +382,74 @@ export function readSiliconDeployments(
         key: { concurrency: r.c, isl, osl },
         metrics: { time_to_first_token: { avg: r.ttft }, inter_token_latency: { avg: r.itl } },
       })),
-      info: sorted.map((r) => ({ clients: r.c, batchSize: r.batch, line: r.line, ...measuredOf(r.cells.silicon_data_source ?? '') })),
+      info: sorted.map((r) => ({
+        clients: r.c,
+        batchSize: r.batch,
+        line: r.line,
+        ...measuredOf(r.cells.silicon_data_source ?? ''),
+        ...(r.workers !== undefined ? { configWorkers: r.workers } : {}),
+      })),
     });
   }
   out.sort((a, b) => (a.label < b.label ? -1 : a.label > b.label ? 1 : 0));
   const kept = withoutDuplicates(out, options.leftOut);
-  return disagg ? withoutRepeatedPoints(kept, options.leftOut) : kept;
+  return disagg ? splitByConfigWorkers(withoutRepeatedPoints(kept, options.leftOut)) : kept;
+}
+
+/** Why a disaggregated series is more than one run's curve (`SiliconDeployment.mixed`), null when it is one. */
+function mixedOf(points: readonly ScorePoint[]): string | null {
+  const rows = points.map((p) => ({
+    c: Number(p.key.concurrency),
+    ttft: p.metrics.time_to_first_token.avg,
+    itl: Number(p.metrics.inter_token_latency.avg),
+  }));
+  if (rows.some((r, i) => i > 0 && r.c === rows[i - 1].c && (r.ttft !== rows[i - 1].ttft || r.itl !== rows[i - 1].itl))) {
+    return 'two different values at one concurrency (two runs, not one curve)';
+  }
+  if (rows.some((r, i) => i > 0 && r.c > rows[i - 1].c && r.itl < rows[i - 1].itl * (1 - MIXED_SERIES_ITL_DROP))) {
+    return `mixed series: ITL falls by more than ${MIXED_SERIES_ITL_DROP * 100} % from one concurrency to the next`;
+  }
+  return null;
+}
+
+/**
+ * A disaggregated series without worker counts, split by the counts InferenceX's master config
+ * gives its points (`SiliconPointInfo.configWorkers`): one deployment per pair of counts, its
+ * pools marked `inferencex-config`, and one of the points it gives none (`unknown`, as before).
+ * The parts keep the series' order of points; whether each is still mixed is decided again.
+ * Done after the series repeating others are left out, so that what is left out does not depend
+ * on the counts.
+ */
+function splitByConfigWorkers(deployments: SiliconDeployment[]): SiliconDeployment[] {
+  const out: SiliconDeployment[] = [];
+  for (const d of deployments) {
+    if (d.pools === undefined || d.pools.decode.workersFrom !== 'unknown' || d.info.every((i) => i.configWorkers === undefined)) {
+      out.push(d);
+      continue;
+    }
+    const parts = new Map<string, number[]>();
+    d.info.forEach((info, i) => {
+      const w = info.configWorkers;
+      const key = w === undefined ? '' : `${w.prefill}/${w.decode}`;
+      parts.set(key, [...(parts.get(key) ?? []), i]);
+    });
+    for (const [key, indices] of parts) {
+      const points = indices.map((i) => d.points[i]);
+      const info = indices.map((i) => d.info[i]);
+      const w = info[0].configWorkers;
+      const pools =
+        key === '' || w === undefined || d.pools === undefined
+          ? d.pools
+          : {
+              prefill: { ...d.pools.prefill, workers: w.prefill, workersFrom: 'inferencex-config' as const },
+              decode: { ...d.pools.decode, workers: w.decode, workersFrom: 'inferencex-config' as const },
+            };
+      if (pools === undefined) continue;
+      const label = `${d.backend} ${d.version || '-'} ${d.model} ${d.system} ${d.precision || '-'} ${d.isl}/${d.osl} ${poolLabel('P', pools.prefill)} ${poolLabel('D', pools.decode)} ${d.series}`;
+      out.push({ ...d, label, replicas: pools.decode.workers, pools, mixed: mixedOf(points), points, info });
+    }
+  }
+  return out.sort((a, b) => (a.label < b.label ? -1 : a.label > b.label ? 1 : 0));
 }
 
 /**
@@ -501,15 +580,20 @@ function poolOf(cells: Record<string, string>, prefix: string): SiliconPool {
   return {
     workers: workers > 0 ? workers : 1,
     workersGiven: workers > 0,
+    workersFrom: workers > 0 ? 'row' : 'unknown',
     tp: Number(cells[`${prefix}tp_size`]) || 1,
     attentionDp: attentionDpOf(cells, prefix),
     expert: Number(cells[`${prefix}moe_ep_size`]) || 1,
   };
 }
 
-/** A pool in a label: `P1xtp4` (one prefill worker of TP 4), `D4xtp1adp8ep8`; `?x` when the workers are not given. */
+/**
+ * A pool in a label: `P1xtp4` (one prefill worker of TP 4), `D4xtp1adp8ep8`; `(4)x` when the
+ * workers come from InferenceX's master config, `?x` when they are not known.
+ */
 function poolLabel(role: string, p: SiliconPool): string {
-  return `${role}${p.workersGiven ? p.workers : '?'}xtp${p.tp}${p.attentionDp > 1 ? `adp${p.attentionDp}` : ''}${p.expert > 1 ? `ep${p.expert}` : ''}`;
+  const workers = p.workersFrom === 'row' ? `${p.workers}` : p.workersFrom === 'inferencex-config' ? `(${p.workers})` : '?';
+  return `${role}${workers}xtp${p.tp}${p.attentionDp > 1 ? `adp${p.attentionDp}` : ''}${p.expert > 1 ? `ep${p.expert}` : ''}`;
 }
 
 /**
