@@ -1,9 +1,11 @@
 #!/usr/bin/env node
-// Bundles the command line (`npm run build` runs it after tsc): dist/src/cli/main.js becomes one
-// module holding yargs and what every command loads at start-up, and what the commands load when
-// they run (zod, the YAML parser, the engines' version matching, the replay core with its random
-// generators and its sketch, each command's own work) chunks in dist/src/cli/bundle/, except the
-// replay command's, which is one file of its own (dist/src/cli/replay-action.js, see replayApart).
+// Bundles the command line (`npm run build` runs it after tsc): dist/src/cli/main.js becomes a small
+// module that reads the command line and loads dist/src/cli/cli.js (yargs and what every command loads
+// at start-up) or, for a plain replay line, the replay command alone (src/cli/replay-arguments.ts); what
+// the commands load when they run (zod, the YAML parser, the engines' version matching, the replay core
+// with its random generators and its sketch, each command's own work) becomes chunks in
+// dist/src/cli/bundle/, except the replay command's, which is one file of its own run with V8's code
+// cache (dist/src/cli/replay-action.js, see replayApart and writeReplayScript).
 // Node.js loads a module file by file, and the command line's few hundred files cost a start-up
 // several times `node -e 0`; bundled, a command reads a handful (npm run bench prints the
 // start-up row). The shipped catalog's snapshot is written beside them (writeDataSnapshot).
@@ -11,6 +13,7 @@
 // and the fit tasks) are loaded by Piscina from their compiled files, and the packages that only
 // some commands need (charts, fits, tables) load from node_modules when those commands run.
 import { build } from 'esbuild';
+import { spawnSync } from 'node:child_process';
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -75,8 +78,9 @@ const REPLAY_ACTION = 'replay-action.js';
 const replayApart = {
   name: 'replay-apart',
   setup(bundle) {
-    bundle.onResolve({ filter: /^\.\.\/actions\/replay\.js$/ }, (args) =>
-      /[\\/]commands[\\/]replay\.js$/.test(args.importer) ? { path: `./${REPLAY_ACTION}`, external: true } : undefined,
+    // The replay command's handler (commands/replay.js) and main.js's direct path (replay-arguments.ts).
+    bundle.onResolve({ filter: /^\.{1,2}\/actions\/replay\.js$/ }, (args) =>
+      /[\\/]cli[\\/](commands[\\/]replay|main)\.js$/.test(args.importer) ? { path: `./${REPLAY_ACTION}`, external: true } : undefined,
     );
   },
 };
@@ -101,7 +105,9 @@ async function main() {
   };
   const { metafile } = await build({
     ...common,
-    entryPoints: ['dist/src/cli/main.js'],
+    // cli.js (yargs, the commands' options), which main.js loads unless the command line is a plain
+    // replay, is an entry of its own so that it sits beside main.js (it imports the replay command's file).
+    entryPoints: ['dist/src/cli/main.js', 'dist/src/cli/cli.js'],
     outdir: 'dist/src/cli',
     entryNames: '[name]',
     chunkNames: 'bundle/[name]-[hash]',
@@ -110,18 +116,79 @@ async function main() {
     metafile: true,
     plugins: [lazyStringWidth, dataSnapshot(DATA_SNAPSHOT_DIR), replayApart],
   });
-  // The replay command's import names a path next to main.js: it must sit in main.js (with the commands' options).
+  // The replay command's import names a path next to main.js: it must sit in main.js or cli.js (with the commands' options).
   const importers = Object.entries(metafile.outputs)
     .filter(([, output]) => output.imports.some((i) => i.path === `./${REPLAY_ACTION}`))
-    .map(([file]) => file);
-  if (importers.join() !== 'dist/src/cli/main.js')
-    throw new Error(`./${REPLAY_ACTION} is imported from ${importers.join(', ')}, not main.js`);
+    .map(([file]) => file)
+    .sort();
+  if (importers.join() !== 'dist/src/cli/cli.js,dist/src/cli/main.js')
+    throw new Error(`./${REPLAY_ACTION} is imported from ${importers.join(', ')}, not main.js and cli.js`);
   await build({
     ...common,
-    entryPoints: ['dist/src/cli/actions/replay.js'],
+    entryPoints: ['dist/src/cli/replay-entry.js'],
     outfile: join('dist', 'src', 'cli', REPLAY_ACTION),
+    banner: {},
+  });
+  await writeReplayScript(common);
+}
+
+/** The replay command's work as one CommonJS file, which replay-action.js runs (src/cli/replay-entry.ts). */
+const REPLAY_SCRIPT = join('dist', 'src', 'cli', 'replay-action.cjs');
+const REPLAY_CODE_CACHE = join('dist', 'src', 'cli', 'replay-action.code-cache');
+
+/** What the code cache is made from: a one-request replay of the README's first config. */
+const WARM_UP = {
+  config: join(root, 'sweeps', 'configs', 'qwen3-32b-h100-tp2.yaml'),
+  set: ['traffic.stop={requests: 1}'],
+  perRequest: false,
+  json: false,
+  aiperf: false,
+  skipInvalidRows: false,
+};
+
+/**
+ * `servesim replay`'s work (dist/src/cli/actions/replay.js and all it imports), bundled as the body
+ * of Node.js's CommonJS wrapper, which src/cli/code-cache.ts compiles with V8's code cache: Node.js
+ * 20 caches no compiled code of the modules it loads, and compiling this file, on loading and
+ * function by function as each first runs, cost a one-request replay a fifth of its start-up. The
+ * cache is written by a replay run once (the functions it compiled are in it); src/cli/code-cache.ts
+ * says when a process uses it.
+ */
+async function writeReplayScript(common) {
+  rmSync(join(root, REPLAY_CODE_CACHE), { force: true });
+  await build({
+    ...common,
+    format: 'cjs',
+    entryPoints: ['dist/src/cli/actions/replay.js'],
+    outfile: REPLAY_SCRIPT,
+    // The file is read as Latin-1 when it is ASCII (what esbuild writes: it escapes the rest).
+    charset: 'ascii',
+    // A CommonJS file has no import.meta: its URL is the file's own, from the wrapper's __filename.
+    define: { 'import.meta.url': '__importMetaUrl' },
+    banner: {
+      js: "(function (exports, require, module, __filename, __dirname) {'use strict';const __importMetaUrl = require('node:url').pathToFileURL(__filename).href;",
+    },
+    footer: { js: '})' },
     plugins: [dataSnapshot(DATA_SNAPSHOT_DIR)],
   });
+  // vm.Script runs it without a loader for import(): every module it needs must be bundled or required.
+  const text = readFileSync(join(root, REPLAY_SCRIPT), 'latin1');
+  const dynamicImport = /\bimport\s*\(/.exec(text);
+  if (dynamicImport !== null) throw new Error(`${REPLAY_SCRIPT} calls import() at offset ${dynamicImport.index}; vm.Script cannot run it`);
+  // The warm-up replay runs in a process of its own, without the options of this one (V8 refuses
+  // a cache made under other flags), its table thrown away.
+  const { NODE_OPTIONS: _ignored, ...env } = process.env;
+  const replay = pathToFileURL(join(root, 'dist', 'src', 'cli', REPLAY_ACTION)).href;
+  const script =
+    `const m = await import(${JSON.stringify(replay)});` +
+    `await m.runReplayCommand(${JSON.stringify(WARM_UP)});` +
+    'm.writeReplayCodeCache();';
+  const child = spawnSync(process.execPath, ['--input-type=module', '-e', script], {
+    cwd: root,
+    env,
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
+  if (child.status !== 0) throw new Error(`writing ${REPLAY_CODE_CACHE}: the warm-up replay failed (exit ${child.status})`);
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) await main();

@@ -21,12 +21,16 @@ const HEAVY = [
 ];
 
 describe("the command line's start-up", () => {
+  it('reads the command line without yargs, to send a plain replay straight to the replay command', () => {
+    expect(loadedBy('cli/main.ts')).toEqual({ modules: ['cli/main.ts', 'cli/replay-arguments.ts'], packages: [] });
+  });
+
   it('loads yargs and the options of the commands, nothing that runs one', () => {
-    const { modules, packages } = loadedBy('cli/main.ts');
+    const { modules, packages } = loadedBy('cli/cli.ts');
     expect(packages).toEqual(['yargs']);
     expect(modules.filter((m) => !m.startsWith('cli/commands/'))).toEqual([
       'cli/cli.ts',
-      'cli/main.ts',
+      'cli/report-error.ts',
       'config/errors.ts',
       'config/limits.ts',
       'io/format-number.ts',

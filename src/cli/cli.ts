@@ -6,8 +6,7 @@
  * process.exitCode themselves when they finish with a non-zero status of their own.
  */
 import yargs, { type Argv } from 'yargs';
-import { ConfigError, INPUT_ERROR_EXIT_CODE, InputError } from '../config/errors.js';
-import { formatCount } from '../config/limits.js';
+import { INPUT_ERROR_EXIT_CODE } from '../config/errors.js';
 import { calibrateCommands } from './commands/calibrate.js';
 import { catalogCommand } from './commands/catalog.js';
 import { planCommand } from './commands/plan.js';
@@ -16,42 +15,7 @@ import { schemaCommand } from './commands/schema.js';
 import { scoreCommand } from './commands/score.js';
 import { serveCommand } from './commands/serve.js';
 import { makeSweepCommand, mergeHintCommand, type SweepCommandDeps } from './commands/sweep.js';
-
-/** Config problems listed one per line; past this many, the rest are counted (a wrong file can have thousands). */
-const MAX_LISTED_ISSUES = 10;
-
-/**
- * Whether `err` is a `ConfigError`: one of this module's class, or of the copy of it that the built
- * replay command holds (scripts/bundle-cli.mjs bundles that command into a file of its own), which
- * `instanceof` does not recognize. An `InputError` needs no such test: its report is the one any
- * error with an exit code gets.
- */
-function isConfigError(err: unknown): err is ConfigError {
-  return (
-    err instanceof ConfigError ||
-    (err instanceof Error && err.name === 'ConfigError' && Array.isArray((err as Partial<ConfigError>).issues))
-  );
-}
-
-function reportError(err: unknown): number {
-  if (isConfigError(err)) {
-    for (const issue of err.issues.slice(0, MAX_LISTED_ISSUES)) process.stderr.write(`error: ${issue.message}\n`);
-    const more = err.issues.length - MAX_LISTED_ISSUES;
-    if (more > 0) process.stderr.write(`error: ... and ${formatCount(more)} more problems in ${err.file}\n`);
-    return INPUT_ERROR_EXIT_CODE;
-  }
-  if (err instanceof InputError) {
-    process.stderr.write(`error: ${err.message}\n`);
-    return INPUT_ERROR_EXIT_CODE;
-  }
-  const e = err as { exitCode?: unknown; message?: unknown };
-  if (typeof e?.exitCode === 'number' && typeof e.message === 'string') {
-    process.stderr.write(`error: ${e.message}\n`);
-    return e.exitCode;
-  }
-  process.stderr.write(`error: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
-  return 1;
-}
+import { reportError } from './report-error.js';
 
 /**
  * `--shard -1/2` as `--shard=-1/2`: an option's value that starts with a dash and a digit but is

@@ -11,6 +11,7 @@ import type { RequestRecord } from '../../core/report-types.js';
 import { checkOutputDir, writeOutputFiles, type OutputContent } from '../../io/write-output.js';
 import { replay } from '../../replay.js';
 import { formatSummaryTable } from '../format-table.js';
+import { reportError } from '../report-error.js';
 
 export interface ReplayArgs {
   config: string;
@@ -70,5 +71,18 @@ export async function runReplayCommand(args: ReplayArgs): Promise<void> {
   else {
     process.stdout.write(formatSummaryTable(result.summary) + '\n');
     if (written.length > 0) process.stdout.write(`wrote ${written.join(', ')}\n`);
+  }
+}
+
+/**
+ * The replay command as the command line runs it, errors reported, for main.ts's direct path
+ * (replay-arguments.ts): its exit status, as cli.ts's `main` gives it.
+ */
+export async function runReplayMain(args: ReplayArgs): Promise<number> {
+  try {
+    await runReplayCommand(args);
+    return typeof process.exitCode === 'number' ? process.exitCode : 0;
+  } catch (err) {
+    return reportError(err);
   }
 }

@@ -1,0 +1,100 @@
+/**
+ * Running a bundled CommonJS file with V8's code cache: the built replay command
+ * (scripts/bundle-cli.mjs) is such a file, and V8 compiling its 600 KB (the YAML parser, zod, the
+ * replay core), on loading and then function by function as each first runs, was a large part of
+ * a one-request replay's start-up. Node.js 20 keeps no code cache for the modules it loads, so
+ * the file is compiled here as a `vm.Script` given the cache the build wrote after one run.
+ *
+ * The cache file holds a header line, a copy of the source it was made from, then V8's data twice.
+ * It is used only when the header names this Node.js (version, architecture, V8) and the copy is
+ * the source on disk byte for byte, so that a cache made before the file was edited is not taken
+ * for it (V8 itself compares only the source's length); V8 then checks its data's version and
+ * flags, and compiles from the source when it refuses them. V8 does not check that its data is
+ * whole (a damaged cache ends the process in V8), and comparing the two copies costs far less at
+ * start-up than a checksum. A missing, stale, damaged or refused cache costs the compile time,
+ * never a result.
+ */
+import { readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { isAscii } from 'node:buffer';
+import { createRequire } from 'node:module';
+import { dirname, resolve } from 'node:path';
+import { Script } from 'node:vm';
+
+/** What became of the cache: used, refused by V8, not made from this source by this Node.js or damaged, or not there. */
+export type CodeCacheUse = 'accepted' | 'rejected' | 'stale' | 'absent';
+
+export interface CachedScript {
+  /** The file's `module.exports`. */
+  exports: unknown;
+  cache: CodeCacheUse;
+  /** The compiled script: `writeCodeCache` takes its cache after the file has run. */
+  script: Script;
+  /** The source's bytes, kept in the cache file (see the header comment). */
+  source: Buffer;
+}
+
+const MAGIC = 'servesim-code-cache 1';
+
+/** The header line of a cache made by this Node.js from a source of `sourceLength` bytes, with `dataLength` bytes of V8's data. */
+function header(sourceLength: number, dataLength: number): string {
+  return `${MAGIC} ${process.version} ${process.arch} ${process.versions.v8} ${sourceLength} ${dataLength}\n`;
+}
+
+/** V8's data in `cache` when it was made by this Node.js from exactly `source` and is whole; else undefined. */
+function cachedDataFor(cache: Buffer, source: Buffer): Buffer | undefined {
+  const end = cache.indexOf(10);
+  if (end < 0 || end > 200) return undefined;
+  const line = cache.toString('latin1', 0, end + 1);
+  const dataLength = Number(/ (\d+)\n$/.exec(line)?.[1]);
+  if (!(dataLength > 0) || line !== header(source.length, dataLength)) return undefined;
+  const start = line.length;
+  const data = start + source.length;
+  if (cache.length !== data + 2 * dataLength || !cache.subarray(start, data).equals(source)) return undefined;
+  const first = cache.subarray(data, data + dataLength);
+  return first.equals(cache.subarray(data + dataLength)) ? first : undefined;
+}
+
+/**
+ * Runs `file`, whose text is one function expression of Node.js's CommonJS wrapper
+ * (`(function (exports, require, module, __filename, __dirname) { ... })`), with the code cache
+ * in `cacheFile` when it fits (see the header comment), and returns its exports.
+ */
+export function runCachedScript(path: string, cacheFile: string): CachedScript {
+  const file = resolve(path);
+  const source = readFileSync(file);
+  let cachedData: Buffer | undefined;
+  let cache: CodeCacheUse = 'absent';
+  try {
+    cachedData = cachedDataFor(readFileSync(cacheFile), source);
+    cache = cachedData === undefined ? 'stale' : 'accepted';
+  } catch {
+    // No cache (or none readable): compiled from the source.
+  }
+  // An ASCII file (what the build writes) is read as Latin-1, a copy; UTF-8 would be decoded.
+  const text = source.toString(isAscii(source) ? 'latin1' : 'utf8');
+  const script = new Script(text, { filename: file, cachedData });
+  if (cachedData !== undefined && script.cachedDataRejected === true) cache = 'rejected';
+  const wrapper = script.runInThisContext() as (
+    exports: object,
+    require: NodeJS.Require,
+    module: { exports: unknown },
+    filename: string,
+    dirname: string,
+  ) => void;
+  const module: { exports: unknown } = { exports: {} };
+  wrapper(module.exports as object, createRequire(file), module, file, dirname(file));
+  return { exports: module.exports, cache, script, source };
+}
+
+/**
+ * Writes the code cache of a file `runCachedScript` ran: V8's data holds the functions compiled
+ * so far, so the build runs the file's common path before it writes the cache.
+ */
+export function writeCodeCache(ran: CachedScript, cacheFile: string): void {
+  const data = ran.script.createCachedData();
+  const head = Buffer.from(header(ran.source.length, data.length), 'latin1');
+  // Written whole, then renamed: a process reading the cache never sees part of it.
+  const partial = `${cacheFile}.partial`;
+  writeFileSync(partial, Buffer.concat([head, ran.source, data, data]));
+  renameSync(partial, cacheFile);
+}

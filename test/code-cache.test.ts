@@ -1,0 +1,112 @@
+/**
+ * src/cli/code-cache.ts: a file wrapped as Node.js wraps CommonJS runs the same with or without
+ * its code cache, and a cache made from another source or by another Node.js is not used. (That
+ * V8 takes the built replay's cache, and refuses a damaged one, is checked on the build by
+ * test/replay-code-cache.e2e.test.ts, in processes of their own: in this one V8 may take a source
+ * it compiled before from its own memory.)
+ */
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { runCachedScript, writeCodeCache } from '../src/cli/code-cache.js';
+
+/** A CommonJS body: exports `answer` (the product of two numbers written in it) and the wrapper's arguments it saw. */
+function wrapped(a: number, b: number, tag: string): string {
+  return (
+    `(function (exports, require, module, __filename, __dirname) {'use strict';\n` +
+    `exports.answer = function () { return ${a} * ${b}; };\n` +
+    `exports.tag = ${JSON.stringify(tag)};\n` +
+    `exports.file = __filename;\n` +
+    `exports.dir = __dirname;\n` +
+    `exports.sep = require('node:path').sep;\n` +
+    `})`
+  );
+}
+
+let dir: string;
+beforeEach(() => {
+  dir = mkdtempSync(join(tmpdir(), 'servesim-code-cache-'));
+});
+afterEach(() => {
+  rmSync(dir, { recursive: true, force: true });
+});
+
+interface Exported {
+  answer: () => number;
+  tag: string;
+  file: string;
+  dir: string;
+  sep: string;
+}
+
+describe('running a bundled file with its code cache', () => {
+  it('runs the file without a cache, then with the cache written after it ran', () => {
+    const file = join(dir, 'a.cjs');
+    const cache = join(dir, 'a.code-cache');
+    writeFileSync(file, wrapped(6, 7, 'first'));
+    const first = runCachedScript(file, cache);
+    expect(first.cache).toBe('absent');
+    const exported = first.exports as Exported;
+    expect(exported.answer()).toBe(42);
+    expect([exported.file, exported.dir, exported.sep]).toEqual([file, dir, '/']);
+    writeCodeCache(first, cache);
+    // The cache file: its header line, the source as it was read, then V8's data twice.
+    const bytes = readFileSync(cache);
+    const header = bytes.subarray(0, bytes.indexOf(10) + 1).toString('latin1');
+    const source = readFileSync(file);
+    const dataLength = (bytes.length - header.length - source.length) / 2;
+    expect(dataLength).toBeGreaterThan(0);
+    expect(header).toBe(`servesim-code-cache 1 ${process.version} ${process.arch} ${process.versions.v8} ${source.length} ${dataLength}\n`);
+    expect(bytes.subarray(header.length, header.length + source.length).equals(source)).toBe(true);
+    const data = header.length + source.length;
+    expect(bytes.subarray(data, data + dataLength).equals(bytes.subarray(data + dataLength))).toBe(true);
+    const second = runCachedScript(file, cache);
+    expect(second.cache).toBe('accepted');
+    expect((second.exports as Exported).answer()).toBe(42);
+  });
+
+  it('does not use a cache made from another source of the same length: the file on disk is what runs', () => {
+    const file = join(dir, 'b.cjs');
+    const cache = join(dir, 'b.code-cache');
+    writeFileSync(file, wrapped(6, 7, 'cached'));
+    writeCodeCache(runCachedScript(file, cache), cache);
+    const edited = wrapped(8, 9, 'edited');
+    expect(edited.length).toBe(wrapped(6, 7, 'cached').length);
+    writeFileSync(file, edited);
+    const run = runCachedScript(file, cache);
+    expect(run.cache).toBe('stale');
+    expect((run.exports as Exported).answer()).toBe(72);
+    expect((run.exports as Exported).tag).toBe('edited');
+  });
+
+  it('does not use a cache another Node.js made, nor a cut or damaged one', () => {
+    const file = join(dir, 'c.cjs');
+    const cache = join(dir, 'c.code-cache');
+    writeFileSync(file, wrapped(3, 5, 'c'));
+    writeCodeCache(runCachedScript(file, cache), cache);
+    const bytes = readFileSync(cache);
+    const uses = (content: Buffer): string => {
+      writeFileSync(cache, content);
+      const run = runCachedScript(file, cache);
+      expect((run.exports as Exported).answer()).toBe(15);
+      return run.cache;
+    };
+    expect(uses(bytes)).toBe('accepted');
+    expect(uses(Buffer.from(bytes.toString('latin1').replace(process.version, 'v0.0.1'), 'latin1'))).toBe('stale');
+    expect(uses(Buffer.from(bytes.toString('latin1').replace(process.arch, 'sparc'), 'latin1'))).toBe('stale');
+    expect(uses(bytes.subarray(0, bytes.length - 1))).toBe('stale');
+    expect(uses(Buffer.concat([bytes, Buffer.from([0])]))).toBe('stale');
+    const damaged = Buffer.from(bytes);
+    damaged[bytes.length - 10] ^= 1;
+    expect(uses(damaged)).toBe('stale');
+    expect(uses(Buffer.from('servesim-code-cache 1\n'))).toBe('stale');
+  });
+
+  it('reads a file that is not ASCII as UTF-8', () => {
+    const file = join(dir, 'd.cjs');
+    writeFileSync(file, wrapped(2, 2, 'τ ≤ 1 µs'));
+    const run = runCachedScript(file, join(dir, 'none'));
+    expect((run.exports as Exported).tag).toBe('τ ≤ 1 µs');
+  });
+});

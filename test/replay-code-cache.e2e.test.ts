@@ -1,0 +1,112 @@
+/**
+ * The built replay command runs its bundled file with the code cache the build wrote
+ * (src/cli/code-cache.ts, scripts/bundle-cli.mjs): V8 takes that cache, and a replay prints the
+ * same with it, without it, with a damaged one, and with one made before the file was edited (the
+ * edited file is what runs). Run on copies of the built package, each in processes of their own.
+ * A one-request replay also loads none of the Node.js modules it needs only for other work.
+ */
+import { spawnSync } from 'node:child_process';
+import { cpSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { describe, expect, it } from 'vitest';
+
+const ROOT = resolve(import.meta.dirname, '..');
+const CONFIG = join(ROOT, 'sweeps', 'configs', 'qwen3-32b-h100-tp2.yaml');
+
+/** A copy of the built package's command line, with its data files and node_modules linked. */
+function builtCopy(): string {
+  const dir = mkdtempSync(join(tmpdir(), 'servesim-code-cache-'));
+  cpSync(join(ROOT, 'package.json'), join(dir, 'package.json'));
+  cpSync(join(ROOT, 'dist', 'src', 'cli'), join(dir, 'dist', 'src', 'cli'), { recursive: true });
+  symlinkSync(join(ROOT, 'data'), join(dir, 'data'), 'dir');
+  symlinkSync(join(ROOT, 'node_modules'), join(dir, 'node_modules'), 'dir');
+  return dir;
+}
+
+/** A one-request replay through the built replay module of `dir`: its table (without the host's timing line) and what became of the cache. */
+function replay(dir: string, nodeOptions: string[] = []): { table: string; cache: string } {
+  const module = pathToFileURL(join(dir, 'dist', 'src', 'cli', 'replay-action.js')).href;
+  const args = {
+    config: CONFIG,
+    set: ['traffic.stop={requests: 1}'],
+    perRequest: false,
+    json: false,
+    aiperf: false,
+    skipInvalidRows: false,
+  };
+  const script = `const m = await import(${JSON.stringify(module)}); await m.runReplayCommand(${JSON.stringify(args)}); process.stderr.write(m.replayCodeCache);`;
+  const run = spawnSync(process.execPath, [...nodeOptions, '--input-type=module', '-e', script], { encoding: 'utf8' });
+  expect(run.status, run.stderr).toBe(0);
+  const table = run.stdout
+    .split('\n')
+    .filter((line) => !line.startsWith('simulated '))
+    .join('\n');
+  return { table, cache: run.stderr };
+}
+
+describe("the built replay's code cache", () => {
+  it('is taken by V8, and a replay prints the same with it, without it, and with one refused or damaged', () => {
+    const dir = builtCopy();
+    try {
+      const cacheFile = join(dir, 'dist', 'src', 'cli', 'replay-action.code-cache');
+      const cached = replay(dir);
+      expect(cached.cache).toBe('accepted');
+      expect(cached.table).toMatch(/^Request Count \(requests\) +1$/m);
+      // V8 refuses a cache made under other V8 flags, and compiles the file.
+      expect(replay(dir, ['--no-opt'])).toEqual({ table: cached.table, cache: 'rejected' });
+      // One copy of V8's data damaged: not used (V8 would not notice, and would end the process).
+      const bytes = readFileSync(cacheFile);
+      const damaged = Buffer.from(bytes);
+      for (let i = bytes.length - 4096; i < bytes.length - 2048; i++) damaged[i] ^= 0x5a;
+      writeFileSync(cacheFile, damaged);
+      expect(replay(dir)).toEqual({ table: cached.table, cache: 'stale' });
+      writeFileSync(cacheFile, bytes.subarray(0, bytes.length - 1));
+      expect(replay(dir)).toEqual({ table: cached.table, cache: 'stale' });
+      rmSync(cacheFile);
+      expect(replay(dir)).toEqual({ table: cached.table, cache: 'absent' });
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('is not used for a file edited after the build, even to the same length: the edited file runs', () => {
+    const dir = builtCopy();
+    try {
+      const script = join(dir, 'dist', 'src', 'cli', 'replay-action.cjs');
+      const text = readFileSync(script, 'latin1');
+      const edited = text.replace('["Request Count (requests)"', '["Request Cxunt (requests)"');
+      expect(edited.length).toBe(text.length);
+      expect(edited).not.toBe(text);
+      writeFileSync(script, edited, 'latin1');
+      const run = replay(dir);
+      expect(run.cache).toBe('stale');
+      expect(run.table).toMatch(/^Request Cxunt \(requests\) +1$/m);
+      expect(run.table).not.toMatch(/^Request Count/m);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('a one-request replay loads no node:perf_hooks, node:crypto, node:os or node:v8', () => {
+    const probe = "process.on('exit', () => process.stderr.write('\\nLOADED ' + process.moduleLoadList.join(',')))";
+    const run = spawnSync(
+      process.execPath,
+      [
+        '--import',
+        `data:text/javascript,${encodeURIComponent(probe)}`,
+        join(ROOT, 'bin', 'servesim.js'),
+        'replay',
+        CONFIG,
+        '--set',
+        'traffic.stop={requests: 1}',
+      ],
+      { encoding: 'utf8' },
+    );
+    expect(run.status, run.stderr).toBe(0);
+    const loaded = (/LOADED (.*)$/.exec(run.stderr)?.[1] ?? '').split(',');
+    expect(loaded).toContain('NativeModule fs');
+    for (const name of ['perf_hooks', 'crypto', 'os', 'v8']) expect(loaded).not.toContain(`NativeModule ${name}`);
+  });
+});
