@@ -202,7 +202,10 @@ export function disaggPoints(
         measured: { ttftMs: p.metrics.time_to_first_token.avg as number, itlMs: p.metrics.inter_token_latency.avg as number },
         setup: { tp: d.tp, attentionDp: d.attentionDp, expert: d.expert, launch: {}, apart: null },
       };
+      const speculative = d.info[i].configWorkers?.speculative ?? 'none';
       if (stalls.has(concurrency)) apart.push({ point, why: COLD_STALL_RULE });
+      else if (speculative !== 'none')
+        apart.push({ point, why: `measured with speculative decoding (${speculative}), which the replay does not simulate` });
       else points.push(point);
     });
   }
@@ -344,8 +347,8 @@ function reportDisagg(
 const FIT_TRAIN_POINTS = 3;
 
 /**
- * `--disagg-only --fitted`: every disaggregated deployment that gives its worker counts and has
- * more points than FIT_TRAIN_POINTS, fitted on its FIT_TRAIN_POINTS lowest concurrencies
+ * `--disagg-only --fitted`: every disaggregated deployment whose worker counts are known (from its
+ * row or InferenceX's config) and that has more points than FIT_TRAIN_POINTS, fitted on its FIT_TRAIN_POINTS lowest concurrencies
  * (`disagg-fit-task.ts`: the two pools' pass-time scales and the frontend delay, from its
  * zero-shot factors) and scored on the others, saturated ones included.
  */
@@ -356,7 +359,7 @@ async function fittedDisagg(
   threads: number,
 ): Promise<void> {
   const series = groupBy(
-    points.filter((p) => p.deployment.pools?.decode.workersGiven === true),
+    points.filter((p) => (p.deployment.pools?.decode.workersFrom ?? 'unknown') !== 'unknown'),
     (p) => p.label,
   )
     .map(([label, list]) => [label, [...list].sort((a, b) => a.concurrency - b.concurrency)] as const)
@@ -377,7 +380,7 @@ async function fittedDisagg(
   const scored: ZeroShotPoint[] = [];
   say(
     `\nfitted on the ${FIT_TRAIN_POINTS} lowest points (prefill pass-time scale, decode fixed and per-batch scales, frontend delay), every other point scored: ` +
-      `${series.length} deployments with worker counts and more than ${FIT_TRAIN_POINTS} points\n`,
+      `${series.length} deployments with known worker counts and more than ${FIT_TRAIN_POINTS} points\n`,
   );
   series.forEach(([label, list], k) => {
     const fit = fits[k];

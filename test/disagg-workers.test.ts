@@ -246,14 +246,27 @@ describe('the sample reader with worker counts from the master config', () => {
     const file = workersFile('for-sample.csv', [
       fileRow(facts({ concurrency: 8, measured }), 1, 4),
       fileRow(facts({ concurrency: 16, measured }), 1, 4),
-      fileRow(facts({ concurrency: 32, measured }), 2, 5),
+      fileRow(facts({ concurrency: 32, measured }), 2, 5, {
+        entry_prefill_dp_attn: 'false',
+        entry_decode_dp_attn: 'true',
+        spec_decoding: 'mtp',
+      }),
     ]);
     const found = readSiliconDeployments(sample, 1, { mode: 'disagg', workersFile: file });
+    // The entries' attention DP (TensorRT-LLM): a pool that ran it has one attention rank per GPU
+    // of its worker (prefill 4 GPUs: adp4; decode 8: adp8), the other keeps the row's TP.
     expect(found.map((d) => [d.label, d.points.map((p) => p.key.concurrency), d.replicas, d.mixed])).toEqual([
-      ['trtllm - DeepSeek-R1 gb200 fp4 1024/1024 P(1)xtp4ep4 D(4)xtp8ep4 2026-03-25.csv', [8, 16], 4, null],
-      ['trtllm - DeepSeek-R1 gb200 fp4 1024/1024 P(2)xtp4ep4 D(5)xtp8ep4 2026-03-25.csv', [32], 5, null],
+      ['trtllm - DeepSeek-R1 gb200 fp4 1024/1024 P(1)xtp1adp4ep4 D(4)xtp8ep4 2026-03-25.csv', [8, 16], 4, null],
+      ['trtllm - DeepSeek-R1 gb200 fp4 1024/1024 P(2)xtp4ep4 D(5)xtp1adp8ep4 2026-03-25.csv', [32], 5, null],
       ['trtllm - DeepSeek-R1 gb200 fp4 1024/1024 P?xtp4ep4 D?xtp8ep4 2026-03-25.csv', [64], 1, null],
     ]);
+    expect(found[1].info[0].configWorkers).toEqual({
+      prefill: 2,
+      decode: 5,
+      prefillDpAttention: false,
+      decodeDpAttention: true,
+      speculative: 'mtp',
+    });
     expect(found.map((d) => [d.pools?.prefill.workers, d.pools?.decode.workersFrom, d.pools?.decode.workersGiven])).toEqual([
       [1, 'inferencex-config', false],
       [2, 'inferencex-config', false],

@@ -355,8 +355,29 @@ export function workersFromConfig(
   cells: Record<string, string>,
   fields: Map<string, string>,
   rows: Map<string, WorkerRow> = loadDisaggWorkers(),
-): { prefill: number; decode: number } | undefined {
+): ConfigWorkers | undefined {
   const facts = rowFactsOf(cells, fields);
   const r = facts === null ? undefined : rows.get(factsKey(facts));
-  return r === undefined ? undefined : { prefill: r.prefillWorkers, decode: r.decodeWorkers };
+  return r === undefined
+    ? undefined
+    : {
+        prefill: r.prefillWorkers,
+        decode: r.decodeWorkers,
+        prefillDpAttention: r.cells.entry_prefill_dp_attn === 'true',
+        decodeDpAttention: r.cells.entry_decode_dp_attn === 'true',
+        speculative: r.cells.spec_decoding,
+      };
+}
+
+/**
+ * What the config entry matched to a row says of its deployment: the worker counts, whether each
+ * pool ran attention data parallelism (the sample's columns record attention DP 1 for every
+ * export row), and its speculative decoding (`none`, `mtp`).
+ */
+export interface ConfigWorkers {
+  prefill: number;
+  decode: number;
+  prefillDpAttention: boolean;
+  decodeDpAttention: boolean;
+  speculative: string;
 }

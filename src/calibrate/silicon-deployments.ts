@@ -30,7 +30,7 @@ import type { EfficiencyFactors } from '../catalog/efficiency.js';
 import type { Precision, RunConfig } from '../config/types.js';
 import { parseRunConfig } from '../config/load.js';
 import type { ScorePoint } from '../score/points.js';
-import { loadDisaggWorkers, workersFromConfig } from './disagg-workers.js';
+import { loadDisaggWorkers, workersFromConfig, type ConfigWorkers } from './disagg-workers.js';
 import { isMixtureOfExperts } from './model-family.js';
 import { readTable } from './read-table.js';
 
@@ -60,7 +60,7 @@ export interface SiliconPointInfo {
   warmedUp: boolean | null;
   line: number;
   /** A disaggregated row without worker counts: those InferenceX's master config gives it (data/silicon/disagg-workers.csv). */
-  configWorkers?: { prefill: number; decode: number };
+  configWorkers?: ConfigWorkers;
 }
 
 export interface SiliconDeployment {
@@ -255,7 +255,7 @@ export function readSiliconDeployments(
     itl: number;
     line: number;
     cells: Record<string, string>;
-    workers?: { prefill: number; decode: number };
+    workers?: ConfigWorkers;
   }
   const groups = new Map<string, Row[]>();
   const workerRows = disagg ? loadDisaggWorkers(options.workersFile) : undefined;
@@ -413,9 +413,20 @@ function mixedOf(points: readonly ScorePoint[]): string | null {
 }
 
 /**
+ * A pool whose config entry ran attention data parallelism: SGLang's and TensorRT-LLM's
+ * DP attention puts one attention rank on each GPU of the worker (attention TP 1, attention DP =
+ * the worker's GPUs), as aiconfigurator's InferenceX adapter reads it; vLLM's keeps the row's
+ * tensor-parallel size per rank. Without it, the pool as the row gives it.
+ */
+function withDpAttention(pool: SiliconPool, dpAttention: boolean, backend: string): SiliconPool {
+  if (!dpAttention || backend === 'vllm' || pool.attentionDp > 1) return pool;
+  return { ...pool, tp: 1, attentionDp: pool.tp * pool.attentionDp };
+}
+
+/**
  * A disaggregated series without worker counts, split by the counts InferenceX's master config
- * gives its points (`SiliconPointInfo.configWorkers`): one deployment per pair of counts, its
- * pools marked `inferencex-config`, and one of the points it gives none (`unknown`, as before).
+ * gives its points (`SiliconPointInfo.configWorkers`): one deployment per pair of counts and
+ * attention-DP settings, its pools marked `inferencex-config` (with the entry's attention DP), and one of the points it gives none (`unknown`, as before).
  * The parts keep the series' order of points; whether each is still mixed is decided again.
  * Done after the series repeating others are left out, so that what is left out does not depend
  * on the counts.
@@ -430,7 +441,7 @@ function splitByConfigWorkers(deployments: SiliconDeployment[]): SiliconDeployme
     const parts = new Map<string, number[]>();
     d.info.forEach((info, i) => {
       const w = info.configWorkers;
-      const key = w === undefined ? '' : `${w.prefill}/${w.decode}`;
+      const key = w === undefined ? '' : `${w.prefill}/${w.decode}/${w.prefillDpAttention}/${w.decodeDpAttention}`;
       parts.set(key, [...(parts.get(key) ?? []), i]);
     });
     for (const [key, indices] of parts) {
@@ -441,8 +452,16 @@ function splitByConfigWorkers(deployments: SiliconDeployment[]): SiliconDeployme
         key === '' || w === undefined || d.pools === undefined
           ? d.pools
           : {
-              prefill: { ...d.pools.prefill, workers: w.prefill, workersFrom: 'inferencex-config' as const },
-              decode: { ...d.pools.decode, workers: w.decode, workersFrom: 'inferencex-config' as const },
+              prefill: {
+                ...withDpAttention(d.pools.prefill, w.prefillDpAttention, d.backend),
+                workers: w.prefill,
+                workersFrom: 'inferencex-config' as const,
+              },
+              decode: {
+                ...withDpAttention(d.pools.decode, w.decodeDpAttention, d.backend),
+                workers: w.decode,
+                workersFrom: 'inferencex-config' as const,
+              },
             };
       if (pools === undefined) continue;
       const label = `${d.backend} ${d.version || '-'} ${d.model} ${d.system} ${d.precision || '-'} ${d.isl}/${d.osl} ${poolLabel('P', pools.prefill)} ${poolLabel('D', pools.decode)} ${d.series}`;
