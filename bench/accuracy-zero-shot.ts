@@ -212,6 +212,12 @@ export function disaggPoints(
   return { points, apart, skipped, leftOut, outOfScope, overCap };
 }
 
+/** `--first-token prefill|decode`: the disaggregated points replayed with that `engine.kv_transfer.first_token`. */
+const FIRST_TOKEN = ((value) => {
+  if (value !== undefined && value !== 'prefill' && value !== 'decode') throw new Error(`--first-token ${value}: prefill or decode`);
+  return value;
+})(argText('--first-token'));
+
 /** Replays disaggregated points at the factors `factorsOf` gives (their config has a prefill and a decode pool). */
 async function replayDisagg(
   pool: TrajectoryPool,
@@ -222,12 +228,10 @@ async function replayDisagg(
   return Promise.all(
     list.map(async (p) => {
       const config = measuredPointConfig(p, factorsOf(p), load);
-      const firstToken = argText('--first-token');
-      if (firstToken !== undefined) {
-        if (firstToken !== 'prefill' && firstToken !== 'decode') throw new Error(`--first-token ${firstToken}: prefill or decode`);
+      if (FIRST_TOKEN !== undefined) {
         config.engine.kv_transfer = {
           ...(config.engine.kv_transfer ?? { latency_ms: 0, max_local_prefill_tokens: 0 }),
-          first_token: firstToken,
+          first_token: FIRST_TOKEN,
         };
       }
       const decode = deploymentOf(config.engine, roleOf(config.engine, 'decode')).deployment;
@@ -476,15 +480,19 @@ export async function zeroShotBench(): Promise<void> {
     );
   let disaggPredictions: ZeroShotPoint[];
   let disaggApart: ZeroShotPoint[];
+  // The disaggregated points scored, then those reported apart, at the factors `factorsOf` gives.
+  const replayDisaggAll = async (factorsOf: (p: MeasuredPoint) => EfficiencyFactors) => [
+    await replayDisagg(pool, disagg.points, factorsOf, load),
+    await replayDisagg(
+      pool,
+      disagg.apart.map((a) => a.point),
+      factorsOf,
+      load,
+    ),
+  ];
   try {
     if (disaggOnly) {
-      disaggPredictions = await replayDisagg(pool, disagg.points, shipped, load);
-      disaggApart = await replayDisagg(
-        pool,
-        disagg.apart.map((a) => a.point),
-        shipped,
-        load,
-      );
+      [disaggPredictions, disaggApart] = await replayDisaggAll(shipped);
       reportDisagg(
         disaggPredictions,
         disagg.points,
@@ -497,13 +505,7 @@ export async function zeroShotBench(): Promise<void> {
     }
     if (evaluate) {
       predictions = await replayAtShipped(points);
-      disaggPredictions = await replayDisagg(pool, disagg.points, shipped, load);
-      disaggApart = await replayDisagg(
-        pool,
-        disagg.apart.map((a) => a.point),
-        shipped,
-        load,
-      );
+      [disaggPredictions, disaggApart] = await replayDisaggAll(shipped);
     } else {
       const result = await zeroShot(pool, points, load, { rounds: argValue('--rounds', 2), log: (line) => say(`  ${line}\n`) });
       predictions = result.predictions;
@@ -525,13 +527,7 @@ export async function zeroShotBench(): Promise<void> {
         ...new Set([...disagg.points, ...disagg.apart.map((a) => a.point)].map((p) => p.model)),
       ]);
       const leftOutFactors = (p: MeasuredPoint) => factorsFor(fits.get(p.model) as FactorFit, p.hardware, p.backend, p.family);
-      disaggPredictions = await replayDisagg(pool, disagg.points, leftOutFactors, load);
-      disaggApart = await replayDisagg(
-        pool,
-        disagg.apart.map((a) => a.point),
-        leftOutFactors,
-        load,
-      );
+      [disaggPredictions, disaggApart] = await replayDisaggAll(leftOutFactors);
     }
     apartPredictions = await replayAtShipped(apart.map((a) => a.point));
   } finally {
