@@ -1,54 +1,85 @@
 /**
- * Steps the batch policies share: the pass totals the timing provider reads (`summarizePass`),
- * moving the scheduled requests to the front of `running` (`scheduledFirst`), and the cost of a
- * request in blocks. Policies other than vLLM FCFS decide first and total afterwards, so that a
- * request refunded or retracted mid-composition leaves nothing behind in the totals.
+ * Steps the batch policies share: the pass totals the timing provider reads, added up as requests
+ * join a plan (`PassTotals`) or over a finished plan (`summarizePass`, for a policy that took a
+ * request back out of its plan, by a refund or a retraction, after counting it), which requests
+ * decode (`decodes`), moving the scheduled requests to the front of `running` (`scheduledFirst`),
+ * and the cost of a request in blocks.
  */
 import type { EngineRank } from '../engine-rank.js';
+import type { RequestTable } from '../request-table.js';
+
+/**
+ * The totals of a pass plan, added up as requests join it; `write` puts them in `rank.view`.
+ * A policy keeps one and clears it at the start of each composition.
+ */
+export class PassTotals {
+  prefillTokens = 0;
+  prefillPairs = 0;
+  decodeRequests = 0;
+  decodeKvTokens = 0;
+  emitted = 0;
+
+  clear(): void {
+    this.prefillTokens = 0;
+    this.prefillPairs = 0;
+    this.decodeRequests = 0;
+    this.decodeKvTokens = 0;
+    this.emitted = 0;
+  }
+
+  /**
+   * Request `r` joins the plan with `tokens` of the `needed` it has left to compute, after
+   * `done` computed of its `known` tokens: a decode (its `known` context read) when `decodes`,
+   * else prefill work. It emits a token when the tokens complete what it needs and its output
+   * is not yet complete.
+   */
+  add(t: RequestTable, r: number, tokens: number, needed: number, done: number, known: number, decodes: boolean): void {
+    if (decodes) {
+      this.decodeRequests++;
+      this.decodeKvTokens += known;
+    } else {
+      this.prefillTokens += tokens;
+      this.prefillPairs += tokens * (done + tokens / 2);
+    }
+    if (tokens === needed && t.generated[r] < t.outputLen[r]) this.emitted++;
+  }
+
+  /** Writes the totals, the plan's size `count` and the blocks in use into `rank`. */
+  write(rank: EngineRank, count: number): void {
+    rank.scheduledCount = count;
+    const view = rank.view;
+    view.prefillTokens = this.prefillTokens;
+    view.prefillPairs = this.prefillPairs;
+    view.decodeRequests = this.decodeRequests;
+    view.decodeKvTokens = this.decodeKvTokens;
+    view.emittedTokens = this.emitted;
+    view.kvBlocksUsed = rank.store.usedBlocks;
+  }
+}
+
+/** Whether request `r`, with `needed` tokens left to compute, decodes: one token left, and a token generated or its KV moved in from a prefill worker (`RequestTable.kvReady`). */
+export function decodes(t: RequestTable, r: number, needed: number): boolean {
+  return needed === 1 && (t.generated[r] > 0 || t.kvReady[r] > 0);
+}
+
+const totals = new PassTotals();
 
 /**
  * Writes `rank.view` for the plan `running[0 .. count)` (tokens in `table.scheduled`): prefill
- * tokens and pairs, decoding requests and their context, emitted tokens, blocks in use. A
- * request decodes when it has exactly one token left to compute and has generated a token or
- * moved its KV in from a prefill worker (`RequestTable.kvReady`).
+ * tokens and pairs, decoding requests and their context, emitted tokens, blocks in use.
  */
 export function summarizePass(rank: EngineRank, count: number): void {
   const t = rank.table;
-  const prompt = t.prompt;
-  const generated = t.generated;
-  const computed = t.computed;
-  const scheduled = t.scheduled;
-  const outputLen = t.outputLen;
-  const kvReady = t.kvReady;
   const running = rank.running;
-  let prefillTokens = 0;
-  let prefillPairs = 0;
-  let decodeRequests = 0;
-  let decodeKvTokens = 0;
-  let emitted = 0;
+  totals.clear();
   for (let i = 0; i < count; i++) {
     const r = running[i];
-    const known = prompt[r] + generated[r];
-    const done = computed[r];
+    const known = t.prompt[r] + t.generated[r];
+    const done = t.computed[r];
     const needed = known - done;
-    const tokens = scheduled[r];
-    if (needed === 1 && (generated[r] > 0 || kvReady[r] > 0)) {
-      decodeRequests++;
-      decodeKvTokens += known;
-    } else {
-      prefillTokens += tokens;
-      prefillPairs += tokens * (done + tokens / 2);
-    }
-    if (tokens === needed && generated[r] < outputLen[r]) emitted++;
+    totals.add(t, r, t.scheduled[r], needed, done, known, decodes(t, r, needed));
   }
-  rank.scheduledCount = count;
-  const view = rank.view;
-  view.prefillTokens = prefillTokens;
-  view.prefillPairs = prefillPairs;
-  view.decodeRequests = decodeRequests;
-  view.decodeKvTokens = decodeKvTokens;
-  view.emittedTokens = emitted;
-  view.kvBlocksUsed = rank.store.usedBlocks;
+  totals.write(rank, count);
 }
 
 /**

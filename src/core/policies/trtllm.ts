@@ -19,10 +19,11 @@
  */
 import type { BatchPolicy } from './batch-policy.js';
 import type { EngineRank } from '../engine-rank.js';
-import { blocksFor, scheduledFirst, summarizePass } from './policy-steps.js';
+import { blocksFor, decodes, PassTotals, scheduledFirst, summarizePass } from './policy-steps.js';
 
 export class TrtllmScheduler implements BatchPolicy {
   private scratch = new Int32Array(16);
+  private readonly totals = new PassTotals();
 
   constructor(private readonly noEvict: boolean) {}
 
@@ -44,12 +45,10 @@ export class TrtllmScheduler implements BatchPolicy {
     let budget = maxBatchedTokens;
     let batch = 0;
     let contexts = 0;
+    /** Context read by the generation requests of step 1 (the rest of the plan is in `totals`). */
     let kvTokens = 0;
-    let prefillTokens = 0;
-    let prefillPairs = 0;
-    let emitted = 0;
-    /** Requests admitted with their KV moved in from a prefill worker: they decode. */
-    let movedIn = 0;
+    const totals = this.totals;
+    totals.clear();
     let skipped = false;
     let paused = false;
 
@@ -68,7 +67,7 @@ export class TrtllmScheduler implements BatchPolicy {
         if (need > 0) reserved += need;
       }
       scheduled[r] = 0;
-      if (!(known - computed[r] === 1 && (generated[r] > 0 || t.kvReady[r] > 0))) {
+      if (!decodes(t, r, known - computed[r])) {
         contexts++;
         i++;
         continue;
@@ -98,7 +97,7 @@ export class TrtllmScheduler implements BatchPolicy {
       for (let j = 0; j < rank.runningCount; j++) {
         const r = running[j];
         const needed = prompt[r] + generated[r] - computed[r];
-        if (needed === 1 && (generated[r] > 0 || t.kvReady[r] > 0)) continue;
+        if (decodes(t, r, needed)) continue;
         if (batch >= maxSequences) {
           skipped = true;
           continue;
@@ -117,10 +116,7 @@ export class TrtllmScheduler implements BatchPolicy {
         scheduled[r] = tokens;
         budget -= tokens;
         batch++;
-        const done = computed[r];
-        prefillTokens += tokens;
-        prefillPairs += tokens * (done + tokens / 2);
-        if (tokens === needed && generated[r] < outputLen[r]) emitted++;
+        totals.add(t, r, tokens, needed, computed[r], prompt[r] + generated[r], false);
       }
     }
 
@@ -152,14 +148,7 @@ export class TrtllmScheduler implements BatchPolicy {
       scheduled[r] = tokens;
       budget -= tokens;
       batch++;
-      if (moved > 0) {
-        movedIn++;
-        kvTokens += known;
-      } else {
-        prefillTokens += tokens;
-        prefillPairs += tokens * (cached + tokens / 2);
-      }
-      if (tokens === needed && generated[r] < outputLen[r]) emitted++;
+      totals.add(t, r, tokens, needed, cached, known, moved > 0);
     }
 
     if (skipped || paused) {
@@ -169,14 +158,10 @@ export class TrtllmScheduler implements BatchPolicy {
     }
     // Every running request is in the plan, in order, then the admitted ones: the totals kept
     // along the way are the pass's (generation requests decode and emit one token each).
-    rank.scheduledCount = batch;
-    const view = rank.view;
-    view.prefillTokens = prefillTokens;
-    view.prefillPairs = prefillPairs;
-    view.decodeRequests = decoders + movedIn;
-    view.decodeKvTokens = kvTokens;
-    view.emittedTokens = decoders + emitted;
-    view.kvBlocksUsed = store.usedBlocks;
+    totals.decodeRequests += decoders;
+    totals.decodeKvTokens += kvTokens;
+    totals.emitted += decoders;
+    totals.write(rank, batch);
     return batch > 0 || rank.rejectedCount > 0;
   }
 

@@ -4,6 +4,8 @@
  */
 import type { EngineRank } from '../engine-rank.js';
 import type { BatchPolicy } from './batch-policy.js';
+import { decodes, PassTotals } from './policy-steps.js';
+import { admitFromHead } from './vllm-admission.js';
 
 /**
  * vLLM v1's scheduler, first come first served: running requests first (in admission order,
@@ -12,25 +14,21 @@ import type { BatchPolicy } from './batch-policy.js';
  * length limit are rejected when they reach the head.
  */
 export class VllmV1Fcfs implements BatchPolicy {
+  private readonly totals = new PassTotals();
+
   compose(rank: EngineRank, nowMs: number): boolean {
     const t = rank.table;
     const prompt = t.prompt;
     const generated = t.generated;
     const computed = t.computed;
     const scheduled = t.scheduled;
-    const outputLen = t.outputLen;
     const store = rank.store;
     // An unlimited pool always has the blocks: no call per running request for it.
     const limited = store.totalBlocks > 0;
-    const { maxBatchedTokens, maxSequences, chunkedPrefill, lengthLimit } = rank.limits;
-    const view = rank.view;
     const running = rank.running;
-    let budget = maxBatchedTokens;
-    let prefillTokens = 0;
-    let prefillPairs = 0;
-    let decodeRequests = 0;
-    let decodeKvTokens = 0;
-    let emitted = 0;
+    const totals = this.totals;
+    totals.clear();
+    let budget = rank.limits.maxBatchedTokens;
     let preempted = false;
     rank.rejectedCount = 0;
 
@@ -59,59 +57,15 @@ export class VllmV1Fcfs implements BatchPolicy {
       }
       scheduled[r] = tokens;
       budget -= tokens;
-      if (needed === 1 && (generated[r] > 0 || t.kvReady[r] > 0)) {
-        decodeRequests++;
-        decodeKvTokens += known;
-      } else {
-        prefillTokens += tokens;
-        prefillPairs += tokens * (done + tokens / 2);
-      }
-      if (tokens === needed && generated[r] < outputLen[r]) emitted++;
+      totals.add(t, r, tokens, needed, done, known, decodes(t, r, needed));
       i++;
     }
     let count = i;
 
     // 2. Admissions from the head of `waiting`, strictly FCFS with head-of-line blocking;
     // none in a pass that preempted. 4. Rejections are decided at the head.
-    if (!preempted) {
-      const waiting = rank.waiting;
-      while (waiting.size > 0) {
-        const r = waiting.peekFront();
-        if (prompt[r] >= lengthLimit) {
-          rank.rejectHead();
-          continue;
-        }
-        if (rank.runningCount >= maxSequences || budget === 0) break;
-        const known = prompt[r] + generated[r];
-        // At least one token is computed: the cache serves at most known - 1 tokens.
-        // KV moved in from a prefill worker counts as computed (a decode worker's admission).
-        const moved = t.kvReady[r];
-        const cached = moved > 0 ? moved : store.cachedPrefix(r, known - 1);
-        const needed = known - cached;
-        if (!chunkedPrefill && needed > budget && needed <= maxBatchedTokens) break;
-        const tokens = needed < budget ? needed : budget;
-        if (!store.admit(r, cached, cached + tokens)) break;
-        rank.admitHead(nowMs, cached);
-        scheduled[r] = tokens;
-        budget -= tokens;
-        if (moved > 0) {
-          decodeRequests++;
-          decodeKvTokens += known;
-        } else {
-          prefillTokens += tokens;
-          prefillPairs += tokens * (cached + tokens / 2);
-        }
-        if (tokens === needed && generated[r] < outputLen[r]) emitted++;
-        count++;
-      }
-    }
-    rank.scheduledCount = count;
-    view.prefillTokens = prefillTokens;
-    view.prefillPairs = prefillPairs;
-    view.decodeRequests = decodeRequests;
-    view.decodeKvTokens = decodeKvTokens;
-    view.emittedTokens = emitted;
-    view.kvBlocksUsed = store.usedBlocks;
+    if (!preempted) count += admitFromHead(rank, nowMs, budget, totals);
+    totals.write(rank, count);
     return count > 0 || rank.rejectedCount > 0;
   }
 }

@@ -9,7 +9,8 @@
  */
 import type { BatchPolicy } from './batch-policy.js';
 import type { EngineRank } from '../engine-rank.js';
-import { summarizePass } from './policy-steps.js';
+import { decodes, PassTotals, summarizePass } from './policy-steps.js';
+import { admitFromHead } from './vllm-admission.js';
 import type { PrioritySpec } from '../run.js';
 
 export class VllmV1Priority implements BatchPolicy {
@@ -20,6 +21,7 @@ export class VllmV1Priority implements BatchPolicy {
   /** Per rank: how many entries at the front of `waiting` are in order since the last composition (-1: none known). */
   private readonly sortedCount: Int32Array;
   private scratch = new Int32Array(16);
+  private readonly totals = new PassTotals();
 
   constructor(spec: PrioritySpec | null, ranks: number) {
     this.sortedCount = new Int32Array(ranks);
@@ -58,18 +60,13 @@ export class VllmV1Priority implements BatchPolicy {
     const scheduled = t.scheduled;
     const store = rank.store;
     const limited = store.totalBlocks > 0;
-    const { maxBatchedTokens, maxSequences, chunkedPrefill, lengthLimit } = rank.limits;
     const running = rank.running;
     const waiting = rank.waiting;
-    const outputLen = t.outputLen;
-    let budget = maxBatchedTokens;
+    let budget = rank.limits.maxBatchedTokens;
     let preempted = false;
     let refunded = false;
-    let prefillTokens = 0;
-    let prefillPairs = 0;
-    let decodeRequests = 0;
-    let decodeKvTokens = 0;
-    let emitted = 0;
+    const totals = this.totals;
+    totals.clear();
     rank.rejectedCount = 0;
 
     // The waiting queue in (priority, arrival) order. It was left in order by the last
@@ -126,63 +123,18 @@ export class VllmV1Priority implements BatchPolicy {
       if (selfPreempted) break;
       scheduled[r] = tokens;
       budget -= tokens;
-      if (needed === 1 && (generated[r] > 0 || t.kvReady[r] > 0)) {
-        decodeRequests++;
-        decodeKvTokens += known;
-      } else {
-        prefillTokens += tokens;
-        prefillPairs += tokens * (done + tokens / 2);
-      }
-      if (tokens === needed && generated[r] < outputLen[r]) emitted++;
+      totals.add(t, r, tokens, needed, done, known, decodes(t, r, needed));
       i++;
     }
     let count = i;
 
-    if (!preempted) {
-      while (waiting.size > 0) {
-        const r = waiting.peekFront();
-        if (prompt[r] >= lengthLimit) {
-          rank.rejectHead();
-          continue;
-        }
-        if (rank.runningCount >= maxSequences || budget === 0) break;
-        const known = prompt[r] + generated[r];
-        // KV moved in from a prefill worker counts as computed (a decode worker's admission).
-        const moved = t.kvReady[r];
-        const cached = moved > 0 ? moved : store.cachedPrefix(r, known - 1);
-        const needed = known - cached;
-        if (!chunkedPrefill && needed > budget && needed <= maxBatchedTokens) break;
-        const tokens = needed < budget ? needed : budget;
-        if (!store.admit(r, cached, cached + tokens)) break;
-        rank.admitHead(nowMs, cached);
-        scheduled[r] = tokens;
-        budget -= tokens;
-        if (moved > 0) {
-          decodeRequests++;
-          decodeKvTokens += known;
-        } else {
-          prefillTokens += tokens;
-          prefillPairs += tokens * (cached + tokens / 2);
-        }
-        if (tokens === needed && generated[r] < outputLen[r]) emitted++;
-        count++;
-      }
-    }
+    if (!preempted) count += admitFromHead(rank, nowMs, budget, totals);
     // Preempted requests went to the front out of order: sort everything next time.
     this.sortedCount[rank.index] = preempted ? 0 : waiting.size;
     // Requests left unscheduled after the cursor (budget spent) stay behind the plan. A refund
     // took a request out of the totals kept along the way: total the plan again.
     if (refunded) summarizePass(rank, count);
-    else {
-      rank.scheduledCount = count;
-      const view = rank.view;
-      view.prefillTokens = prefillTokens;
-      view.prefillPairs = prefillPairs;
-      view.decodeRequests = decodeRequests;
-      view.decodeKvTokens = decodeKvTokens;
-      view.emittedTokens = emitted;
-      view.kvBlocksUsed = store.usedBlocks;
-    }
+    else totals.write(rank, count);
     return count > 0 || rank.rejectedCount > 0;
   }
 }
