@@ -9,7 +9,8 @@
  * minutes of replay per fit), split into six strata (vLLM, SGLang, TensorRT-LLM x dense, MoE);
  * from each stratum K deployments (default 3) evenly spaced in label order. The rule does not
  * look at any result. Each is fitted on its three lowest concurrency points and scored on the
- * rest (TTFT avg and ITL avg MAPE). Then the B200 MiniMax-M2.5 sweep of
+ * rest (TTFT avg and ITL avg MAPE), saturated points included; held-out points of a cold-start
+ * stall (`COLD_STALL_RULE`, the zero-shot bench's rule) are listed apart and not scored. Then the B200 MiniMax-M2.5 sweep of
  * `data/silicon/dynosim-b200-minimax-m25-tp4-isl1k-osl1k.csv`, whose `mocker` and `aic` rows
  * (two other simulators) are scored on the same held-out points.
  *
@@ -47,11 +48,11 @@ import { readTable } from '../src/calibrate/read-table.js';
 import { parseMetricList } from '../src/score/metric-names.js';
 import type { ScorePoint } from '../src/score/points.js';
 import { PointPool } from '../src/sweep/pool.js';
-import { zeroShotBench } from './accuracy-zero-shot.js';
+import { COLD_STALL_RULE, zeroShotBench } from './accuracy-zero-shot.js';
 import { benchEnvironment, describeEnvironment, JSON_OUTPUT, say } from './environment.js';
 import { TrajectoryPool } from '../src/calibrate/catalog-calibration.js';
 import { calibrateRoofline, type RooflineCalibration } from '../src/calibrate/roofline-calibration.js';
-import { catalogBaseConfig } from '../src/calibrate/silicon-deployments.js';
+import { catalogBaseConfig, coldStallConcurrencies } from '../src/calibrate/silicon-deployments.js';
 import { chooseForm, fitFormsFileText, type FitFormsRow } from '../src/calibrate/fit-forms.js';
 import { stratumOf } from '../src/catalog/accuracy.js';
 import { writeOutputFile } from '../src/io/write-output.js';
@@ -88,6 +89,8 @@ interface Case {
     'model' | 'modelPath' | 'backend' | 'precision' | 'expert' | 'system' | 'tp' | 'attentionDp' | 'isl' | 'osl'
   >;
   points: ScorePoint[];
+  /** Concurrencies reported apart: cold-start stalls (`COLD_STALL_RULE`), not scored. */
+  apart: number[];
 }
 
 /**
@@ -109,7 +112,13 @@ export function selectCases(perStratum: number): Case[] {
       const k = Math.min(perStratum, stratum.length);
       for (let i = 0; i < k; i++) {
         const d = stratum[Math.floor((i * stratum.length) / k)];
-        cases.push({ label: d.label, stratum: `${backend} ${moe ? 'MoE' : 'dense'}`, deployment: d, points: d.points });
+        cases.push({
+          label: d.label,
+          stratum: `${backend} ${moe ? 'MoE' : 'dense'}`,
+          deployment: d,
+          points: d.points,
+          apart: coldStallConcurrencies(d),
+        });
       }
     }
   }
@@ -193,6 +202,8 @@ interface Row {
   unsaturated: { ttft: number[]; itl: number[] };
   /** Held-out concurrencies where the measured sweep is saturated. */
   saturated: number[];
+  /** Held-out concurrencies reported apart (`Case.apart`), not scored. */
+  apart: number[];
   wallMs: number;
 }
 
@@ -280,6 +291,7 @@ async function runVariant(
               osl: 1024,
             },
             points: b200Points,
+            apart: [],
           },
         ]
       : []),
@@ -319,12 +331,15 @@ async function runVariant(
   const rows = results.map((calibration, i) => {
     const c = all[i];
     const low = lowestConcurrencies(c.points, SCORE_ABOVE);
-    const apes = heldOutApes(calibration, low);
     const heldOutC = new Set(c.points.slice(SCORE_ABOVE).map((p) => Number(p.key.concurrency)));
-    const saturated = saturatedConcurrencies(c.points).filter((x) => heldOutC.has(x));
+    // Held-out points no engine model can explain are reported apart, as the zero-shot bench does.
+    const apart = c.apart.filter((x) => heldOutC.has(x));
+    const apes = heldOutApes(calibration, new Set([...low, ...apart]));
+    const saturated = saturatedConcurrencies(c.points).filter((x) => heldOutC.has(x) && !apart.includes(x));
     return {
-      unsaturated: heldOutApes(calibration, new Set([...low, ...saturated])),
+      unsaturated: heldOutApes(calibration, new Set([...low, ...apart, ...saturated])),
       saturated,
+      apart,
       label: c.label,
       stratum: c.stratum,
       points: `${c.points.map((p) => p.key.concurrency).join(',')}`,
@@ -532,11 +547,12 @@ async function main(): Promise<void> {
       };
       const width = Math.max(...rows.map((r) => r.label.length), 10);
       say(
-        `\n${'deployment'.padEnd(width)}  ${'stratum'.padEnd(12)}  ${'points (concurrency)'.padEnd(28)}  ${'TTFT avg MAPE %'.padStart(15)}  ${'ITL avg MAPE %'.padStart(14)}  fit s  saturated (measured)\n`,
+        `\n${'deployment'.padEnd(width)}  ${'stratum'.padEnd(12)}  ${'points (concurrency)'.padEnd(28)}  ${'TTFT avg MAPE %'.padStart(15)}  ${'ITL avg MAPE %'.padStart(14)}  fit s  saturated (measured); reported apart\n`,
       );
       for (const r of rows) {
+        const notes = [r.saturated.length > 0 ? `from C=${r.saturated[0]}` : '', r.apart.length > 0 ? `apart: C=${r.apart.join(',')}` : ''];
         say(
-          `${r.label.padEnd(width)}  ${r.stratum.padEnd(12)}  ${r.points.padEnd(28)}  ${fmt(r.ttft).padStart(15)}  ${fmt(r.itl).padStart(14)}  ${(r.wallMs / 1000).toFixed(1).padStart(5)}  ${r.saturated.length > 0 ? `from C=${r.saturated[0]}` : ''}\n`,
+          `${r.label.padEnd(width)}  ${r.stratum.padEnd(12)}  ${r.points.padEnd(28)}  ${fmt(r.ttft).padStart(15)}  ${fmt(r.itl).padStart(14)}  ${(r.wallMs / 1000).toFixed(1).padStart(5)}  ${notes.filter((n) => n !== '').join('; ')}\n`,
         );
       }
       const b200Low = lowestConcurrencies(dynosimPoints('hardware'), SCORE_ABOVE);
@@ -550,6 +566,8 @@ async function main(): Promise<void> {
             .padEnd(28)}  ${fmt(m.ttft).padStart(15)}  ${fmt(m.itl).padStart(14)}\n`,
         );
       }
+      const apartCount = rows.reduce((n, r) => n + r.apart.length, 0);
+      if (apartCount > 0) say(`reported apart, not scored (${apartCount} held-out points): ${COLD_STALL_RULE}\n`);
       const ttftUnsat = rows.flatMap((r) => r.unsaturated.ttft);
       const itlUnsat = rows.flatMap((r) => r.unsaturated.itl);
       say(
