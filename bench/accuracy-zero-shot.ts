@@ -48,6 +48,7 @@ import {
   catalogBaseConfig,
   engineVersionOf,
   readSiliconDeployments,
+  recipeLaunch,
   WARMUP_FROM,
   type LeftOutSeries,
 } from '../src/calibrate/silicon-deployments.js';
@@ -183,12 +184,13 @@ export function disaggPoints(
         return;
       }
       try {
-        catalogBaseConfig(d);
+        catalogBaseConfig(d, undefined, recipeLaunch(d.info[i].recipe, d.isl));
       } catch (err) {
         skipped.push({ label: `${d.label} c=${concurrency}`, reason: err instanceof Error ? err.message.split('\n')[0] : String(err) });
         return;
       }
-      // The engines' default caps: no launch flags of a disaggregated run are known.
+      // Each pool's flags from the recipe the row's config entry names (data/silicon/disagg-flags.csv);
+      // without one, the engines' defaults.
       const point: MeasuredPoint = {
         label: d.label,
         model: d.modelPath,
@@ -200,7 +202,7 @@ export function disaggPoints(
         measuredOn: d.info[i].measured,
         warmedUp: d.info[i].warmedUp,
         measured: { ttftMs: p.metrics.time_to_first_token.avg as number, itlMs: p.metrics.inter_token_latency.avg as number },
-        setup: { tp: d.tp, attentionDp: d.attentionDp, expert: d.expert, launch: {}, apart: null },
+        setup: { tp: d.tp, attentionDp: d.attentionDp, expert: d.expert, launch: recipeLaunch(d.info[i].recipe, d.isl), apart: null },
       };
       const speculative = d.info[i].configWorkers?.speculative ?? 'none';
       if (stalls.has(concurrency)) apart.push({ point, why: COLD_STALL_RULE });
@@ -310,6 +312,9 @@ function reportDisagg(
   split('worker counts given by the row', (p) => p.deployment.pools?.decode.workersFrom === 'row');
   split('worker counts from InferenceX config', (p) => p.deployment.pools?.decode.workersFrom === 'inferencex-config');
   split('worker counts not known (1 + 1 assumed)', (p) => p.deployment.pools?.decode.workersFrom === 'unknown');
+  // Each pool's launch flags from the recipe the config entry names (data/silicon/disagg-flags.csv), or the defaults.
+  split('launch flags from the recipe', (p) => p.setup.launch.pools !== undefined);
+  split("launch flags not known (engines' defaults)", (p) => p.setup.launch.pools === undefined);
   split('series is one curve', (p) => p.deployment.mixed == null);
   split('series mixes runs (workers not given)', (p) => p.deployment.mixed != null);
   say(`by concurrency band\n`);

@@ -122,8 +122,8 @@ describe('matching an export row to the master config', () => {
               {
                 'spec-decoding': 'mtp',
                 'conc-list': [4, 8],
-                prefill: { 'num-worker': 1, tp: 4, ep: 4, 'dp-attn': true, 'additional-settings': ['X=1'] },
-                decode: { 'num-worker': 3, tp: 8, ep: 8, 'dp-attn': false },
+                prefill: { 'num-worker': 1, tp: 4, ep: 4, 'dp-attn': true, 'additional-settings': ['CONFIG_FILE=recipes/a.yaml'] },
+                decode: { 'num-worker': 3, tp: 8, ep: 8, 'dp-attn': false, 'additional-settings': ['DECODE_NODES=3'] },
               },
             ],
           },
@@ -144,6 +144,7 @@ describe('matching an export row to the master config', () => {
         concurrency: [4, 8],
         prefill: { workers: 1, tp: 4, ep: 4, dpAttention: true },
         decode: { workers: 3, tp: 8, ep: 8, dpAttention: false },
+        settings: ['CONFIG_FILE=recipes/a.yaml', 'DECODE_NODES=3'],
       },
     ]);
   });

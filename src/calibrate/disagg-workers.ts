@@ -56,6 +56,8 @@ export interface ConfigEntry {
   concurrency: number[];
   prefill: EntryPool;
   decode: EntryPool;
+  /** The pools' `additional-settings` (prefill's, then decode's), as written: `CONFIG_FILE=recipes/...` names the launch recipe. */
+  settings?: string[];
 }
 
 /** One version of the master file: its commit, the commit's time (ISO 8601) and its disaggregated entries. */
@@ -108,7 +110,13 @@ const BACKEND_OF_FRAMEWORK: Record<string, string> = {
   'dynamo-vllm': 'vllm',
 };
 
-const poolSchema = z.looseObject({ 'num-worker': z.int().min(0), tp: z.int().positive(), ep: z.int().positive(), 'dp-attn': z.boolean() });
+const poolSchema = z.looseObject({
+  'num-worker': z.int().min(0),
+  tp: z.int().positive(),
+  ep: z.int().positive(),
+  'dp-attn': z.boolean(),
+  'additional-settings': z.array(z.unknown()).optional(),
+});
 const configSchema = z.looseObject({
   'model-prefix': z.string(),
   runner: z.string(),
@@ -169,6 +177,7 @@ export function entriesOfMasterConfig(doc: unknown, file: string): ConfigEntry[]
           concurrency: space['conc-list'],
           prefill: pool(space.prefill),
           decode: pool(space.decode),
+          settings: [...(space.prefill['additional-settings'] ?? []), ...(space.decode['additional-settings'] ?? [])].map(String),
         });
       }
     }

@@ -31,6 +31,7 @@ import type { Precision, RunConfig } from '../config/types.js';
 import { parseRunConfig } from '../config/load.js';
 import type { ScorePoint } from '../score/points.js';
 import { loadDisaggWorkers, workersFromConfig, type ConfigWorkers } from './disagg-workers.js';
+import { flagsFromRecipe, loadDisaggFlags, type FlagFileRow, type PoolFlags } from './disagg-flags.js';
 import { isMixtureOfExperts } from './model-family.js';
 import { readTable } from './read-table.js';
 
@@ -61,6 +62,8 @@ export interface SiliconPointInfo {
   line: number;
   /** A disaggregated row without worker counts: those InferenceX's master config gives it (data/silicon/disagg-workers.csv). */
   configWorkers?: ConfigWorkers;
+  /** A disaggregated export row: its pools' launch flags from the recipe its config entry names (data/silicon/disagg-flags.csv). */
+  recipe?: FlagFileRow;
 }
 
 export interface SiliconDeployment {
@@ -235,7 +238,7 @@ const REQUIRED_COLUMNS = [
 export function readSiliconDeployments(
   file: string,
   minPoints = 5,
-  options: { mode?: 'agg' | 'disagg'; leftOut?: LeftOutSeries[]; workersFile?: string } = {},
+  options: { mode?: 'agg' | 'disagg'; leftOut?: LeftOutSeries[]; workersFile?: string; flagsFile?: string } = {},
 ): SiliconDeployment[] {
   const mode = options.mode ?? 'agg';
   const disagg = mode === 'disagg';
@@ -256,9 +259,11 @@ export function readSiliconDeployments(
     line: number;
     cells: Record<string, string>;
     workers?: ConfigWorkers;
+    recipe?: FlagFileRow;
   }
   const groups = new Map<string, Row[]>();
   const workerRows = disagg ? loadDisaggWorkers(options.workersFile) : undefined;
+  const flagRows = disagg ? loadDisaggFlags(options.flagsFile) : undefined;
   for (const row of table.rows) {
     if (row.cells.mode !== mode) continue;
     const cells = row.cells;
@@ -287,6 +292,7 @@ export function readSiliconDeployments(
       line: row.line,
       cells,
       workers: workerRows === undefined ? undefined : workersFromConfig(cells, sourceFields(source), workerRows),
+      recipe: flagRows === undefined ? undefined : flagsFromRecipe(cells, sourceFields(source), flagRows),
     });
     groups.set(key, list);
   }
@@ -388,6 +394,7 @@ export function readSiliconDeployments(
         line: r.line,
         ...measuredOf(r.cells.silicon_data_source ?? ''),
         ...(r.workers !== undefined ? { configWorkers: r.workers } : {}),
+        ...(r.recipe !== undefined ? { recipe: r.recipe } : {}),
       })),
     });
   }
@@ -515,12 +522,16 @@ function withoutDuplicates(deployments: SiliconDeployment[], leftOut?: LeftOutSe
  * DeepSeek-V3), points of the database dump. A point of a series without worker counts whose
  * concurrency, TTFT and ITL (to two decimals) equal a point of a series with them, of the same
  * engine, GPU, precision and lengths, is left out (said in `leftOut`), and the series with it
- * when none of its points remain.
+ * when none of its points remain. A point left out that has a launch recipe
+ * (`SiliconPointInfo.recipe`) passes it to the point it repeats when the recipe's config entry has
+ * that point's worker counts (and no other point repeating it has a recipe of other flags).
  */
 function withoutRepeatedPoints(deployments: SiliconDeployment[], leftOut?: LeftOutSeries[]): SiliconDeployment[] {
   const same = (a: number, b: number) => Math.abs(a - b) <= 0.006;
   const shape = (d: SiliconDeployment) => [d.backend, d.system, d.precision, d.isl, d.osl].join('|');
   const given = deployments.filter((d) => d.pools?.decode.workersGiven === true);
+  // Recipes the left-out points pass to the points they repeat (null: two that differ, none passed).
+  const passed = new Map<SiliconDeployment, Map<number, FlagFileRow | null>>();
   const kept: SiliconDeployment[] = [];
   for (const d of deployments) {
     if (d.pools?.decode.workersGiven !== false) {
@@ -530,24 +541,49 @@ function withoutRepeatedPoints(deployments: SiliconDeployment[], leftOut?: LeftO
     const keep: number[] = [];
     const repeats = new Map<string, number[]>();
     d.points.forEach((p, i) => {
+      let at = -1;
       const twin = given.find(
         (e) =>
           shape(e) === shape(d) &&
-          e.points.some(
+          (at = e.points.findIndex(
             (q) =>
               q.key.concurrency === p.key.concurrency &&
               same(Number(q.metrics.time_to_first_token.avg), Number(p.metrics.time_to_first_token.avg)) &&
               same(Number(q.metrics.inter_token_latency.avg), Number(p.metrics.inter_token_latency.avg)),
-          ),
+          )) >= 0,
       );
-      if (twin === undefined) keep.push(i);
-      else repeats.set(twin.label, [...(repeats.get(twin.label) ?? []), d.info[i].line]);
+      if (twin === undefined) {
+        keep.push(i);
+        return;
+      }
+      repeats.set(twin.label, [...(repeats.get(twin.label) ?? []), d.info[i].line]);
+      // The repeated point ran the recipe of this one when the recipe's entry has its worker counts.
+      const { recipe, configWorkers: w } = d.info[i];
+      if (recipe === undefined || w === undefined || w.prefill !== twin.pools?.prefill.workers || w.decode !== twin.pools.decode.workers)
+        return;
+      const byPoint = passed.get(twin) ?? new Map<number, FlagFileRow | null>();
+      const earlier = byPoint.get(at);
+      byPoint.set(
+        at,
+        earlier === undefined || (earlier !== null && JSON.stringify(earlier.flags) === JSON.stringify(recipe.flags)) ? recipe : null,
+      );
+      passed.set(twin, byPoint);
     });
     for (const [label, lines] of repeats) leftOut?.push({ label: d.label, lines, reason: `the same measurements as ${label}` });
     if (keep.length === d.points.length) kept.push(d);
     else if (keep.length > 0) kept.push({ ...d, points: keep.map((i) => d.points[i]), info: keep.map((i) => d.info[i]) });
   }
-  return kept;
+  return kept.map((d) => {
+    const byPoint = passed.get(d);
+    if (byPoint === undefined) return d;
+    return {
+      ...d,
+      info: d.info.map((info, j) => {
+        const recipe = byPoint.get(j);
+        return recipe == null || info.recipe !== undefined ? info : { ...info, recipe };
+      }),
+    };
+  });
 }
 
 /** TTFT above which a flat-while-ITL-rises pair marks a cold-start stall, ms. */
@@ -678,7 +714,8 @@ export function siliconPrecision(precision: string): Precision | undefined {
  * precision and parallelism, roofline timing (the catalog's efficiency factors, or `efficiency`),
  * KV capacity from memory, and a scheduler that admits the whole concurrency. With `pools` (a
  * disaggregated deployment): a prefill and a decode pool of their workers and parallelism, each
- * with the same launch settings and timing (the KV transfer's bandwidth and bytes from the catalog).
+ * with its own launch settings where `launch.pools` gives them (else both the same) and the same
+ * timing (the KV transfer's bandwidth and bytes from the catalog).
  */
 /** What a measured point's launch set beyond the engine's defaults (`measuredSetup`). */
 export interface LaunchSettings {
@@ -689,7 +726,40 @@ export interface LaunchSettings {
     cuda_graph_max_batch?: number;
     cuda_graph_padding?: boolean;
   };
-  kvCache?: { dtype?: 'fp8' | 'bf16'; block_size?: number; gpu_memory_utilization?: number };
+  kvCache?: { dtype?: 'fp8' | 'bf16'; block_size?: number; gpu_memory_utilization?: number; prefix_caching?: boolean };
+  /** A disaggregated deployment: each pool's own settings, in place of the two above. */
+  pools?: { prefill: Omit<LaunchSettings, 'pools'>; decode: Omit<LaunchSettings, 'pools'> };
+}
+
+/**
+ * The launch settings of a disaggregated point whose recipe is known (`SiliconPointInfo.recipe`):
+ * each pool its own flags; without a recipe none (the engines' defaults). A decode worker receives
+ * its prompts' KV and prefills none, so a decode token budget below the prompt (`isl`; TensorRT-LLM
+ * decode workers of max_num_tokens 4 .. 512) is kept, with chunked prefill on where the recipe
+ * leaves it unset: the replay refuses a pool that could not prefill its prompt unchunked, which
+ * its decode pool does only to recompute a preempted request.
+ */
+export function recipeLaunch(recipe: FlagFileRow | undefined, isl = 0): LaunchSettings {
+  if (recipe === undefined) return {};
+  const pool = (f: PoolFlags, role: 'prefill' | 'decode'): Omit<LaunchSettings, 'pools'> => ({
+    scheduler: {
+      ...(f.maxBatchedTokens !== undefined ? { max_batched_tokens: f.maxBatchedTokens } : {}),
+      ...(f.maxSequences !== undefined ? { max_sequences: f.maxSequences } : {}),
+      ...(f.chunkedPrefill !== undefined
+        ? { chunked_prefill: f.chunkedPrefill }
+        : role === 'decode' && f.maxBatchedTokens !== undefined && f.maxBatchedTokens < isl
+          ? { chunked_prefill: true }
+          : {}),
+      ...(f.cudaGraphMaxBatch !== undefined ? { cuda_graph_max_batch: f.cudaGraphMaxBatch } : {}),
+      ...(f.cudaGraphPadding !== undefined ? { cuda_graph_padding: f.cudaGraphPadding } : {}),
+    },
+    kvCache: {
+      ...(f.kvCacheDtype !== undefined ? { dtype: f.kvCacheDtype } : {}),
+      ...(f.memoryFraction !== undefined ? { gpu_memory_utilization: f.memoryFraction } : {}),
+      ...(f.prefixCaching !== undefined ? { prefix_caching: f.prefixCaching } : {}),
+    },
+  });
+  return { pools: { prefill: pool(recipe.flags.prefill, 'prefill'), decode: pool(recipe.flags.decode, 'decode') } };
 }
 
 export function catalogBaseConfig(
@@ -698,11 +768,14 @@ export function catalogBaseConfig(
   efficiency?: Partial<EfficiencyFactors>,
   launch: LaunchSettings = {},
 ): RunConfig {
-  const kv = launch.kvCache ?? {};
   const precision = siliconPrecision(d.precision);
   const version = engineVersionOf(d);
   // One pool's block: an aggregated worker, or (with `pools`) a prefill or decode pool.
-  const worker = (p: { replicas: number; tp: number; attentionDp: number; expert: number }) => {
+  const worker = (
+    p: { replicas: number; tp: number; attentionDp: number; expert: number },
+    own: Omit<LaunchSettings, 'pools'> = launch,
+  ) => {
+    const kv = own.kvCache ?? {};
     const gpus = p.tp * p.attentionDp;
     return {
       parallelism: {
@@ -711,9 +784,10 @@ export function catalogBaseConfig(
         attention_data: p.attentionDp,
         expert: gpus % p.expert === 0 ? p.expert : 1,
       },
-      scheduler: launch.scheduler ?? {},
+      scheduler: own.scheduler ?? {},
       kv_cache: {
         ...(kv.dtype !== undefined ? { dtype: kv.dtype } : {}),
+        ...(kv.prefix_caching !== undefined ? { prefix_caching: kv.prefix_caching } : {}),
         ...(kv.block_size !== undefined ? { block_size: kv.block_size } : {}),
         capacity: {
           type: 'auto',
@@ -723,7 +797,8 @@ export function catalogBaseConfig(
       timing: { type: 'roofline', ...(efficiency !== undefined ? { efficiency } : {}) },
     };
   };
-  const pool = (p: SiliconPool) => worker({ replicas: p.workers, tp: p.tp, attentionDp: p.attentionDp, expert: p.expert });
+  const pool = (p: SiliconPool, role: 'prefill' | 'decode') =>
+    worker({ replicas: p.workers, tp: p.tp, attentionDp: p.attentionDp, expert: p.expert }, launch.pools?.[role] ?? launch);
   return parseRunConfig(
     {
       engine: {
@@ -734,7 +809,7 @@ export function catalogBaseConfig(
         ...(precision !== undefined ? { precision } : {}),
         workers:
           d.pools !== undefined
-            ? { prefill: pool(d.pools.prefill), decode: pool(d.pools.decode) }
+            ? { prefill: pool(d.pools.prefill, 'prefill'), decode: pool(d.pools.decode, 'decode') }
             : { aggregated: worker({ replicas: d.replicas ?? 1, tp: d.tp, attentionDp: d.attentionDp, expert: d.expert }) },
       },
       traffic: { source: { type: 'synthetic', input_tokens: d.isl, output_tokens: d.osl } },

@@ -1,0 +1,261 @@
+/**
+ * Engine flags of the silicon sample's disaggregated InferenceX export rows, per pool, from the
+ * launch recipes their config entries name (`CONFIG_FILE=recipes/...` in the entry's
+ * `additional-settings`; the recipes are srt-slurm's, see data/silicon/README.md):
+ * `data/silicon/disagg-flags.csv` lists them under the keys of data/silicon/disagg-workers.csv,
+ * `recipeFlags` reads one recipe's prefill and decode engine settings, and `flagsFromRecipe` looks
+ * a row up. A row the file does not list keeps the engines' defaults.
+ */
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { packageRoot } from '../catalog/load.js';
+import { InputError } from '../config/errors.js';
+import { factsKey, rowFactsOf, type RowFacts } from './disagg-workers.js';
+import { readTable } from './read-table.js';
+
+/**
+ * One pool's launch flags, per attention-DP rank as the replay's scheduler reads them; absent =
+ * the engine's default. SGLang divides --max-running-requests and --chunked-prefill-size by the
+ * DP size under DP attention (its server args and model runner); TensorRT-LLM's max_batch_size
+ * and max_num_tokens are per rank already.
+ */
+export interface PoolFlags {
+  /** SGLang --max-running-requests / DP, TensorRT-LLM max_batch_size. */
+  maxSequences?: number;
+  /** SGLang min(--chunked-prefill-size / DP, --max-prefill-tokens), TensorRT-LLM max_num_tokens. */
+  maxBatchedTokens?: number;
+  /** SGLang --mem-fraction-static, TensorRT-LLM kv_cache_config.free_gpu_memory_fraction. */
+  memoryFraction?: number;
+  /** SGLang --kv-cache-dtype (fp8_e4m3 is fp8), TensorRT-LLM kv_cache_config.dtype. */
+  kvCacheDtype?: 'fp8' | 'bf16';
+  /** SGLang --cuda-graph-max-bs, TensorRT-LLM cuda_graph_config.max_batch_size. */
+  cudaGraphMaxBatch?: number;
+  /** TensorRT-LLM cuda_graph_config.enable_padding. */
+  cudaGraphPadding?: boolean;
+  /** SGLang: --chunked-prefill-size given (true, -1: false); TensorRT-LLM enable_chunked_prefill. */
+  chunkedPrefill?: boolean;
+  /** false: SGLang --disable-radix-cache, TensorRT-LLM kv_cache_config.enable_block_reuse false. */
+  prefixCaching?: boolean;
+}
+
+/** A recipe's two pools. */
+export interface RecipeFlags {
+  prefill: PoolFlags;
+  decode: PoolFlags;
+}
+
+const record = (v: unknown): Record<string, unknown> | undefined =>
+  v !== null && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : undefined;
+const positiveInt = (v: unknown): number | undefined => (typeof v === 'number' && Number.isInteger(v) && v > 0 ? v : undefined);
+const fraction = (v: unknown): number | undefined => (typeof v === 'number' && v > 0 && v <= 1 ? v : undefined);
+
+function kvDtype(v: unknown): 'fp8' | 'bf16' | undefined {
+  if (typeof v !== 'string') return undefined;
+  if (/^fp8/.test(v)) return 'fp8';
+  if (v === 'bf16' || v === 'bfloat16') return 'bf16';
+  return undefined;
+}
+
+/** Drops the absent fields, so that two equal pools compare equal as JSON. */
+function defined(flags: PoolFlags): PoolFlags {
+  return Object.fromEntries(Object.entries(flags).filter(([, v]) => v !== undefined));
+}
+
+function trtllmPool(p: Record<string, unknown>): PoolFlags {
+  const kv = record(p.kv_cache_config) ?? {};
+  const graph = record(p.cuda_graph_config);
+  const graphSizes = Array.isArray(graph?.batch_sizes) ? graph.batch_sizes.map(positiveInt) : [];
+  return defined({
+    maxSequences: positiveInt(p.max_batch_size),
+    maxBatchedTokens: positiveInt(p.max_num_tokens),
+    memoryFraction: fraction(kv.free_gpu_memory_fraction),
+    kvCacheDtype: kvDtype(kv.dtype),
+    cudaGraphMaxBatch:
+      positiveInt(graph?.max_batch_size) ??
+      (graphSizes.length > 0 && graphSizes.every((s) => s !== undefined) ? Math.max(...graphSizes) : undefined),
+    cudaGraphPadding: typeof graph?.enable_padding === 'boolean' ? graph.enable_padding : undefined,
+    chunkedPrefill: typeof p.enable_chunked_prefill === 'boolean' ? p.enable_chunked_prefill : undefined,
+    prefixCaching: kv.enable_block_reuse === false ? false : undefined,
+  });
+}
+
+function sglangPool(p: Record<string, unknown>): PoolFlags {
+  const dpAttention = p['enable-dp-attention'] === true;
+  const dp = dpAttention ? (positiveInt(p['data-parallel-size']) ?? positiveInt(p['dp-size']) ?? positiveInt(p.dp) ?? 1) : 1;
+  const running = positiveInt(p['max-running-requests']);
+  const chunk = p['chunked-prefill-size'];
+  const chunkPerRank = positiveInt(chunk) !== undefined ? Math.floor((chunk as number) / dp) : undefined;
+  const prefillTokens = positiveInt(p['max-prefill-tokens']);
+  const budget = chunkPerRank ?? prefillTokens;
+  return defined({
+    maxSequences: running !== undefined ? Math.max(1, Math.floor(running / dp)) : undefined,
+    maxBatchedTokens: budget !== undefined ? Math.max(1, Math.min(budget, prefillTokens ?? Infinity)) : undefined,
+    memoryFraction: fraction(p['mem-fraction-static']),
+    kvCacheDtype: kvDtype(p['kv-cache-dtype']),
+    cudaGraphMaxBatch: p['disable-cuda-graph'] === true ? undefined : positiveInt(p['cuda-graph-max-bs']),
+    chunkedPrefill: chunkPerRank !== undefined ? true : chunk === -1 ? false : undefined,
+    prefixCaching: p['disable-radix-cache'] === true ? false : undefined,
+  });
+}
+
+/**
+ * The prefill and decode engines' flags of one srt-slurm recipe (its parsed YAML):
+ * `backend.trtllm_config` or `backend.sglang_config`, each with a `prefill` and a `decode`
+ * block. Null for a recipe of another shape (another engine, or one that derives from a base
+ * recipe or sweeps its settings), whose flags are not read.
+ */
+export function recipeFlags(doc: unknown): RecipeFlags | null {
+  const top = record(doc);
+  if (top === undefined || 'base' in top || 'override' in top || Object.keys(top).some((k) => k.startsWith('zip_override'))) return null;
+  const backend = record(top.backend);
+  const trt = record(backend?.trtllm_config);
+  const sgl = record(backend?.sglang_config);
+  const config = trt ?? sgl;
+  const prefill = record(config?.prefill);
+  const decode = record(config?.decode);
+  if (prefill === undefined || decode === undefined) return null;
+  const pool = trt !== undefined ? trtllmPool : sglangPool;
+  return { prefill: pool(prefill), decode: pool(decode) };
+}
+
+/** The data file's flag columns of one pool (prefix `prefill_` or `decode_`), in order. */
+const FLAG_FIELDS = [
+  ['max_sequences', 'maxSequences', 'int'],
+  ['max_batched_tokens', 'maxBatchedTokens', 'int'],
+  ['memory_fraction', 'memoryFraction', 'fraction'],
+  ['kv_cache_dtype', 'kvCacheDtype', 'dtype'],
+  ['cuda_graph_max_batch', 'cudaGraphMaxBatch', 'int'],
+  ['cuda_graph_padding', 'cudaGraphPadding', 'bool'],
+  ['chunked_prefill', 'chunkedPrefill', 'bool'],
+  ['prefix_caching', 'prefixCaching', 'bool'],
+] as const satisfies readonly (readonly [string, keyof PoolFlags, string])[];
+
+/** The row's key (as data/silicon/disagg-workers.csv's), each pool's flags (empty: not set), and the recipe. */
+export const FLAG_COLUMNS = [
+  'model',
+  'system',
+  'backend',
+  'precision',
+  'isl',
+  'osl',
+  'prefill_tp',
+  'prefill_ep',
+  'decode_tp',
+  'concurrency',
+  'measured',
+  ...(['prefill', 'decode'] as const).flatMap((role) => FLAG_FIELDS.map(([column]) => `${role}_${column}`)),
+  'recipe_repository',
+  'recipe_path',
+  'recipe_commit',
+  'recipe_date',
+] as const;
+
+/** A pool's flags as the data file's cells (`prefix` `prefill_` or `decode_`). */
+export function flagCells(flags: PoolFlags, prefix: string): Record<string, string> {
+  return Object.fromEntries(
+    FLAG_FIELDS.map(([column, field]) => [`${prefix}${column}`, flags[field] === undefined ? '' : String(flags[field])]),
+  );
+}
+
+/** One row of the data file: the flags of a sample row's pools and where they were read. */
+export interface FlagFileRow {
+  flags: RecipeFlags;
+  recipe: { repository: string; path: string; commit: string; date: string };
+  line: number;
+}
+
+export function disaggFlagsFile(): string {
+  return join(packageRoot(), 'data', 'silicon', 'disagg-flags.csv');
+}
+
+const cache = new Map<string, Map<string, FlagFileRow>>();
+
+/**
+ * The data file's rows by key (`factsKey`); a missing file has none. A missing column, a bad
+ * cell, or two rows of one key is an `InputError` naming the file, the line and the column (exit 2).
+ */
+export function loadDisaggFlags(file = disaggFlagsFile()): Map<string, FlagFileRow> {
+  const known = cache.get(file);
+  if (known !== undefined) return known;
+  const byKey = new Map<string, FlagFileRow>();
+  if (existsSync(file)) {
+    const table = readTable(file);
+    const absent = FLAG_COLUMNS.filter((c) => !table.columns.includes(c));
+    if (absent.length > 0) throw new InputError(file, 1, `has no column ${absent.map((c) => `"${c}"`).join(', ')}`);
+    for (const { cells, line } of table.rows) {
+      const pool = (role: 'prefill' | 'decode'): PoolFlags => {
+        const flags: PoolFlags = {};
+        for (const [column, field, kind] of FLAG_FIELDS) {
+          const name = `${role}_${column}`;
+          const value = cells[name];
+          if (value === '') continue;
+          const bad = (what: string) => new InputError(file, line, `column "${name}": must be ${what} or empty, got "${value}"`);
+          if (kind === 'int') {
+            if (!/^[1-9][0-9]*$/.test(value)) throw bad('a positive integer');
+            (flags as Record<string, unknown>)[field] = Number(value);
+          } else if (kind === 'fraction') {
+            const n = Number(value);
+            if (!(n > 0 && n <= 1)) throw bad('a fraction in (0, 1]');
+            flags.memoryFraction = n;
+          } else if (kind === 'dtype') {
+            if (value !== 'fp8' && value !== 'bf16') throw bad('fp8 or bf16');
+            flags.kvCacheDtype = value;
+          } else {
+            if (value !== 'true' && value !== 'false') throw bad('true or false');
+            (flags as Record<string, unknown>)[field] = value === 'true';
+          }
+        }
+        return flags;
+      };
+      for (const column of ['model', 'system', 'backend', 'precision', 'recipe_repository', 'recipe_path'] as const) {
+        if (cells[column] === '') throw new InputError(file, line, `column "${column}": must be given`);
+      }
+      for (const column of ['isl', 'osl', 'prefill_tp', 'prefill_ep', 'decode_tp', 'concurrency'] as const) {
+        if (!/^[1-9][0-9]*$/.test(cells[column])) {
+          throw new InputError(file, line, `column "${column}": must be a positive integer, got "${cells[column]}"`);
+        }
+      }
+      if (!/^[0-9a-f]{40}$/.test(cells.recipe_commit)) {
+        throw new InputError(file, line, `column "recipe_commit": must be a 40-digit commit hash, got "${cells.recipe_commit}"`);
+      }
+      for (const column of ['measured', 'recipe_date'] as const) {
+        if (!Number.isFinite(Date.parse(cells[column]))) {
+          throw new InputError(file, line, `column "${column}": must be a date and time (ISO 8601), got "${cells[column]}"`);
+        }
+      }
+      const facts: RowFacts = {
+        model: cells.model,
+        system: cells.system,
+        backend: cells.backend,
+        precision: cells.precision,
+        isl: Number(cells.isl),
+        osl: Number(cells.osl),
+        prefillTp: Number(cells.prefill_tp),
+        prefillEp: Number(cells.prefill_ep),
+        decodeTp: Number(cells.decode_tp),
+        concurrency: Number(cells.concurrency),
+        measured: cells.measured,
+      };
+      const key = factsKey(facts);
+      const earlier = byKey.get(key);
+      if (earlier !== undefined) throw new InputError(file, line, `repeats the key of line ${earlier.line}`);
+      byKey.set(key, {
+        flags: { prefill: pool('prefill'), decode: pool('decode') },
+        recipe: { repository: cells.recipe_repository, path: cells.recipe_path, commit: cells.recipe_commit, date: cells.recipe_date },
+        line,
+      });
+    }
+  }
+  cache.set(file, byKey);
+  return byKey;
+}
+
+/** The flags the data file gives an export row (its cells and source fields), or undefined (the engines' defaults). */
+export function flagsFromRecipe(
+  cells: Record<string, string>,
+  fields: Map<string, string>,
+  rows: Map<string, FlagFileRow> = loadDisaggFlags(),
+): FlagFileRow | undefined {
+  const facts = rowFactsOf(cells, fields);
+  return facts === null ? undefined : rows.get(factsKey(facts));
+}
