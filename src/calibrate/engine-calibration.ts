@@ -12,11 +12,18 @@ import { metricsOfSummary, metricValue, type PointKey, type ScorePoint } from '.
 import { buildScore, type ScoreResult } from '../score/score-result.js';
 import { prepareRun, type PreparedRun } from '../replay.js';
 import { PointPool, describeError } from '../sweep/pool.js';
+import { compiledModule, WorkerPool } from '../sweep/worker-pool.js';
 import type { EngineFitResult, EngineFitTask, TrainingPoint } from './engine-fit.js';
-import { FitPool } from './fit-pool.js';
 import { defaultDecodeExponent } from './model-family.js';
 import { pointConfig, type EngineConstants, type SimLoadOptions } from './sim-load.js';
 import { roleOf } from '../config/roles.js';
+
+/** A pool of engine fits: one task is one complete fit from one start (`fit-task.ts`). */
+export class FitPool extends WorkerPool<EngineFitTask, EngineFitResult> {
+  constructor(threads?: number) {
+    super({ filename: compiledModule('calibrate/fit-task.js'), threads });
+  }
+}
 
 /** Shares of the first point's TTFT overhead put on prefill at the starts (client delay: the rest). */
 export const PREFILL_SHARE_STARTS = [0.25, 0.75] as const;
