@@ -25,6 +25,8 @@ import {
 import { flagsOf, valueAt, type LinearValue } from './silicon-flags.js';
 import { pointConfig, type SimLoadOptions } from './sim-load.js';
 import type { Trajectory } from './trajectory.js';
+import type { TrajectoryTask } from './trajectory-task.js';
+import type { ResolvedRun } from '../core/run.js';
 
 /** One measured point to fit or predict, before its trajectory is recorded. */
 export interface MeasuredPoint {
@@ -169,13 +171,19 @@ export function measuredPointConfig(point: MeasuredPoint, factors: EfficiencyFac
 }
 
 /** A pool of trajectory recordings (`trajectory-task.ts`). */
-export class TrajectoryPool extends WorkerPool<{ config: RunConfig }, Trajectory> {
+export class TrajectoryPool extends WorkerPool<TrajectoryTask, Trajectory> {
   constructor(threads?: number) {
     super({ filename: compiledModule('calibrate/trajectory-task.js'), threads });
   }
 
+  /** The trajectory of a config, resolved on the pool thread. */
   record(config: RunConfig): Promise<Trajectory> {
     return this.run({ config });
+  }
+
+  /** The trajectory of a run already resolved. */
+  recordRun(run: ResolvedRun): Promise<Trajectory> {
+    return this.run({ run });
   }
 }
 

@@ -19,7 +19,8 @@ import { PointPool } from '../sweep/pool.js';
 import { TrajectoryPool } from './catalog-calibration.js';
 import { FACTOR_BOUNDS, fitByRounds, isShare, ParameterLayout, parameterInformation, toTransformed, type FitPoint } from './catalog-fit.js';
 import { scoreOf, simulatePoints } from './engine-calibration.js';
-import { pointConfig, type SimLoadOptions } from './sim-load.js';
+import type { SimLoadOptions } from './sim-load.js';
+import { resolvePoint, rooflineSwap, swapTiming } from './timing-swap.js';
 import { roleOf } from '../config/roles.js';
 
 /**
@@ -128,12 +129,14 @@ export async function calibrateRoofline(input: RooflineCalibrationInput): Promis
     const sd = EFFICIENCY_NAMES.map((name) => deploymentPriorSd(name));
     const rounds: RooflineCalibration['rounds'] = [];
     let replays = 0;
+    // Each training point resolved once; a round records it with the round's factors swapped in.
+    const resolved = train.map((p) => resolvePoint(withFactors(input.base, catalog.factors), input.baseDir, keyOf(p), null, input.load));
     const record = (x: readonly number[]): Promise<FitPoint[]> => {
       const current = layout.factors(x, '', '');
       return Promise.all(
-        train.map(async (p) => {
-          const config = pointConfig(withFactors(input.base, current), keyOf(p), null, input.load);
-          const trajectory = await trajectories.record(config);
+        train.map(async (p, i) => {
+          const { config, prepared } = resolved[i];
+          const trajectory = await trajectories.recordRun(swapTiming(prepared.run, rooflineSwap(config, current)));
           replays++;
           // A metric the training point does not have is matched to the prediction itself (no pull).
           const ttft = (ttftMetric && metricValue(p, ttftMetric)) || null;
