@@ -1,21 +1,19 @@
 /**
- * The engine fit with its held-out protocol (docs/calibration.md): fit on the training points (several
- * fixed starts side by side on the fit pool, the lowest loss wins, ties to the first
- * start), simulate every measured point with the fitted constants on the sweep pool, and score
- * the held-out points with the scoring module. Used by `servesim calibrate engine`, by
- * `npm start` and by the accuracy benchmark. Files are written by the callers.
+ * The engine fit in the linear form (docs/calibration.md): fit on the training points (several
+ * fixed starts side by side on the fit pool, the lowest loss wins, ties to the first start),
+ * judged by the held-out protocol (`held-out.ts`: every measured point replayed with the fitted
+ * constants on the sweep pool, the held-out ones scored). Used by `servesim calibrate engine`,
+ * by `npm start` and by the accuracy benchmark. Files are written by the callers.
  */
 import type { RunConfig } from '../config/types.js';
 import type { MetricName } from '../score/metric-names.js';
-import { pairPoints } from '../score/pair.js';
-import { metricsOfSummary, metricValue, type PointKey, type ScorePoint } from '../score/points.js';
-import { buildScore, type ScoreResult } from '../score/score-result.js';
-import { prepareRun, type PreparedRun } from '../replay.js';
-import { PointPool, describeError } from '../sweep/pool.js';
+import { metricValue, type ScorePoint } from '../score/points.js';
+import { PointPool } from '../sweep/pool.js';
 import { compiledModule, WorkerPool } from '../sweep/worker-pool.js';
 import type { EngineFitResult, EngineFitTask, TrainingPoint } from './engine-fit.js';
+import { runHeldOut, type HeldOutScore } from './held-out.js';
 import { defaultDecodeExponent } from './model-family.js';
-import { pointConfig, type EngineConstants, type SimLoadOptions } from './sim-load.js';
+import type { SimLoadOptions } from './sim-load.js';
 import { roleOf } from '../config/roles.js';
 
 /** A pool of engine fits: one task is one complete fit from one start (`fit-task.ts`). */
@@ -121,7 +119,8 @@ export function loadRankWeights(train: readonly ScorePoint[]): number[] {
   return ranks.map((r) => r / meanRank);
 }
 
-export interface EngineCalibration {
+/** A linear fit and what the held-out protocol measured of it (`HeldOutScore`: simulated points with the fitted constants, scores). */
+export interface EngineCalibration extends HeldOutScore {
   best: EngineFitResult;
   /** The decode exponent the fit used and where it came from. */
   decodeExponent: { value: number; source: string };
@@ -133,16 +132,6 @@ export interface EngineCalibration {
   prefillPrior: { ratio: number; weight: number } | null;
   metricWeights: Record<string, number>;
   fits: EngineFitResult[];
-  train: ScorePoint[];
-  holdout: ScorePoint[];
-  /** Simulated points with the fitted constants (every measured point). */
-  simulated: ScorePoint[];
-  /** Score of the held-out points. */
-  score: ScoreResult;
-  /** Score of the training points (how well the fit itself matches). */
-  trainScore: ScoreResult;
-  /** Held-out MAPE by metric id (null when no held-out point has the metric). */
-  holdoutMape: Record<string, number | null>;
   wallMs: number;
 }
 
@@ -155,132 +144,56 @@ function trainingPoint(point: ScorePoint, metrics: readonly MetricName[]): Train
   return { key: point.key, measured };
 }
 
-function describe(key: PointKey): string {
-  return Object.entries(key)
-    .map(([name, value]) => `${name}=${value}`)
-    .join(',');
-}
-
-export async function simulatePoints(
-  pool: PointPool,
-  base: RunConfig,
-  baseDir: string,
-  keys: readonly PointKey[],
-  constants: EngineConstants | null,
-  load: SimLoadOptions,
-): Promise<ScorePoint[]> {
-  const outcomes = await Promise.all(
-    keys.map((key) => {
-      const config = pointConfig(base, key, constants, load);
-      let run: PreparedRun;
-      try {
-        run = prepareRun(config, { baseDir });
-      } catch (err) {
-        return Promise.resolve({ status: 'failed' as const, error: describeError(err), wallMs: 0 });
-      }
-      return pool.run({ id: describe(key), config, run });
-    }),
-  );
-  return outcomes.map((outcome, index) => {
-    if (outcome.status !== 'ok')
-      throw new Error(`simulating ${describe(keys[index])} failed: ${'error' in outcome ? outcome.error : outcome.status}`);
-    return {
-      source: `fitted model (${describe(keys[index])})`,
-      key: { ...keys[index] },
-      metrics: metricsOfSummary(outcome.result.summary),
-    };
-  });
-}
-
-export function scoreOf(
-  simulated: readonly ScorePoint[],
-  measured: readonly ScorePoint[],
-  metrics: readonly MetricName[],
-  label: string,
-  /** For the charts: the fitted model at every measured load, and the points it was fitted on. */
-  curves?: { sim: readonly ScorePoint[]; training: readonly ScorePoint[] },
-): ScoreResult {
-  const keyNames = new Set(measured.flatMap((p) => Object.keys(p.key)));
-  const sim = simulated.filter((p) => measured.some((m) => [...keyNames].every((k) => String(m.key[k]) === String(p.key[k]))));
-  return buildScore({
-    paired: pairPoints(sim, measured),
-    metrics,
-    groupBy: [],
-    skippedSim: [],
-    ...(curves ? { curves } : {}),
-    inputs: {
-      sim: 'fitted model',
-      sim_label: label,
-      measured: [...new Set(measured.map((p) => p.source.replace(/:\d+$/, '')))],
-      measured_notes: [],
-    },
-  });
-}
-
 export async function calibrateEngine(input: EngineCalibrationInput): Promise<EngineCalibration> {
   const started = performance.now();
-  const trainSet = new Set(input.trainIndices);
-  const train = input.measured.filter((_, i) => trainSet.has(i));
-  const holdout = input.measured.filter((_, i) => !trainSet.has(i));
-  if (train.length === 0) throw new Error('no training point: --train selected none of the measured points');
   const fitPool = input.fitPool ?? new FitPool(input.threads);
   const pointPool = input.pointPool ?? new PointPool({ poolThreads: input.threads ?? fitPool.threads });
   try {
     const exponent = input.decodeExponent !== undefined ? { value: input.decodeExponent, source: 'given' } : decodeExponentOf(input.base);
-    const decodeExponent = exponent.value;
-    const pointWeights =
-      input.pointWeights === null
-        ? { scheme: 'uniform', weights: train.map(() => 1) }
-        : input.pointWeights !== undefined
-          ? { scheme: 'given', weights: input.pointWeights }
-          : { scheme: 'load rank', weights: loadRankWeights(train) };
     const overlap = input.prefillOverlap !== undefined ? { value: input.prefillOverlap, source: 'given' } : prefillOverlapOf(input.base);
-    const shares = input.fitClient ? [...PREFILL_SHARE_STARTS] : [1];
-    const tasks: EngineFitTask[] = shares.map((share) => ({
-      base: input.base,
-      baseDir: input.baseDir,
-      train: train.map((p) => trainingPoint(p, input.metrics)),
-      metrics: input.metrics,
-      load: input.load,
-      fitClient: input.fitClient,
-      prefillShare: share,
-      decodeExponent,
-      prefillOverlap: overlap.value,
-      pointWeights: pointWeights.weights,
-      ...(input.prefillPrior === null ? {} : { prefillPrior: input.prefillPrior ?? PREFILL_PRIOR }),
-      metricWeights: input.metricWeights ?? DEFAULT_METRIC_WEIGHTS,
-      maxIterations: input.maxIterations,
-      refineIterations: input.refineIterations,
-    }));
-    const fits = await Promise.all(tasks.map((task) => fitPool.run(task)));
-    let best = fits[0];
-    for (const fit of fits.slice(1)) if (fit.loss < best.loss) best = fit;
-    const simulated = await simulatePoints(
+    const outcome = await runHeldOut(
+      input,
       pointPool,
-      input.base,
-      input.baseDir,
-      input.measured.map((p) => p.key),
-      best.constants,
-      input.load,
+      async (train) => {
+        const pointWeights =
+          input.pointWeights === null
+            ? { scheme: 'uniform', weights: train.map(() => 1) }
+            : input.pointWeights !== undefined
+              ? { scheme: 'given', weights: input.pointWeights }
+              : { scheme: 'load rank', weights: loadRankWeights(train) };
+        const shares = input.fitClient ? [...PREFILL_SHARE_STARTS] : [1];
+        const tasks: EngineFitTask[] = shares.map((share) => ({
+          base: input.base,
+          baseDir: input.baseDir,
+          train: train.map((p) => trainingPoint(p, input.metrics)),
+          metrics: input.metrics,
+          load: input.load,
+          fitClient: input.fitClient,
+          prefillShare: share,
+          decodeExponent: exponent.value,
+          prefillOverlap: overlap.value,
+          pointWeights: pointWeights.weights,
+          ...(input.prefillPrior === null ? {} : { prefillPrior: input.prefillPrior ?? PREFILL_PRIOR }),
+          metricWeights: input.metricWeights ?? DEFAULT_METRIC_WEIGHTS,
+          maxIterations: input.maxIterations,
+          refineIterations: input.refineIterations,
+        }));
+        const fits = await Promise.all(tasks.map((task) => fitPool.run(task)));
+        let best = fits[0];
+        for (const fit of fits.slice(1)) if (fit.loss < best.loss) best = fit;
+        return {
+          result: { best, fits, pointWeights, prefillPrior: tasks[0].prefillPrior ?? null, metricWeights: tasks[0].metricWeights ?? {} },
+          replay: { base: input.base, constants: best.constants },
+        };
+      },
+      { charts: true },
     );
-    const score = scoreOf(simulated, holdout, input.metrics, 'fitted model', { sim: simulated, training: train });
-    const trainScore = scoreOf(simulated, train, input.metrics, 'fitted model');
-    const holdoutMape: Record<string, number | null> = {};
-    for (const metric of input.metrics) holdoutMape[metric.id] = holdout.length > 0 ? (score.metrics[metric.id]?.mape ?? null) : null;
+    const { result, ...scored } = outcome;
     return {
-      best,
+      ...result,
       decodeExponent: exponent,
       prefillOverlap: overlap,
-      pointWeights,
-      prefillPrior: tasks[0].prefillPrior ?? null,
-      metricWeights: tasks[0].metricWeights ?? {},
-      fits,
-      train,
-      holdout,
-      simulated,
-      score,
-      trainScore,
-      holdoutMape,
+      ...scored,
       wallMs: performance.now() - started,
     };
   } finally {
