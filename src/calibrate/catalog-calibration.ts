@@ -26,7 +26,6 @@ import { flagsOf, valueAt, type LinearValue } from './silicon-flags.js';
 import { pointConfig, type SimLoadOptions } from './sim-load.js';
 import type { Trajectory } from './trajectory.js';
 import type { TrajectoryTask } from './trajectory-task.js';
-import type { ResolvedRun } from '../core/run.js';
 
 /** One measured point to fit or predict, before its trajectory is recorded. */
 export interface MeasuredPoint {
@@ -179,11 +178,6 @@ export class TrajectoryPool extends WorkerPool<TrajectoryTask, Trajectory> {
   /** The trajectory of a config, resolved on the pool thread. */
   record(config: RunConfig): Promise<Trajectory> {
     return this.run({ config });
-  }
-
-  /** The trajectory of a run already resolved. */
-  recordRun(run: ResolvedRun): Promise<Trajectory> {
-    return this.run({ run });
   }
 }
 

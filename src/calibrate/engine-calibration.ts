@@ -1,19 +1,29 @@
 /**
- * The engine fit in the linear form (docs/calibration.md): fit on the training points (several
- * fixed starts side by side on the fit pool, the lowest loss wins, ties to the first start),
- * judged by the held-out protocol (`held-out.ts`: every measured point replayed with the fitted
- * constants on the sweep pool, the held-out ones scored). Used by `servesim calibrate engine`,
- * by `npm start` and by the accuracy benchmark. Files are written by the callers.
+ * The engine fit in the linear form of `fit-form.ts` (docs/calibration.md): fit on the training
+ * points (several fixed starts side by side on the fit pool, the lowest loss wins, ties to the
+ * first start), judged by the held-out protocol (`held-out.ts`: every measured point replayed
+ * with the fitted constants on the sweep pool, the held-out ones scored). Used by `servesim
+ * calibrate engine`, by `npm start` and by the accuracy benchmark. Files are written by the
+ * callers.
  */
 import type { RunConfig } from '../config/types.js';
 import type { MetricName } from '../score/metric-names.js';
 import { metricValue, type ScorePoint } from '../score/points.js';
 import { PointPool } from '../sweep/pool.js';
 import { compiledModule, WorkerPool } from '../sweep/worker-pool.js';
-import type { EngineFitResult, EngineFitTask, TrainingPoint } from './engine-fit.js';
+import {
+  freeConstants,
+  LINEAR_CONSTANTS,
+  startConstants,
+  type EngineFitResult,
+  type EngineFitTask,
+  type TrainingPoint,
+} from './engine-fit.js';
+import type { FitForm } from './fit-form.js';
 import { runHeldOut, type HeldOutScore } from './held-out.js';
 import { defaultDecodeExponent } from './model-family.js';
-import type { SimLoadOptions } from './sim-load.js';
+import type { EngineConstants, SimLoadOptions } from './sim-load.js';
+import { linearSwap } from './timing-swap.js';
 import { roleOf } from '../config/roles.js';
 
 /** A pool of engine fits: one task is one complete fit from one start (`fit-task.ts`). */
@@ -144,6 +154,83 @@ function trainingPoint(point: ScorePoint, metrics: readonly MetricName[]): Train
   return { key: point.key, measured };
 }
 
+/** What the linear form's fit returns: every start's fit, the best, and the choices it was made with. */
+export type LinearFit = Pick<EngineCalibration, 'best' | 'fits' | 'pointWeights' | 'prefillPrior' | 'metricWeights'>;
+
+/**
+ * The linear form (`FitForm`): the `linear` timing coefficients the training points can tell
+ * apart (`freeConstants`) and, with `fitClient`, the client delay, each searched over its
+ * logarithm within [start x e^-14, start x e^8], with no prior but the prefill one; fitted from
+ * two starts side by side on the fit pool (`fit-task.ts`), the lowest loss wins.
+ */
+export function linearForm(
+  input: Omit<EngineCalibrationInput, 'measured' | 'trainIndices' | 'threads' | 'fitPool' | 'pointPool'>,
+  decodeExponent: number,
+  prefillOverlap: number,
+): FitForm<LinearFit> {
+  const tasksFor = (train: readonly ScorePoint[]): { tasks: EngineFitTask[]; pointWeights: LinearFit['pointWeights'] } => {
+    const pointWeights =
+      input.pointWeights === null
+        ? { scheme: 'uniform', weights: train.map(() => 1) }
+        : input.pointWeights !== undefined
+          ? { scheme: 'given', weights: input.pointWeights }
+          : { scheme: 'load rank', weights: loadRankWeights(train) };
+    const shares = input.fitClient ? [...PREFILL_SHARE_STARTS] : [1];
+    const tasks = shares.map((share) => ({
+      base: input.base,
+      baseDir: input.baseDir,
+      train: train.map((p) => trainingPoint(p, input.metrics)),
+      metrics: input.metrics,
+      load: input.load,
+      fitClient: input.fitClient,
+      prefillShare: share,
+      decodeExponent,
+      prefillOverlap,
+      pointWeights: pointWeights.weights,
+      ...(input.prefillPrior === null ? {} : { prefillPrior: input.prefillPrior ?? PREFILL_PRIOR }),
+      metricWeights: input.metricWeights ?? DEFAULT_METRIC_WEIGHTS,
+      maxIterations: input.maxIterations,
+      refineIterations: input.refineIterations,
+    }));
+    return { tasks, pointWeights };
+  };
+  const names = (train: readonly ScorePoint[]) => freeConstants(train, input.fitClient, decodeExponent);
+  return {
+    name: 'linear',
+    charts: true,
+    parameters(train) {
+      // The first start's constants (`fitEngine` runs each start from its own).
+      const start = startConstants(tasksFor(train).tasks[0]);
+      const free = new Set<string>(names(train));
+      return LINEAR_CONSTANTS.map((name) => ({
+        name,
+        centre: start[name],
+        transform: { type: 'log' },
+        priorSd: null,
+        bounds: [start[name] * Math.exp(-14), start[name] * Math.exp(8)],
+        free: free.has(name),
+      }));
+    },
+    swap(values, point) {
+      const constants = { decode_request_exponent: decodeExponent, prefill_overlap: prefillOverlap } as EngineConstants;
+      LINEAR_CONSTANTS.forEach((name, i) => (constants[name] = values[i]));
+      return linearSwap(constants, point.prepared.run);
+    },
+    async fit(train, pools) {
+      if (pools.fit === undefined) throw new Error('the linear form runs its starts on a fit pool');
+      const { tasks, pointWeights } = tasksFor(train);
+      const fitPool = pools.fit;
+      const fits = await Promise.all(tasks.map((task) => fitPool.run(task)));
+      let best = fits[0];
+      for (const fit of fits.slice(1)) if (fit.loss < best.loss) best = fit;
+      return {
+        result: { best, fits, pointWeights, prefillPrior: tasks[0].prefillPrior ?? null, metricWeights: tasks[0].metricWeights ?? {} },
+        replay: { base: input.base, constants: best.constants },
+      };
+    },
+  };
+}
+
 export async function calibrateEngine(input: EngineCalibrationInput): Promise<EngineCalibration> {
   const started = performance.now();
   const fitPool = input.fitPool ?? new FitPool(input.threads);
@@ -151,44 +238,8 @@ export async function calibrateEngine(input: EngineCalibrationInput): Promise<En
   try {
     const exponent = input.decodeExponent !== undefined ? { value: input.decodeExponent, source: 'given' } : decodeExponentOf(input.base);
     const overlap = input.prefillOverlap !== undefined ? { value: input.prefillOverlap, source: 'given' } : prefillOverlapOf(input.base);
-    const outcome = await runHeldOut(
-      input,
-      pointPool,
-      async (train) => {
-        const pointWeights =
-          input.pointWeights === null
-            ? { scheme: 'uniform', weights: train.map(() => 1) }
-            : input.pointWeights !== undefined
-              ? { scheme: 'given', weights: input.pointWeights }
-              : { scheme: 'load rank', weights: loadRankWeights(train) };
-        const shares = input.fitClient ? [...PREFILL_SHARE_STARTS] : [1];
-        const tasks: EngineFitTask[] = shares.map((share) => ({
-          base: input.base,
-          baseDir: input.baseDir,
-          train: train.map((p) => trainingPoint(p, input.metrics)),
-          metrics: input.metrics,
-          load: input.load,
-          fitClient: input.fitClient,
-          prefillShare: share,
-          decodeExponent: exponent.value,
-          prefillOverlap: overlap.value,
-          pointWeights: pointWeights.weights,
-          ...(input.prefillPrior === null ? {} : { prefillPrior: input.prefillPrior ?? PREFILL_PRIOR }),
-          metricWeights: input.metricWeights ?? DEFAULT_METRIC_WEIGHTS,
-          maxIterations: input.maxIterations,
-          refineIterations: input.refineIterations,
-        }));
-        const fits = await Promise.all(tasks.map((task) => fitPool.run(task)));
-        let best = fits[0];
-        for (const fit of fits.slice(1)) if (fit.loss < best.loss) best = fit;
-        return {
-          result: { best, fits, pointWeights, prefillPrior: tasks[0].prefillPrior ?? null, metricWeights: tasks[0].metricWeights ?? {} },
-          replay: { base: input.base, constants: best.constants },
-        };
-      },
-      { charts: true },
-    );
-    const { result, ...scored } = outcome;
+    const form = linearForm(input, exponent.value, overlap.value);
+    const { result, ...scored } = await runHeldOut(form, input, { point: pointPool, fit: fitPool });
     return {
       ...result,
       decodeExponent: exponent,

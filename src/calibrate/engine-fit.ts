@@ -27,6 +27,16 @@ import { linearSwap, resolvePoint, swapTiming } from './timing-swap.js';
 
 export type ConstantName = Exclude<keyof EngineConstants, 'decode_request_exponent' | 'prefill_overlap'>;
 
+/** The constants a linear fit may move, in the order its outputs list them. */
+export const LINEAR_CONSTANTS: readonly ConstantName[] = [
+  'base_ms',
+  'prefill_token_us',
+  'prefill_pair_ns',
+  'decode_request_us',
+  'decode_kv_token_ns',
+  'client_delay_ms',
+];
+
 export interface TrainingPoint {
   key: PointKey;
   /** Measured values by metric id (`time_to_first_token.avg`). */

@@ -12,7 +12,8 @@ import { metricsOfSummary, type PointKey, type ScorePoint } from '../score/point
 import { buildScore, type ScoreResult } from '../score/score-result.js';
 import { prepareRun, type PreparedRun } from '../replay.js';
 import { describeError, type PointPool } from '../sweep/pool.js';
-import { pointConfig, type EngineConstants, type SimLoadOptions } from './sim-load.js';
+import type { FitForm, FitPools, FittedReplay } from './fit-form.js';
+import { pointConfig, type SimLoadOptions } from './sim-load.js';
 
 /** The measured points of a held-out fit and which of them it trains on. */
 export interface HeldOutInput {
@@ -24,13 +25,6 @@ export interface HeldOutInput {
   trainIndices: number[];
   metrics: MetricName[];
   load: SimLoadOptions;
-}
-
-/** How every measured point is replayed once fitted: `pointConfig(base, key, constants, load)`. */
-export interface FittedReplay {
-  base: RunConfig;
-  /** Constants `pointConfig` puts in (null: the base's own timing). */
-  constants: EngineConstants | null;
 }
 
 /** What the protocol measured of a fit. */
@@ -120,32 +114,20 @@ export function scoreOf(
 }
 
 /**
- * Fits on the training points (`fit`, which says how the fitted timing is replayed), replays
- * every measured point with it on `pool`, and scores. `charts`: the held-out score carries the
- * fitted curve at every measured load and the training points, for the report's charts.
+ * The protocol: fits the form on the training points, replays every measured point with the
+ * fitted timing on the pools' point pool, and scores the held-out points and the training points.
  */
-export async function runHeldOut<R>(
-  input: HeldOutInput,
-  pool: PointPool,
-  fit: (train: ScorePoint[]) => Promise<{ result: R; replay: FittedReplay }>,
-  options: { charts: boolean },
-): Promise<HeldOutScore & { result: R }> {
+export async function runHeldOut<R>(form: FitForm<R>, input: HeldOutInput, pools: FitPools): Promise<HeldOutScore & { result: R }> {
   const { train, holdout } = splitTraining(input);
-  const { result, replay } = await fit(train);
+  const { result, replay } = await form.fit(train, pools);
   const simulated = await simulatePoints(
-    pool,
+    pools.point,
     replay,
     input.baseDir,
     input.measured.map((p) => p.key),
     input.load,
   );
-  const score = scoreOf(
-    simulated,
-    holdout,
-    input.metrics,
-    'fitted model',
-    options.charts ? { sim: simulated, training: train } : undefined,
-  );
+  const score = scoreOf(simulated, holdout, input.metrics, 'fitted model', form.charts ? { sim: simulated, training: train } : undefined);
   const trainScore = scoreOf(simulated, train, input.metrics, 'fitted model');
   const holdoutMape: Record<string, number | null> = {};
   for (const metric of input.metrics) holdoutMape[metric.id] = holdout.length > 0 ? (score.metrics[metric.id]?.mape ?? null) : null;
