@@ -123,17 +123,9 @@ describe('the linear form', () => {
     };
     const resolved = resolvePoint(base, baseDir, KEY, template, load);
     const constants = { ...template, base_ms: 7.25, prefill_token_us: 14, decode_request_us: 1500, client_delay_ms: 42 };
-    const values = ['base_ms', 'prefill_token_us', 'prefill_pair_ns', 'decode_request_us', 'decode_kv_token_ns', 'client_delay_ms'].map(
-      (name) => constants[name as keyof EngineConstants] as number,
-    );
-    expect(form.parameters(train).map((p) => p.name)).toEqual([
-      'base_ms',
-      'prefill_token_us',
-      'prefill_pair_ns',
-      'decode_request_us',
-      'decode_kv_token_ns',
-      'client_delay_ms',
-    ]);
+    const names = form.parameters(train).map((p) => p.name);
+    expect(names).toEqual(['base_ms', 'prefill_token_us', 'prefill_pair_ns', 'decode_request_us', 'decode_kv_token_ns', 'client_delay_ms']);
+    const values = names.map((name) => constants[name as keyof EngineConstants] as number);
     expect(swapTiming(resolved.prepared.run, form.swap(values, resolved))).toStrictEqual(
       prepareRun(pointConfig(base, KEY, constants, load), { baseDir }).run,
     );

@@ -20,9 +20,9 @@ import {
   type TrainingPoint,
 } from './engine-fit.js';
 import type { FitForm } from './fit-form.js';
-import { runHeldOut, type HeldOutScore } from './held-out.js';
+import { runHeldOut, type HeldOutInput, type HeldOutScore } from './held-out.js';
 import { defaultDecodeExponent } from './model-family.js';
-import type { EngineConstants, SimLoadOptions } from './sim-load.js';
+import type { EngineConstants } from './sim-load.js';
 import { linearSwap } from './timing-swap.js';
 import { roleOf } from '../config/roles.js';
 
@@ -55,15 +55,8 @@ export const DEFAULT_PREFILL_OVERLAP = 0;
 /** Weights of the metrics' relative residuals in the fit's loss (1 for every metric not listed). */
 export const DEFAULT_METRIC_WEIGHTS: Record<string, number> = {};
 
-export interface EngineCalibrationInput {
-  base: RunConfig;
-  baseDir: string;
-  /** Measured points (keys and metrics), in input order. */
-  measured: ScorePoint[];
-  /** Indices into `measured` of the training points; the rest are held out. */
-  trainIndices: number[];
-  metrics: MetricName[];
-  load: SimLoadOptions;
+/** The measured points and training indices (`HeldOutInput`), and the linear form's options. */
+export interface EngineCalibrationInput extends HeldOutInput {
   fitClient: boolean;
   /** Prior on prefill_token_us / base_ms (`EngineFitTask.prefillPrior`); default PREFILL_PRIOR, null: none. */
   prefillPrior?: { ratio: number; weight: number } | null;

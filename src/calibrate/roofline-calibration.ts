@@ -15,7 +15,6 @@ import { effectiveEfficiency, deploymentOf } from '../config/deployment.js';
 import type { RunConfig } from '../config/types.js';
 import type { Deployment } from '../catalog/deployment.js';
 import { EFFICIENCY_NAMES, type EfficiencyFactors } from '../catalog/efficiency.js';
-import type { MetricName } from '../score/metric-names.js';
 import { metricValue, type PointKey, type ScorePoint } from '../score/points.js';
 import { PointPool } from '../sweep/pool.js';
 import { TrajectoryPool } from './catalog-calibration.js';
@@ -30,8 +29,7 @@ import {
   type FitPoint,
 } from './catalog-fit.js';
 import type { FitForm } from './fit-form.js';
-import { runHeldOut, type HeldOutScore } from './held-out.js';
-import type { SimLoadOptions } from './sim-load.js';
+import { runHeldOut, type HeldOutInput, type HeldOutScore } from './held-out.js';
 import { resolvePoint, rooflineSwap, swapTiming } from './timing-swap.js';
 import { roleOf } from '../config/roles.js';
 
@@ -77,13 +75,8 @@ export interface FactorReport {
   held: boolean;
 }
 
-export interface RooflineCalibrationInput {
-  base: RunConfig;
-  baseDir: string;
-  measured: ScorePoint[];
-  trainIndices: number[];
-  metrics: MetricName[];
-  load: SimLoadOptions;
+/** The measured points and training indices (`HeldOutInput`), and the physics form's options. */
+export interface RooflineCalibrationInput extends HeldOutInput {
   rounds?: number;
   threads?: number;
   pointPool?: PointPool;
