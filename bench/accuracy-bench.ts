@@ -33,8 +33,7 @@
 import { availableParallelism } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { dirname, join } from 'node:path';
-import { calibrateEngine, PREFILL_PRIOR, type EngineCalibration } from '../src/calibrate/engine-calibration.js';
-import { FitPool } from '../src/calibrate/fit-pool.js';
+import { calibrateEngine, FitPool, PREFILL_PRIOR, type EngineCalibration } from '../src/calibrate/engine-calibration.js';
 import {
   deploymentBaseConfig,
   readSiliconDeployments,

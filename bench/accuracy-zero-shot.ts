@@ -63,7 +63,7 @@ import { EFFICIENCY_NAMES, efficiencyFor, loadEfficiencyTable, type EfficiencyFa
 import { packageRoot } from '../src/catalog/load.js';
 import { writeOutputFile } from '../src/io/write-output.js';
 import { benchEnvironment, describeEnvironment, JSON_OUTPUT, say } from './environment.js';
-import { Piscina } from 'piscina';
+import { WorkerPool } from '../src/sweep/worker-pool.js';
 import { fileURLToPath } from 'node:url';
 import type { DisaggFitResult, DisaggFitTask } from './disagg-fit-task.js';
 
@@ -373,10 +373,9 @@ async function fittedDisagg(
   )
     .map(([label, list]) => [label, [...list].sort((a, b) => a.concurrency - b.concurrency)] as const)
     .filter(([, list]) => list.length > FIT_TRAIN_POINTS);
-  const pool = new Piscina<DisaggFitTask, DisaggFitResult>({
+  const pool = new WorkerPool<DisaggFitTask, DisaggFitResult>({
     filename: fileURLToPath(new URL('./disagg-fit-task.js', import.meta.url)),
-    minThreads: threads,
-    maxThreads: threads,
+    threads,
   });
   let fits: DisaggFitResult[];
   try {

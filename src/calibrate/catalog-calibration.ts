@@ -6,15 +6,13 @@
  * model and GPU are in the catalog.
  */
 import { roleOf } from '../config/roles.js';
-import { availableParallelism } from 'node:os';
 import { stringify } from 'yaml';
-import { Piscina } from 'piscina';
 import { deploymentOf } from '../config/deployment.js';
 import type { RunConfig } from '../config/types.js';
 import { loadCatalog } from '../catalog/load.js';
 import { EFFICIENCY_NAMES, versionFamily, type EfficiencyFactors, type EfficiencyTable } from '../catalog/efficiency.js';
 import { BACKENDS } from '../config/types.js';
-import { compileOnPoolThreads, compiledModule } from '../sweep/pool.js';
+import { compiledModule, WorkerPool } from '../sweep/worker-pool.js';
 import { fitByRounds, fitFactors, logErrors, ParameterLayout, predictPoint, type FactorFit, type FitPoint } from './catalog-fit.js';
 import {
   catalogBaseConfig,
@@ -27,6 +25,7 @@ import {
 import { flagsOf, valueAt, type LinearValue } from './silicon-flags.js';
 import { pointConfig, type SimLoadOptions } from './sim-load.js';
 import type { Trajectory } from './trajectory.js';
+import type { TrajectoryTask } from './trajectory-task.js';
 
 /** One measured point to fit or predict, before its trajectory is recorded. */
 export interface MeasuredPoint {
@@ -170,26 +169,15 @@ export function measuredPointConfig(point: MeasuredPoint, factors: EfficiencyFac
   return pointConfig(base, { concurrency: point.concurrency, isl: d.isl, osl: d.osl }, null, asMeasured);
 }
 
-/** A pool of trajectory recordings. */
-export class TrajectoryPool {
-  readonly #piscina: Piscina<{ config: RunConfig }, Trajectory>;
-
-  constructor(threads = availableParallelism()) {
-    compileOnPoolThreads();
-    this.#piscina = new Piscina({
-      filename: compiledModule('calibrate/trajectory-task.js'),
-      minThreads: threads,
-      maxThreads: threads,
-      idleTimeout: 60_000,
-    });
+/** A pool of trajectory recordings (`trajectory-task.ts`). */
+export class TrajectoryPool extends WorkerPool<TrajectoryTask, Trajectory> {
+  constructor(threads?: number) {
+    super({ filename: compiledModule('calibrate/trajectory-task.js'), threads });
   }
 
+  /** The trajectory of a config, resolved on the pool thread. */
   record(config: RunConfig): Promise<Trajectory> {
-    return this.#piscina.run({ config });
-  }
-
-  async destroy(): Promise<void> {
-    await this.#piscina.destroy();
+    return this.run({ config });
   }
 }
 

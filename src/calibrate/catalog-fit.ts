@@ -16,6 +16,7 @@ import { Matrix, solve } from 'ml-matrix';
 import { createRooflinePassTime } from '../core/roofline.js';
 import { rooflineCoefficients, type Deployment } from '../catalog/deployment.js';
 import { EFFICIENCY_NAMES, UNFITTED_EFFICIENCY, type EfficiencyFactors } from '../catalog/efficiency.js';
+import { fromSearchSpace, toSearchSpace, type ParameterTransform } from './fit-form.js';
 import { BIN, BIN_FIELDS, type Trajectory } from './trajectory.js';
 
 type FactorName = (typeof EFFICIENCY_NAMES)[number];
@@ -65,17 +66,18 @@ export const FACTOR_PRIOR_SCALE: Readonly<Record<FactorName, number>> = {
  */
 export const ROBUST_SCALE = 1;
 
-const logit = (v: number) => Math.log(v / (1 - v));
-const toZ = (name: FactorName, value: number): number => {
+/**
+ * How a factor moves in the fit (`fit-form.ts`), here and in a deployment's physics fit: a bounded
+ * logit below its bound (FACTOR_BOUNDS), a logit for a share, a log for a cost.
+ */
+export function factorTransform(name: FactorName): ParameterTransform {
   const bound = FACTOR_BOUNDS[name];
-  if (bound !== undefined) return logit(Math.min(Math.max(value / bound, 1e-6), 1 - 1e-6));
-  return SHARES.has(name) ? logit(Math.min(Math.max(value, 1e-9), 0.999999)) : Math.log(Math.max(value, 1e-9));
-};
-const fromZ = (name: FactorName, z: number): number => {
-  const bound = FACTOR_BOUNDS[name];
-  if (bound !== undefined) return bound / (1 + Math.exp(-z));
-  return SHARES.has(name) ? 1 / (1 + Math.exp(-z)) : Math.exp(z);
-};
+  if (bound !== undefined) return { type: 'bounded', bound };
+  return SHARES.has(name) ? { type: 'logit' } : { type: 'log' };
+}
+const TRANSFORMS = FACTORS.map(factorTransform);
+const toZ = (j: number, value: number): number => toSearchSpace(TRANSFORMS[j], value);
+const fromZ = (j: number, z: number): number => fromSearchSpace(TRANSFORMS[j], z);
 
 export interface FitPoint {
   /** Deployment label and the model it belongs to (for leave-one-model-out). */
@@ -152,7 +154,7 @@ export class ParameterLayout {
   /** The parameter vector of the unfitted defaults (every effect 0). */
   start(): number[] {
     const x = new Array<number>(this.size).fill(0);
-    FACTORS.forEach((name, k) => (x[k] = toZ(name, UNFITTED_EFFICIENCY[name])));
+    FACTORS.forEach((name, k) => (x[k] = toZ(k, UNFITTED_EFFICIENCY[name])));
     return x;
   }
 
@@ -162,7 +164,7 @@ export class ParameterLayout {
     FACTORS.forEach((name, k) => {
       let z = 0;
       for (const offset of blocks) if (offset >= 0) z += x[offset + k];
-      out[name] = fromZ(name, z);
+      out[name] = fromZ(k, z);
     });
     return out;
   }
@@ -363,7 +365,7 @@ export function fitFactors(
 
 /** A factor set in the fit's transformed space (logit for shares, log for costs), in EFFICIENCY_NAMES order. */
 export function toTransformed(factors: EfficiencyFactors): number[] {
-  return FACTORS.map((name) => toZ(name, factors[name]));
+  return FACTORS.map((name, k) => toZ(k, factors[name]));
 }
 
 /** Whether a factor is a share in (0, 1] (else a cost). */

@@ -1,22 +1,37 @@
 /**
- * The engine fit with its held-out protocol (docs/calibration.md): fit on the training points (several
- * fixed starts side by side on the fit pool, the lowest loss wins, ties to the first
- * start), simulate every measured point with the fitted constants on the sweep pool, and score
- * the held-out points with the scoring module. Used by `servesim calibrate engine`, by
- * `npm start` and by the accuracy benchmark. Files are written by the callers.
+ * The engine fit in the linear form of `fit-form.ts` (docs/calibration.md): fit on the training
+ * points (several fixed starts side by side on the fit pool, the lowest loss wins, ties to the
+ * first start), judged by the held-out protocol (`held-out.ts`: every measured point replayed
+ * with the fitted constants on the sweep pool, the held-out ones scored). Used by `servesim
+ * calibrate engine`, by `npm start` and by the accuracy benchmark. Files are written by the
+ * callers.
  */
 import type { RunConfig } from '../config/types.js';
 import type { MetricName } from '../score/metric-names.js';
-import { pairPoints } from '../score/pair.js';
-import { metricsOfSummary, metricValue, type PointKey, type ScorePoint } from '../score/points.js';
-import { buildScore, type ScoreResult } from '../score/score-result.js';
-import { prepareRun, type PreparedRun } from '../replay.js';
-import { PointPool, describeError } from '../sweep/pool.js';
-import type { EngineFitResult, EngineFitTask, TrainingPoint } from './engine-fit.js';
-import { FitPool } from './fit-pool.js';
+import { metricValue, type ScorePoint } from '../score/points.js';
+import { PointPool } from '../sweep/pool.js';
+import { compiledModule, WorkerPool } from '../sweep/worker-pool.js';
+import {
+  freeConstants,
+  LINEAR_CONSTANTS,
+  startConstants,
+  type EngineFitResult,
+  type EngineFitTask,
+  type TrainingPoint,
+} from './engine-fit.js';
+import type { FitForm } from './fit-form.js';
+import { runHeldOut, type HeldOutInput, type HeldOutScore } from './held-out.js';
 import { defaultDecodeExponent } from './model-family.js';
-import { pointConfig, type EngineConstants, type SimLoadOptions } from './sim-load.js';
+import type { EngineConstants } from './sim-load.js';
+import { linearSwap } from './timing-swap.js';
 import { roleOf } from '../config/roles.js';
+
+/** A pool of engine fits: one task is one complete fit from one start (`fit-task.ts`). */
+export class FitPool extends WorkerPool<EngineFitTask, EngineFitResult> {
+  constructor(threads?: number) {
+    super({ filename: compiledModule('calibrate/fit-task.js'), threads });
+  }
+}
 
 /** Shares of the first point's TTFT overhead put on prefill at the starts (client delay: the rest). */
 export const PREFILL_SHARE_STARTS = [0.25, 0.75] as const;
@@ -40,15 +55,8 @@ export const DEFAULT_PREFILL_OVERLAP = 0;
 /** Weights of the metrics' relative residuals in the fit's loss (1 for every metric not listed). */
 export const DEFAULT_METRIC_WEIGHTS: Record<string, number> = {};
 
-export interface EngineCalibrationInput {
-  base: RunConfig;
-  baseDir: string;
-  /** Measured points (keys and metrics), in input order. */
-  measured: ScorePoint[];
-  /** Indices into `measured` of the training points; the rest are held out. */
-  trainIndices: number[];
-  metrics: MetricName[];
-  load: SimLoadOptions;
+/** The measured points and training indices (`HeldOutInput`), and the linear form's options. */
+export interface EngineCalibrationInput extends HeldOutInput {
   fitClient: boolean;
   /** Prior on prefill_token_us / base_ms (`EngineFitTask.prefillPrior`); default PREFILL_PRIOR, null: none. */
   prefillPrior?: { ratio: number; weight: number } | null;
@@ -114,7 +122,8 @@ export function loadRankWeights(train: readonly ScorePoint[]): number[] {
   return ranks.map((r) => r / meanRank);
 }
 
-export interface EngineCalibration {
+/** A linear fit and what the held-out protocol measured of it (`HeldOutScore`: simulated points with the fitted constants, scores). */
+export interface EngineCalibration extends HeldOutScore {
   best: EngineFitResult;
   /** The decode exponent the fit used and where it came from. */
   decodeExponent: { value: number; source: string };
@@ -126,16 +135,6 @@ export interface EngineCalibration {
   prefillPrior: { ratio: number; weight: number } | null;
   metricWeights: Record<string, number>;
   fits: EngineFitResult[];
-  train: ScorePoint[];
-  holdout: ScorePoint[];
-  /** Simulated points with the fitted constants (every measured point). */
-  simulated: ScorePoint[];
-  /** Score of the held-out points. */
-  score: ScoreResult;
-  /** Score of the training points (how well the fit itself matches). */
-  trainScore: ScoreResult;
-  /** Held-out MAPE by metric id (null when no held-out point has the metric). */
-  holdoutMape: Record<string, number | null>;
   wallMs: number;
 }
 
@@ -148,88 +147,29 @@ function trainingPoint(point: ScorePoint, metrics: readonly MetricName[]): Train
   return { key: point.key, measured };
 }
 
-function describe(key: PointKey): string {
-  return Object.entries(key)
-    .map(([name, value]) => `${name}=${value}`)
-    .join(',');
-}
+/** What the linear form's fit returns: every start's fit, the best, and the choices it was made with. */
+export type LinearFit = Pick<EngineCalibration, 'best' | 'fits' | 'pointWeights' | 'prefillPrior' | 'metricWeights'>;
 
-export async function simulatePoints(
-  pool: PointPool,
-  base: RunConfig,
-  baseDir: string,
-  keys: readonly PointKey[],
-  constants: EngineConstants | null,
-  load: SimLoadOptions,
-): Promise<ScorePoint[]> {
-  const outcomes = await Promise.all(
-    keys.map((key) => {
-      const config = pointConfig(base, key, constants, load);
-      let run: PreparedRun;
-      try {
-        run = prepareRun(config, { baseDir });
-      } catch (err) {
-        return Promise.resolve({ status: 'failed' as const, error: describeError(err), wallMs: 0 });
-      }
-      return pool.run({ id: describe(key), config, run });
-    }),
-  );
-  return outcomes.map((outcome, index) => {
-    if (outcome.status !== 'ok')
-      throw new Error(`simulating ${describe(keys[index])} failed: ${'error' in outcome ? outcome.error : outcome.status}`);
-    return {
-      source: `fitted model (${describe(keys[index])})`,
-      key: { ...keys[index] },
-      metrics: metricsOfSummary(outcome.result.summary),
-    };
-  });
-}
-
-export function scoreOf(
-  simulated: readonly ScorePoint[],
-  measured: readonly ScorePoint[],
-  metrics: readonly MetricName[],
-  label: string,
-  /** For the charts: the fitted model at every measured load, and the points it was fitted on. */
-  curves?: { sim: readonly ScorePoint[]; training: readonly ScorePoint[] },
-): ScoreResult {
-  const keyNames = new Set(measured.flatMap((p) => Object.keys(p.key)));
-  const sim = simulated.filter((p) => measured.some((m) => [...keyNames].every((k) => String(m.key[k]) === String(p.key[k]))));
-  return buildScore({
-    paired: pairPoints(sim, measured),
-    metrics,
-    groupBy: [],
-    skippedSim: [],
-    ...(curves ? { curves } : {}),
-    inputs: {
-      sim: 'fitted model',
-      sim_label: label,
-      measured: [...new Set(measured.map((p) => p.source.replace(/:\d+$/, '')))],
-      measured_notes: [],
-    },
-  });
-}
-
-export async function calibrateEngine(input: EngineCalibrationInput): Promise<EngineCalibration> {
-  const started = performance.now();
-  const trainSet = new Set(input.trainIndices);
-  const train = input.measured.filter((_, i) => trainSet.has(i));
-  const holdout = input.measured.filter((_, i) => !trainSet.has(i));
-  if (train.length === 0) throw new Error('no training point: --train selected none of the measured points');
-  const fitPool = input.fitPool ?? new FitPool(input.threads);
-  const pointPool = input.pointPool ?? new PointPool({ poolThreads: input.threads ?? fitPool.threads });
-  try {
-    const exponent = input.decodeExponent !== undefined ? { value: input.decodeExponent, source: 'given' } : decodeExponentOf(input.base);
-    const decodeExponent = exponent.value;
+/**
+ * The linear form (`FitForm`): the `linear` timing coefficients the training points can tell
+ * apart (`freeConstants`) and, with `fitClient`, the client delay, each searched over its
+ * logarithm within [start x e^-14, start x e^8], with no prior but the prefill one; fitted from
+ * two starts side by side on the fit pool (`fit-task.ts`), the lowest loss wins.
+ */
+export function linearForm(
+  input: Omit<EngineCalibrationInput, 'measured' | 'trainIndices' | 'threads' | 'fitPool' | 'pointPool'>,
+  decodeExponent: number,
+  prefillOverlap: number,
+): FitForm<LinearFit> {
+  const tasksFor = (train: readonly ScorePoint[]): { tasks: EngineFitTask[]; pointWeights: LinearFit['pointWeights'] } => {
     const pointWeights =
       input.pointWeights === null
         ? { scheme: 'uniform', weights: train.map(() => 1) }
         : input.pointWeights !== undefined
           ? { scheme: 'given', weights: input.pointWeights }
           : { scheme: 'load rank', weights: loadRankWeights(train) };
-    const overlap = input.prefillOverlap !== undefined ? { value: input.prefillOverlap, source: 'given' } : prefillOverlapOf(input.base);
     const shares = input.fitClient ? [...PREFILL_SHARE_STARTS] : [1];
-    const tasks: EngineFitTask[] = shares.map((share) => ({
+    const tasks = shares.map((share) => ({
       base: input.base,
       baseDir: input.baseDir,
       train: train.map((p) => trainingPoint(p, input.metrics)),
@@ -238,42 +178,66 @@ export async function calibrateEngine(input: EngineCalibrationInput): Promise<En
       fitClient: input.fitClient,
       prefillShare: share,
       decodeExponent,
-      prefillOverlap: overlap.value,
+      prefillOverlap,
       pointWeights: pointWeights.weights,
       ...(input.prefillPrior === null ? {} : { prefillPrior: input.prefillPrior ?? PREFILL_PRIOR }),
       metricWeights: input.metricWeights ?? DEFAULT_METRIC_WEIGHTS,
       maxIterations: input.maxIterations,
       refineIterations: input.refineIterations,
     }));
-    const fits = await Promise.all(tasks.map((task) => fitPool.run(task)));
-    let best = fits[0];
-    for (const fit of fits.slice(1)) if (fit.loss < best.loss) best = fit;
-    const simulated = await simulatePoints(
-      pointPool,
-      input.base,
-      input.baseDir,
-      input.measured.map((p) => p.key),
-      best.constants,
-      input.load,
-    );
-    const score = scoreOf(simulated, holdout, input.metrics, 'fitted model', { sim: simulated, training: train });
-    const trainScore = scoreOf(simulated, train, input.metrics, 'fitted model');
-    const holdoutMape: Record<string, number | null> = {};
-    for (const metric of input.metrics) holdoutMape[metric.id] = holdout.length > 0 ? (score.metrics[metric.id]?.mape ?? null) : null;
+    return { tasks, pointWeights };
+  };
+  const names = (train: readonly ScorePoint[]) => freeConstants(train, input.fitClient, decodeExponent);
+  return {
+    name: 'linear',
+    charts: true,
+    parameters(train) {
+      // The first start's constants (`fitEngine` runs each start from its own).
+      const start = startConstants(tasksFor(train).tasks[0]);
+      const free = new Set<string>(names(train));
+      return LINEAR_CONSTANTS.map((name) => ({
+        name,
+        centre: start[name],
+        transform: { type: 'log' },
+        priorSd: null,
+        bounds: [start[name] * Math.exp(-14), start[name] * Math.exp(8)],
+        free: free.has(name),
+      }));
+    },
+    swap(values, point) {
+      const constants = { decode_request_exponent: decodeExponent, prefill_overlap: prefillOverlap } as EngineConstants;
+      LINEAR_CONSTANTS.forEach((name, i) => (constants[name] = values[i]));
+      return linearSwap(constants, point.prepared.run);
+    },
+    async fit(train, pools) {
+      if (pools.fit === undefined) throw new Error('the linear form runs its starts on a fit pool');
+      const { tasks, pointWeights } = tasksFor(train);
+      const fitPool = pools.fit;
+      const fits = await Promise.all(tasks.map((task) => fitPool.run(task)));
+      let best = fits[0];
+      for (const fit of fits.slice(1)) if (fit.loss < best.loss) best = fit;
+      return {
+        result: { best, fits, pointWeights, prefillPrior: tasks[0].prefillPrior ?? null, metricWeights: tasks[0].metricWeights ?? {} },
+        replay: { base: input.base, constants: best.constants },
+      };
+    },
+  };
+}
+
+export async function calibrateEngine(input: EngineCalibrationInput): Promise<EngineCalibration> {
+  const started = performance.now();
+  const fitPool = input.fitPool ?? new FitPool(input.threads);
+  const pointPool = input.pointPool ?? new PointPool({ poolThreads: input.threads ?? fitPool.threads });
+  try {
+    const exponent = input.decodeExponent !== undefined ? { value: input.decodeExponent, source: 'given' } : decodeExponentOf(input.base);
+    const overlap = input.prefillOverlap !== undefined ? { value: input.prefillOverlap, source: 'given' } : prefillOverlapOf(input.base);
+    const form = linearForm(input, exponent.value, overlap.value);
+    const { result, ...scored } = await runHeldOut(form, input, { point: pointPool, fit: fitPool });
     return {
-      best,
+      ...result,
       decodeExponent: exponent,
       prefillOverlap: overlap,
-      pointWeights,
-      prefillPrior: tasks[0].prefillPrior ?? null,
-      metricWeights: tasks[0].metricWeights ?? {},
-      fits,
-      train,
-      holdout,
-      simulated,
-      score,
-      trainScore,
-      holdoutMape,
+      ...scored,
       wallMs: performance.now() - started,
     };
   } finally {

@@ -18,12 +18,24 @@
 import { roleOf } from '../config/roles.js';
 import { levenbergMarquardt } from 'ml-levenberg-marquardt';
 import type { RunConfig } from '../config/types.js';
-import { replay } from '../replay.js';
+import type { ReplaySummary } from '../core/report-types.js';
+import { replay, replayPrepared } from '../replay.js';
 import type { MetricName } from '../score/metric-names.js';
 import { metricsOfSummary, metricValue, type PointKey } from '../score/points.js';
 import { pointConfig, type EngineConstants, type SimLoadOptions } from './sim-load.js';
+import { linearSwap, resolvePoint, swapTiming } from './timing-swap.js';
 
 export type ConstantName = Exclude<keyof EngineConstants, 'decode_request_exponent' | 'prefill_overlap'>;
+
+/** The constants a linear fit may move, in the order its outputs list them. */
+export const LINEAR_CONSTANTS: readonly ConstantName[] = [
+  'base_ms',
+  'prefill_token_us',
+  'prefill_pair_ns',
+  'decode_request_us',
+  'decode_kv_token_ns',
+  'client_delay_ms',
+];
 
 export interface TrainingPoint {
   key: PointKey;
@@ -159,7 +171,15 @@ export function startConstants(
   };
 }
 
-/** Simulated metric values of one point with given constants. */
+/** Metric values of a replay's summary for the given metrics (NaN where the summary has none). */
+function metricsOf(summary: ReplaySummary, key: PointKey, metrics: readonly MetricName[]): Record<string, number> {
+  const point = { source: '', key, metrics: metricsOfSummary(summary) };
+  const out: Record<string, number> = {};
+  for (const metric of metrics) out[metric.id] = metricValue(point, metric) ?? NaN;
+  return out;
+}
+
+/** Simulated metric values of one point with given constants, its config built and resolved afresh. */
 export function simulatePoint(
   task: Pick<EngineFitTask, 'base' | 'baseDir' | 'load'>,
   key: PointKey,
@@ -167,13 +187,34 @@ export function simulatePoint(
   metrics: readonly MetricName[],
 ): Record<string, number> {
   const { summary } = replay(pointConfig(task.base, key, constants, task.load), { baseDir: task.baseDir });
-  const point = { source: '', key, metrics: metricsOfSummary(summary) };
-  const out: Record<string, number> = {};
-  for (const metric of metrics) out[metric.id] = metricValue(point, metric) ?? NaN;
-  return out;
+  return metricsOf(summary, key, metrics);
 }
 
-export function fitEngine(task: EngineFitTask): EngineFitResult {
+/** How a fit replays its training points: each one's metric values (by metric id) with given constants, in `train` order. */
+export type TrainingReplay = (constants: EngineConstants) => Array<Record<string, number>>;
+
+/**
+ * The fit's replays: each training point resolved once (with the start's constants, no client
+ * delay), then replayed with only the constants' timing and client delay swapped in
+ * (`timing-swap.ts`): the same numbers as `configReplay`, without building, validating and
+ * resolving the point's config at every evaluation.
+ */
+export function swappedReplay(task: EngineFitTask): TrainingReplay {
+  const template = { ...startConstants(task), client_delay_ms: 0 };
+  const points = task.train.map((p) => resolvePoint(task.base, task.baseDir, p.key, template, task.load));
+  return (constants) =>
+    points.map((point) => {
+      const run = swapTiming(point.prepared.run, linearSwap(constants, point.prepared.run));
+      return metricsOf(replayPrepared(point.config, { ...point.prepared, run }).summary, point.key, task.metrics);
+    });
+}
+
+/** The fit's replays with each point's config built and resolved afresh at every evaluation (`simulatePoint`). */
+export function configReplay(task: EngineFitTask): TrainingReplay {
+  return (constants) => task.train.map((point) => simulatePoint(task, point.key, constants, task.metrics));
+}
+
+export function fitEngine(task: EngineFitTask, replayTraining: TrainingReplay = swappedReplay(task)): EngineFitResult {
   const started = performance.now();
   const start = startConstants(task);
   const exponent = task.decodeExponent ?? 1;
@@ -202,10 +243,8 @@ export function fitEngine(task: EngineFitTask): EngineFitResult {
     const hit = cache.get(cacheKey);
     if (hit) return hit;
     const constants = constantsOf(x);
-    const sims = task.train.map((point) => {
-      replays++;
-      return simulatePoint(task, point.key, constants, task.metrics);
-    });
+    const sims = replayTraining(constants);
+    replays += sims.length;
     const out = residualIndex.map(({ point, metric }) => {
       const value = sims[point][metric.id] / task.train[point].measured[metric.id];
       return Number.isFinite(value) ? value : 1e3;

@@ -1,25 +1,36 @@
 /**
- * The engine fit with physics (`calibrate engine` when the model and GPU are in the catalog): the
- * efficiency factors of one deployment, each held near the catalog's value for its GPU and
- * backend by a prior, fitted to the training points; then every measured point replayed with
- * them and the held-out ones scored. With ten factors and a prior on each, three load points pin
- * them down where five free linear coefficients could not (docs/calibration.md, "Two forms").
+ * The engine fit with physics (`calibrate engine --form roofline`), the physics form of
+ * `fit-form.ts`: the efficiency factors of one deployment, each held near the catalog's value
+ * for its GPU and backend by a prior, fitted to the training points; then judged by the held-out
+ * protocol (`held-out.ts`: every measured point replayed with them, the held-out ones scored).
+ * With ten factors and a prior on each, three load points pin them down where five free linear
+ * coefficients could not (docs/calibration.md, "Two forms").
  *
- * Rounds: replay the training points with the current factors and record their trajectories,
- * fit the factors on the trajectories (`catalog-fit.ts`), again.
+ * Rounds: replay the training points with the current factors (each point resolved once, the
+ * factors' timing swapped in: `timing-swap.ts`) and record their trajectories, fit the factors on
+ * the trajectories (`catalog-fit.ts`), again.
  */
 import { availableParallelism } from 'node:os';
 import { effectiveEfficiency, deploymentOf } from '../config/deployment.js';
 import type { RunConfig } from '../config/types.js';
+import type { Deployment } from '../catalog/deployment.js';
 import { EFFICIENCY_NAMES, type EfficiencyFactors } from '../catalog/efficiency.js';
-import type { MetricName } from '../score/metric-names.js';
 import { metricValue, type PointKey, type ScorePoint } from '../score/points.js';
-import type { ScoreResult } from '../score/score-result.js';
 import { PointPool } from '../sweep/pool.js';
 import { TrajectoryPool } from './catalog-calibration.js';
-import { FACTOR_BOUNDS, fitByRounds, isShare, ParameterLayout, parameterInformation, toTransformed, type FitPoint } from './catalog-fit.js';
-import { scoreOf, simulatePoints } from './engine-calibration.js';
-import { pointConfig, type SimLoadOptions } from './sim-load.js';
+import {
+  FACTOR_BOUNDS,
+  factorTransform,
+  fitByRounds,
+  isShare,
+  ParameterLayout,
+  parameterInformation,
+  toTransformed,
+  type FitPoint,
+} from './catalog-fit.js';
+import type { FitForm } from './fit-form.js';
+import { runHeldOut, type HeldOutInput, type HeldOutScore } from './held-out.js';
+import { resolvePoint, rooflineSwap, swapTiming } from './timing-swap.js';
 import { roleOf } from '../config/roles.js';
 
 /**
@@ -64,31 +75,21 @@ export interface FactorReport {
   held: boolean;
 }
 
-export interface RooflineCalibrationInput {
-  base: RunConfig;
-  baseDir: string;
-  measured: ScorePoint[];
-  trainIndices: number[];
-  metrics: MetricName[];
-  load: SimLoadOptions;
+/** The measured points and training indices (`HeldOutInput`), and the physics form's options. */
+export interface RooflineCalibrationInput extends HeldOutInput {
   rounds?: number;
   threads?: number;
   pointPool?: PointPool;
   trajectoryPool?: TrajectoryPool;
 }
 
-export interface RooflineCalibration {
+/** A physics fit and what the held-out protocol measured of it (`HeldOutScore`). */
+export interface RooflineCalibration extends HeldOutScore {
   form: 'roofline';
   factors: EfficiencyFactors;
   /** The catalog's factors for the GPU and backend (the priors' centres) and where they came from. */
   catalogFactors: EfficiencyFactors;
   catalogSource: string;
-  train: ScorePoint[];
-  holdout: ScorePoint[];
-  simulated: ScorePoint[];
-  score: ScoreResult;
-  trainScore: ScoreResult;
-  holdoutMape: Record<string, number | null>;
   rounds: Array<{ trainMapeReplayed: { ttft: number; itl: number }; iterations: number }>;
   /** Per factor (EFFICIENCY_NAMES): movement, standard error, held or not. */
   report: Record<string, FactorReport>;
@@ -108,113 +109,149 @@ function keyOf(point: ScorePoint): PointKey {
   return point.key;
 }
 
+/** What the physics form's fit returns: the factors, each one's report, the rounds and the replays they took. */
+export type PhysicsFit = Pick<RooflineCalibration, 'factors' | 'rounds' | 'report' | 'replays'>;
+
+/**
+ * The physics form (`FitForm`): the efficiency factors of one deployment (EFFICIENCY_NAMES), in
+ * the catalog fit's transforms (`factorTransform`: logit for shares, log for costs, bounded
+ * logit for the two frontend costs measurements bound), each with a prior at the catalog's value
+ * (`deploymentPriorSd`); fitted by rounds of trajectory recordings on the trajectory pool and a
+ * fit on the trajectories (`fitByRounds`). A factor the first round's trajectories barely inform
+ * is held at the catalog's value.
+ */
+export function physicsForm(
+  input: Pick<RooflineCalibrationInput, 'base' | 'baseDir' | 'metrics' | 'load' | 'rounds'>,
+  catalog: EfficiencyFactors,
+  deployment: Deployment,
+): FitForm<PhysicsFit> {
+  const form: FitForm<PhysicsFit> = {
+    name: 'roofline',
+    charts: false,
+    parameters: () =>
+      EFFICIENCY_NAMES.map((name) => ({
+        name,
+        centre: catalog[name],
+        transform: factorTransform(name),
+        priorSd: deploymentPriorSd(name),
+        free: true,
+      })),
+    swap(values, point) {
+      const factors = { ...catalog };
+      EFFICIENCY_NAMES.forEach((name, j) => (factors[name] = values[j]));
+      return rooflineSwap(point.config, factors);
+    },
+    async fit(train, pools) {
+      if (pools.trajectory === undefined) throw new Error('the physics form records trajectories on a trajectory pool');
+      const trajectories = pools.trajectory;
+      const ttftMetric = input.metrics.find((m) => m.id === 'time_to_first_token.avg');
+      const itlMetric = input.metrics.find((m) => m.id === 'inter_token_latency.avg');
+      const layout = new ParameterLayout([], [], []);
+      const centre = toTransformed(catalog);
+      const sd = EFFICIENCY_NAMES.map((name) => deploymentPriorSd(name));
+      const rounds: RooflineCalibration['rounds'] = [];
+      let replays = 0;
+      // Each training point resolved once; a round records it with the round's factors swapped in.
+      const resolved = train.map((p) => resolvePoint(withFactors(input.base, catalog), input.baseDir, keyOf(p), null, input.load));
+      const record = (x: readonly number[]): Promise<FitPoint[]> => {
+        const current = layout.factors(x, '', '');
+        return Promise.all(
+          train.map(async (p, i) => {
+            const trajectory = await trajectories.run({
+              run: swapTiming(
+                resolved[i].prepared.run,
+                form.swap(
+                  EFFICIENCY_NAMES.map((name) => current[name]),
+                  resolved[i],
+                ),
+              ),
+            });
+            replays++;
+            // A metric the training point does not have is matched to the prediction itself (no pull).
+            const ttft = (ttftMetric && metricValue(p, ttftMetric)) || null;
+            const itl = (itlMetric && metricValue(p, itlMetric)) || null;
+            return {
+              label: 'train',
+              family: '',
+              model: deployment.model.id,
+              hardware: deployment.hardware.id,
+              backend: deployment.backend,
+              concurrency: typeof p.key.concurrency === 'number' ? p.key.concurrency : 0,
+              deployment,
+              measured: { ttftMs: ttft ?? trajectory.ttftMs ?? 1, itlMs: itl ?? trajectory.itlMs ?? 1 },
+              trajectory,
+              recordedWith: current,
+            };
+          }),
+        );
+      };
+      let heldSet: ReadonlySet<number> = new Set();
+      const result = await fitByRounds(record, layout, {
+        start: centre,
+        rounds: input.rounds ?? 3,
+        prior: { centre, sd },
+        robustScale: Infinity,
+        noise: MEASUREMENT_NOISE,
+        held: (startPoints) => {
+          const info = parameterInformation(startPoints, layout, centre, sd, MEASUREMENT_NOISE);
+          heldSet = new Set(info.flatMap((v, j) => (v.posteriorSd > HELD_SHRINK * v.priorSd ? [j] : [])));
+          return heldSet;
+        },
+        log: (r) => {
+          let ttftErr = 0;
+          let itlErr = 0;
+          for (const p of r.points) {
+            ttftErr += Math.abs((p.trajectory.ttftMs ?? 0) / p.measured.ttftMs - 1);
+            itlErr += Math.abs((p.trajectory.itlMs ?? 0) / p.measured.itlMs - 1);
+          }
+          rounds.push({
+            trainMapeReplayed: { ttft: (100 * ttftErr) / r.points.length, itl: (100 * itlErr) / r.points.length },
+            iterations: r.iterations,
+          });
+        },
+      });
+      const factors = layout.factors(result.x, '', '');
+      const info = parameterInformation(result.points, layout, result.x, sd, MEASUREMENT_NOISE);
+      const report: Record<string, FactorReport> = {};
+      EFFICIENCY_NAMES.forEach((name, j) => {
+        const value = factors[name];
+        // From the transformed space to the value: d log(value) = sd for a cost, (1 - share) sd for a share (logit).
+        const bound = FACTOR_BOUNDS[name];
+        const slope = bound !== undefined ? 1 - value / bound : isShare(name) ? 1 - value : 1;
+        report[name] = {
+          value,
+          catalog: catalog[name],
+          movedPct: (value / catalog[name] - 1) * 100,
+          sePct: heldSet.has(j) ? 0 : info[j].posteriorSd * slope * 100,
+          held: heldSet.has(j),
+        };
+      });
+      return { result: { factors, rounds, report, replays }, replay: { base: withFactors(input.base, factors), constants: null } };
+    },
+  };
+  return form;
+}
+
 export async function calibrateRoofline(input: RooflineCalibrationInput): Promise<RooflineCalibration> {
   const started = performance.now();
   const role = roleOf(input.base.engine, 'aggregated');
   const { deployment } = deploymentOf(input.base.engine, role);
   if (deployment === null) throw new Error('the physics form needs engine.model and engine.hardware in the catalog');
   const catalog = effectiveEfficiency(input.base.engine, role, deployment.hardware.id);
-  const trainSet = new Set(input.trainIndices);
-  const train = input.measured.filter((_, i) => trainSet.has(i));
-  const holdout = input.measured.filter((_, i) => !trainSet.has(i));
-  if (train.length === 0) throw new Error('no training point: --train selected none of the measured points');
-  const ttftMetric = input.metrics.find((m) => m.id === 'time_to_first_token.avg');
-  const itlMetric = input.metrics.find((m) => m.id === 'inter_token_latency.avg');
   const trajectories = input.trajectoryPool ?? new TrajectoryPool(input.threads);
   const points = input.pointPool ?? new PointPool({ poolThreads: input.threads ?? availableParallelism() });
   try {
-    const layout = new ParameterLayout([], [], []);
-    const centre = toTransformed(catalog.factors);
-    const sd = EFFICIENCY_NAMES.map((name) => deploymentPriorSd(name));
-    const rounds: RooflineCalibration['rounds'] = [];
-    let replays = 0;
-    const record = (x: readonly number[]): Promise<FitPoint[]> => {
-      const current = layout.factors(x, '', '');
-      return Promise.all(
-        train.map(async (p) => {
-          const config = pointConfig(withFactors(input.base, current), keyOf(p), null, input.load);
-          const trajectory = await trajectories.record(config);
-          replays++;
-          // A metric the training point does not have is matched to the prediction itself (no pull).
-          const ttft = (ttftMetric && metricValue(p, ttftMetric)) || null;
-          const itl = (itlMetric && metricValue(p, itlMetric)) || null;
-          return {
-            label: 'train',
-            family: '',
-            model: deployment.model.id,
-            hardware: deployment.hardware.id,
-            backend: deployment.backend,
-            concurrency: typeof p.key.concurrency === 'number' ? p.key.concurrency : 0,
-            deployment,
-            measured: { ttftMs: ttft ?? trajectory.ttftMs ?? 1, itlMs: itl ?? trajectory.itlMs ?? 1 },
-            trajectory,
-            recordedWith: current,
-          };
-        }),
-      );
-    };
-    let heldSet: ReadonlySet<number> = new Set();
-    const result = await fitByRounds(record, layout, {
-      start: centre,
-      rounds: input.rounds ?? 3,
-      prior: { centre, sd },
-      robustScale: Infinity,
-      noise: MEASUREMENT_NOISE,
-      held: (startPoints) => {
-        const info = parameterInformation(startPoints, layout, centre, sd, MEASUREMENT_NOISE);
-        heldSet = new Set(info.flatMap((v, j) => (v.posteriorSd > HELD_SHRINK * v.priorSd ? [j] : [])));
-        return heldSet;
-      },
-      log: (r) => {
-        let ttftErr = 0;
-        let itlErr = 0;
-        for (const p of r.points) {
-          ttftErr += Math.abs((p.trajectory.ttftMs ?? 0) / p.measured.ttftMs - 1);
-          itlErr += Math.abs((p.trajectory.itlMs ?? 0) / p.measured.itlMs - 1);
-        }
-        rounds.push({
-          trainMapeReplayed: { ttft: (100 * ttftErr) / r.points.length, itl: (100 * itlErr) / r.points.length },
-          iterations: r.iterations,
-        });
-      },
-    });
-    const factors = layout.factors(result.x, '', '');
-    const info = parameterInformation(result.points, layout, result.x, sd, MEASUREMENT_NOISE);
-    const report: Record<string, FactorReport> = {};
-    EFFICIENCY_NAMES.forEach((name, j) => {
-      const value = factors[name];
-      // From the transformed space to the value: d log(value) = sd for a cost, (1 - share) sd for a share (logit).
-      const bound = FACTOR_BOUNDS[name];
-      const slope = bound !== undefined ? 1 - value / bound : isShare(name) ? 1 - value : 1;
-      report[name] = {
-        value,
-        catalog: catalog.factors[name],
-        movedPct: (value / catalog.factors[name] - 1) * 100,
-        sePct: heldSet.has(j) ? 0 : info[j].posteriorSd * slope * 100,
-        held: heldSet.has(j),
-      };
-    });
-    const fitted = withFactors(input.base, factors);
-    const simulated = await simulatePoints(points, fitted, input.baseDir, input.measured.map(keyOf), null, input.load);
-    replays += simulated.length;
-    const score = scoreOf(simulated, holdout, input.metrics, 'fitted model');
-    const trainScore = scoreOf(simulated, train, input.metrics, 'fitted model');
-    const holdoutMape: Record<string, number | null> = {};
-    for (const metric of input.metrics) holdoutMape[metric.id] = holdout.length > 0 ? (score.metrics[metric.id]?.mape ?? null) : null;
+    const form = physicsForm(input, catalog.factors, deployment);
+    const { result, ...scored } = await runHeldOut(form, input, { point: points, trajectory: trajectories });
     return {
       form: 'roofline',
-      factors,
+      factors: result.factors,
       catalogFactors: catalog.factors,
       catalogSource: catalog.source,
-      train,
-      holdout,
-      simulated,
-      score,
-      trainScore,
-      holdoutMape,
-      rounds,
-      report,
-      replays,
+      ...scored,
+      rounds: result.rounds,
+      report: result.report,
+      replays: result.replays + scored.simulated.length,
       wallMs: performance.now() - started,
     };
   } finally {

@@ -19,6 +19,7 @@ import { Status, type RequestTable } from '../core/request-table.js';
 import { Simulation } from '../core/simulation.js';
 import { buildSummary } from '../core/report.js';
 import type { RunConfig } from '../config/types.js';
+import type { ResolvedRun } from '../core/run.js';
 
 /** Numbers per bin in `Trajectory.bins`. */
 export const BIN_FIELDS = 7;
@@ -77,7 +78,12 @@ function spread(log: PassLog, weights: Float64Array, from: number, to: number, x
 
 export function recordTrajectory(config: RunConfig): Trajectory {
   if (config.traffic.source.type === 'trace') throw new Error('a trajectory is recorded for synthetic traffic only');
-  const run = resolveRun(config, null);
+  return recordRunTrajectory(resolveRun(config, null));
+}
+
+/** The trajectory of a resolved run of synthetic traffic (a fit's point with its timing swapped: `timing-swap.ts`). */
+export function recordRunTrajectory(run: ResolvedRun): Trajectory {
+  if (run.source.kind === 'trace') throw new Error('a trajectory is recorded for synthetic traffic only');
   const logs: PassLog[] = [];
   const result = new Simulation(run, {
     onPass: (worker, start, end, view) => {

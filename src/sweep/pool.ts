@@ -5,46 +5,17 @@
  * sweep was interrupted before the point finished; nothing is recorded for it).
  *
  * The task module is the compiled `dist/src/sweep/pool-task.js`, also when this file runs from
- * TypeScript sources (vitest): build first (`npm run build`).
+ * TypeScript sources (vitest): build first (`npm run build`). The threads are a `WorkerPool`
+ * (`worker-pool.ts`); this adds the outcomes, the per-point timeout and the stop.
  */
-import { existsSync } from 'node:fs';
-import { availableParallelism } from 'node:os';
-import { resolve } from 'node:path';
-import { setFlagsFromString } from 'node:v8';
-import { Piscina } from 'piscina';
-import { packageRoot } from '../io/paths.js';
 import type { PointTask, PointTaskResult } from './point-task.js';
+import { compiledModule, WorkerPool } from './worker-pool.js';
 
-/**
- * Where a compiled module of the pool threads is (`path` relative to `src/`, e.g.
- * `sweep/pool-task.js`): in dist/src, also when this file runs from the TypeScript sources or
- * from the bundled command line.
- */
-export function compiledModule(path: string): string {
-  const file = resolve(packageRoot(), 'dist', 'src', path);
-  if (!existsSync(file)) throw new Error(`the compiled module ${file} is missing; run \`npm run build\` first`);
-  return file;
-}
+export { defaultPoolThreadCount } from './worker-pool.js';
 
 /** The compiled pool-task module. */
 export function defaultPoolTaskFilename(): string {
   return compiledModule('sweep/pool-task.js');
-}
-
-/**
- * A pool keeps every core busy with its threads, so V8's background compiler threads would wait
- * for a core while the pool threads run unoptimized code (each pool thread is its own isolate and
- * optimizes the replay core afresh, and again as points' configs shift its type feedback). Pool
- * threads compile optimized code themselves instead: `--no-concurrent-recompilation`, a
- * process-wide V8 flag that an isolate reads when it is created, so it is set before a pool starts
- * its threads and leaves the main thread's isolate as it was. Measured by `npm run bench:sweep`.
- */
-export function compileOnPoolThreads(): void {
-  setFlagsFromString('--no-concurrent-recompilation');
-}
-
-export function defaultPoolThreadCount(): number {
-  return availableParallelism();
 }
 
 export type PointOutcome =
@@ -76,24 +47,15 @@ export function describeError(err: unknown): string {
 
 export class PointPool {
   readonly poolThreads: number;
-  readonly #piscina: Piscina<PointTask, PointTaskResult>;
+  readonly #threads: WorkerPool<PointTask, PointTaskResult>;
   readonly #timeoutMs: number | undefined;
   readonly #running = new Set<AbortController>();
   #stopping = false;
-  #destroyed: Promise<void> | undefined;
 
   constructor(options: PointPoolOptions) {
-    this.poolThreads = Math.max(1, Math.floor(options.poolThreads));
     this.#timeoutMs = options.pointTimeoutS === undefined ? undefined : options.pointTimeoutS * 1000;
-    compileOnPoolThreads();
-    this.#piscina = new Piscina<PointTask, PointTaskResult>({
-      filename: options.taskFilename ?? defaultPoolTaskFilename(),
-      minThreads: this.poolThreads,
-      maxThreads: this.poolThreads,
-      idleTimeout: 60_000,
-    });
-    // A pool thread that dies with no task on it is reported here rather than thrown.
-    this.#piscina.on('error', () => {});
+    this.#threads = new WorkerPool({ filename: options.taskFilename ?? defaultPoolTaskFilename(), threads: options.poolThreads });
+    this.poolThreads = this.#threads.threads;
   }
 
   /** Runs one point; never rejects. */
@@ -112,7 +74,7 @@ export class PointPool {
             controller.abort('point timeout');
           }, this.#timeoutMs);
     try {
-      const result = await this.#piscina.run(task, { signal: controller.signal });
+      const result = await this.#threads.run(task, controller.signal);
       return { status: 'ok', result, wallMs: wallMs() };
     } catch (err) {
       if (timedOut) {
@@ -134,7 +96,6 @@ export class PointPool {
 
   /** Stops the threads; a second call waits for the first. */
   destroy(): Promise<void> {
-    this.#destroyed ??= this.#piscina.destroy();
-    return this.#destroyed;
+    return this.#threads.destroy();
   }
 }
