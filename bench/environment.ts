@@ -69,3 +69,20 @@ export const JSON_OUTPUT = process.argv.includes('--json');
 export function say(text: string): void {
   (JSON_OUTPUT ? process.stderr : process.stdout).write(text);
 }
+
+/**
+ * Environment variables a bench's whole-process timings run without: Node.js reads the
+ * certificates NODE_EXTRA_CA_CERTS names when it starts, whether or not the process makes a TLS
+ * connection (servesim makes none). A system bundle of a few hundred certificates costs several
+ * times what the rest of `node -e 0` does: a fixed cost added to every process timed, which pulls
+ * a start-up's ratio to `node -e 0` towards 1 by an amount that depends on the machine's bundle,
+ * not on servesim.
+ */
+export const STARTUP_UNSET = ['NODE_EXTRA_CA_CERTS'];
+
+/** `env` without STARTUP_UNSET's variables, and the names of those it had. */
+export function startupEnvironment(env: NodeJS.ProcessEnv = process.env): { env: NodeJS.ProcessEnv; unset: string[] } {
+  const out = { ...env };
+  for (const name of STARTUP_UNSET) delete out[name];
+  return { env: out, unset: STARTUP_UNSET.filter((name) => env[name] !== undefined) };
+}

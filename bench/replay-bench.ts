@@ -9,7 +9,8 @@
  *                                     start-up row alone)
  *
  * The start-up row times whole processes: `servesim --help` and a one-request replay of the
- * README's first config, against `node -e 0` in the same run.
+ * README's first config, against `node -e 0` in the same run, all three without
+ * NODE_EXTRA_CA_CERTS (bench/environment.ts, STARTUP_UNSET).
  */
 import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
@@ -17,7 +18,7 @@ import { fileURLToPath } from 'node:url';
 import { packageRoot } from '../src/catalog/load.js';
 import { parseRunConfig } from '../src/config/load.js';
 import { replay } from '../src/replay.js';
-import { benchEnvironment, describeEnvironment } from './environment.js';
+import { benchEnvironment, describeEnvironment, startupEnvironment } from './environment.js';
 import { WORKLOADS } from './workloads.js';
 
 export interface BenchRow {
@@ -40,6 +41,8 @@ export interface StartupRow {
   node_ms: number;
   help_ms: number;
   replay_ms: number;
+  /** The variables of STARTUP_UNSET that were set in the bench's environment, and were not in the commands'. */
+  unset: string[];
   /** help_ms and replay_ms over node_ms: what a machine's speed and load change least. */
   help_vs_node: number;
   replay_vs_node: number;
@@ -61,11 +64,12 @@ function startupRow(): StartupRow {
     help: [bin, '--help'],
     replay: [bin, 'replay', config, '--set', 'traffic.stop={requests: 1}'],
   };
+  const { env, unset } = startupEnvironment();
   const times: Record<keyof typeof commands, number[]> = { node: [], help: [], replay: [] };
   for (let run = -1; run < STARTUP_RUNS; run++) {
     for (const name of Object.keys(commands) as (keyof typeof commands)[]) {
       const started = performance.now();
-      const child = spawnSync(process.execPath, commands[name], { cwd: root, encoding: 'utf8' });
+      const child = spawnSync(process.execPath, commands[name], { cwd: root, encoding: 'utf8', env });
       const ms = performance.now() - started;
       if (child.status !== 0) throw new Error(`start-up: ${commands[name].join(' ')} failed:\n${child.stderr}`);
       if (run >= 0) times[name].push(ms); // run -1 warms the file cache
@@ -78,6 +82,7 @@ function startupRow(): StartupRow {
     node_ms: node,
     help_ms: median(times.help),
     replay_ms: median(times.replay),
+    unset,
     help_vs_node: round(median(times.help) / node, 2),
     replay_vs_node: round(median(times.replay) / node, 2),
     target_help_ms: 100,
@@ -89,7 +94,8 @@ function describeStartup(row: StartupRow): string {
   return (
     `start-up (whole processes, median of ${row.runs}): node -e 0 ${row.node_ms} ms; ` +
     `servesim --help ${row.help_ms} ms (${row.help_vs_node} x node -e 0; aim: ${row.target_help_ms} ms where node -e 0 takes 60); ` +
-    `a one-request replay ${row.replay_ms} ms (${row.replay_vs_node} x; aim: ${row.target_replay_ms} ms)`
+    `a one-request replay ${row.replay_ms} ms (${row.replay_vs_node} x; aim: ${row.target_replay_ms} ms)` +
+    (row.unset.length > 0 ? `; all three without ${row.unset.join(', ')}` : '')
   );
 }
 

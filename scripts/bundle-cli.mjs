@@ -5,7 +5,8 @@
 // the commands load when they run (zod, the YAML parser, the engines' version matching, the replay core
 // with its random generators and its sketch, each command's own work) becomes chunks in
 // dist/src/cli/bundle/, except the replay command's, which is one file of its own run with V8's code
-// cache (dist/src/cli/replay-action.js, see replayApart and writeReplayScript).
+// cache (dist/src/cli/replay-action.js, see replayApart and writeReplayScript). The installed command
+// runs main.js's CommonJS twin, dist/src/cli/main.cjs (see writeMainScript).
 // Node.js loads a module file by file, and the command line's few hundred files cost a start-up
 // several times `node -e 0`; bundled, a command reads a handful (npm run bench prints the
 // start-up row). The shipped catalog's snapshot is written beside them (writeDataSnapshot).
@@ -85,6 +86,48 @@ const replayApart = {
   },
 };
 
+/** The installed command's module (bin/servesim.js requires it): main.js as one CommonJS file (see `writeMainScript`). */
+const MAIN_SCRIPT = join('dist', 'src', 'cli', 'main.cjs');
+
+/**
+ * main.js's direct path in main.cjs: the replay command's module (replay-entry.ts, which runs the
+ * replay command's file with its code cache) bundled in, where main.js imports it as a file of its own.
+ */
+const replayInline = {
+  name: 'replay-inline',
+  setup(bundle) {
+    bundle.onResolve({ filter: /^\.\/actions\/replay\.js$/ }, (args) =>
+      /[\\/]cli[\\/]main\.js$/.test(args.importer) ? { path: join(root, 'dist', 'src', 'cli', 'replay-entry.js') } : undefined,
+    );
+  },
+};
+
+/**
+ * main.js (tsc's, before the bundle below replaces it) as the CommonJS file the installed command
+ * runs, dist/src/cli/main.cjs: Node.js starts an ES module entry with its ES module loader, which
+ * cost a one-request replay about a tenth of its instructions, while a plain replay line needs no ES
+ * module: main.cjs holds the command line's reading and the code cache's runner, and runs the
+ * replay command's file (replay-action.cjs) itself. Every other command line imports cli.js, an ES
+ * module, as main.js does.
+ */
+async function writeMainScript(common) {
+  await build({
+    ...common,
+    format: 'cjs',
+    entryPoints: ['dist/src/cli/main.js'],
+    outfile: MAIN_SCRIPT,
+    external: [...common.external, './cli.js'],
+    // A CommonJS file has no import.meta: its URL is the file's own (replay-entry.ts finds its files by it).
+    define: { 'import.meta.url': '__importMetaUrl' },
+    banner: { js: "'use strict';const __importMetaUrl = require('node:url').pathToFileURL(__filename).href;" },
+    plugins: [replayInline],
+  });
+  // The only ES module main.cjs may load is cli.js, and only by import() (what the other command lines run).
+  const text = readFileSync(join(root, MAIN_SCRIPT), 'utf8');
+  const imports = [...text.matchAll(/\bimport\s*\(\s*("[^"]*")?/g)].map((m) => m[1] ?? '?');
+  if (imports.join() !== '"./cli.js"') throw new Error(`${MAIN_SCRIPT} imports ${imports.join(', ') || 'nothing'}, not "./cli.js" alone`);
+}
+
 async function main() {
   await writeDataSnapshot();
   rmSync(join(root, 'dist', 'src', 'cli', 'bundle'), { recursive: true, force: true });
@@ -103,6 +146,7 @@ async function main() {
     sourcemap: true,
     logLevel: 'warning',
   };
+  await writeMainScript(common);
   const { metafile } = await build({
     ...common,
     // cli.js (yargs, the commands' options), which main.js loads unless the command line is a plain

@@ -1,10 +1,10 @@
 /** bench/environment.ts: the commit and machine every bench writes with its figures. */
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { benchEnvironment, describeEnvironment, ownCommit } from '../bench/environment.js';
+import { benchEnvironment, describeEnvironment, ownCommit, startupEnvironment } from '../bench/environment.js';
 
 const repo = mkdtempSync(join(tmpdir(), 'servesim-bench-env-'));
 afterAll(() => rmSync(repo, { recursive: true, force: true }));
@@ -47,5 +47,19 @@ describe('the bench environment', () => {
     expect(env.memory_gib).toBeGreaterThan(0);
     expect(Number.isFinite(env.load_average_1min)).toBe(true);
     expect(Date.parse(env.started_at)).not.toBeNaN();
+  });
+
+  it('times start-ups without the extra certificates Node.js would read at every start', () => {
+    // Node.js reads the file NODE_EXTRA_CA_CERTS names when it starts (and warns when it cannot).
+    const given = { ...process.env, NODE_EXTRA_CA_CERTS: join(repo, 'no-such-bundle.pem') };
+    const start = (env: NodeJS.ProcessEnv) => spawnSync(process.execPath, ['-e', '0'], { env, encoding: 'utf8' }).stderr;
+    expect(start(given)).toContain('no-such-bundle.pem');
+    const { env, unset } = startupEnvironment(given);
+    expect(unset).toEqual(['NODE_EXTRA_CA_CERTS']);
+    expect(env.NODE_EXTRA_CA_CERTS).toBeUndefined();
+    expect(env.PATH).toBe(process.env.PATH);
+    expect(start(env)).toBe('');
+    expect(given.NODE_EXTRA_CA_CERTS).toBe(join(repo, 'no-such-bundle.pem'));
+    expect(startupEnvironment({ PATH: '/bin' })).toEqual({ env: { PATH: '/bin' }, unset: [] });
   });
 });

@@ -60,6 +60,26 @@ describe('the servesim package', () => {
     expect(summary).toEqual(fromCli);
   });
 
+  it('has a servesim command, as npm links it, that prints what the compiled command line prints', () => {
+    const dir = project();
+    mkdirSync(join(dir, 'node_modules', '.bin'));
+    symlinkSync(join('..', 'servesim', 'bin', 'servesim.js'), join(dir, 'node_modules', '.bin', 'servesim'));
+    const config = join(ROOT, 'sweeps', 'configs', 'qwen3-32b-h100-tp2.yaml');
+    for (const args of [
+      ['replay', config, '--set', 'traffic.stop={requests: 1}', '--json'],
+      ['replay', config, '--set', 'traffic.stop={requests: 0}'],
+      ['replay', config, '--set=traffic.stop={requests: 1}', '--json'],
+      ['--help'],
+    ]) {
+      const command = spawnSync(process.execPath, [join(dir, 'node_modules', '.bin', 'servesim'), ...args], { cwd: dir, encoding: 'utf8' });
+      const compiled = spawnSync(process.execPath, [CLI, ...args], { cwd: dir, encoding: 'utf8' });
+      const timeless = (text: string) => text.replace(/"(wall_time_ms|us_per_output_token)": [\d.e+-]+/g, '"$1": 0');
+      expect(command.stderr).toBe(compiled.stderr);
+      expect(timeless(command.stdout)).toBe(timeless(compiled.stdout));
+      expect(command.status).toBe(compiled.status);
+    }
+  });
+
   it('gives TypeScript the types of the API and of run configs', () => {
     const dir = project();
     writeFileSync(
@@ -100,6 +120,7 @@ describe('the servesim package', () => {
     mkdirSync(join(dir, 'bin'));
     mkdirSync(join(dir, 'scripts'));
     copyFileSync(join(ROOT, 'bin', 'servesim.js'), join(dir, 'bin', 'servesim.js'));
+    copyFileSync(join(ROOT, 'bin', 'package.json'), join(dir, 'bin', 'package.json'));
     copyFileSync(join(ROOT, 'scripts', 'check-built.mjs'), join(dir, 'scripts', 'check-built.mjs'));
     writeFileSync(join(dir, 'package.json'), '{"type": "module"}\n');
     for (const args of [

@@ -109,4 +109,27 @@ describe("the built replay's code cache", () => {
     expect(loaded).toContain('NativeModule fs');
     for (const name of ['perf_hooks', 'crypto', 'os', 'v8']) expect(loaded).not.toContain(`NativeModule ${name}`);
   });
+
+  it('the servesim command runs a plain replay line without an ES module, and other lines with', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'servesim-module-list-'));
+    try {
+      // Required before the command (a CommonJS probe: an ES module one would start the ES module loader itself).
+      const probe = join(dir, 'probe.cjs');
+      writeFileSync(probe, "process.on('exit', () => process.stderr.write('\\nLOADED ' + process.moduleLoadList.join(',')));\n");
+      const loadedBy = (args: string[]) => {
+        const run = spawnSync(process.execPath, ['--require', probe, join(ROOT, 'bin', 'servesim.js'), ...args], { encoding: 'utf8' });
+        expect(run.status, run.stderr).toBe(0);
+        return (/LOADED (.*)$/.exec(run.stderr)?.[1] ?? '').split(',');
+      };
+      // An ES module, any, is run by a module job.
+      const JOB = 'NativeModule internal/modules/esm/module_job';
+      const plain = loadedBy(['replay', CONFIG, '--set', 'traffic.stop={requests: 1}']);
+      expect(plain).toContain('NativeModule vm');
+      expect(plain).not.toContain(JOB);
+      expect(loadedBy(['replay', CONFIG, '--set=traffic.stop={requests: 1}'])).toContain(JOB);
+      expect(loadedBy(['--help'])).toContain(JOB);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
 });

@@ -17,6 +17,9 @@ import { serveCommand } from './commands/serve.js';
 import { makeSweepCommand, mergeHintCommand, type SweepCommandDeps } from './commands/sweep.js';
 import { reportError } from './report-error.js';
 
+/** The process's arguments without node and the script, as yargs reads them (main.ts passes `main` these). */
+export { hideBin } from 'yargs/helpers';
+
 /**
  * `--shard -1/2` as `--shard=-1/2`: an option's value that starts with a dash and a digit but is
  * not a number would otherwise be read as short flags (`-1`, `-/`, `-2`) and reported as
