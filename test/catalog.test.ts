@@ -388,30 +388,6 @@ describe('roofline pass time', () => {
     expect(ms).toBeLessThan(matmuls + head + (2 * 64 * perExpert * 2) / 1e9);
   });
 
-  it('attention DP: the experts serve the tokens of every rank of the worker, as the view gives them', () => {
-    const moeModel = modelEntrySchema.parse({
-      ...toyModel,
-      id: 'toy-moe',
-      architecture: {
-        ...toyModel.architecture,
-        intermediate_size: undefined,
-        moe: { experts: 64, experts_per_token: 2, expert_intermediate_size: 512 },
-      },
-    });
-    const passTime = createRooflinePassTime(rooflineCoefficients(toy({ model: moeModel, attentionData: 2 }), ideal));
-    // One rank prefills 8000 tokens while the other decodes 4 requests. Expert compute per worker
-    // token: 2 picks x 2 FLOPs x 3 x 1024 x 512 weights x 2 layers over 2 GPUs at 1e11 FLOP/ms
-    // = 6.291456e-5 ms; reading every expert held by a GPU (32 x 1,572,864 x 2 layers x 2 bytes
-    // at 1e9 B/ms) is 0.201 ms, below the compute of either token count.
-    const perToken = (2 * 2 * 3 * 1024 * 512 * 2) / 2 / 1e11;
-    const pass = { prefillTokens: 8000, prefillPairs: 32_000_000, emittedTokens: 1 };
-    const withOthers = passTime(view({ ...pass, otherRankTokens: 4 }));
-    const alike = passTime(view(pass));
-    // Without the other ranks' tokens the ranks are taken to run alike: 16,000 worker tokens.
-    expect(alike - withOthers).toBeCloseTo((16_000 - 8004) * perToken, 12);
-    expect(passTime(view({ ...pass, otherRankTokens: 8000 }))).toBe(alike);
-  });
-
   it('tensor parallelism splits the work and adds two all-reduces per layer', () => {
     const factors = { ...ideal, collective_us: 10 };
     const one = createRooflinePassTime(rooflineCoefficients(toy(), factors));

@@ -7,9 +7,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { timingSpec } from '../src/config/resolve.js';
 import { createPassTime } from '../src/core/timing/create-pass-time.js';
-import { config, fixedEngine, runCore, traceRows } from './helpers/core-run.js';
-import { resolveRun } from '../src/config/resolve.js';
-import { Simulation } from '../src/core/simulation.js';
+import { fixedEngine, runCore, traceRows } from './helpers/core-run.js';
 
 const synthetic = (input: number, output: number) => ({ type: 'synthetic', input_tokens: input, output_tokens: output });
 const closedLoop = (concurrency: number) => ({ type: 'concurrency', concurrency });
@@ -145,29 +143,6 @@ describe('replicas and attention-DP ranks', () => {
     );
     expect(records[0].token_ms).toEqual([3, 4]);
     expect(records[1].token_ms).toEqual([3, 4]);
-  });
-
-  it("gives each rank's pass time the tokens the worker's other ranks run in the same pass", () => {
-    // Pass 1: rank 0 prefills R0 (1000 tokens), rank 1 R1 (3000); pass 2: each decodes one
-    // request. The slowest rank (rank 1, 3 ms, then a tie kept by rank 0) sees the other's tokens.
-    const cfg = config({
-      engine: { workers: { aggregated: { parallelism: { attention_data: 2 }, timing: linear } } },
-      traffic: { source: traceSource, load: closedLoop(2), stop: { requests: 2 } },
-    });
-    const run = resolveRun(cfg, trace);
-    const seen: Array<[number, number, number | undefined]> = [];
-    new Simulation(run, {
-      onPass: (_worker, _start, _end, view) => seen.push([view.prefillTokens, view.decodeRequests, view.otherRankTokens]),
-    }).run();
-    expect(seen).toEqual([
-      [3000, 0, 1000],
-      [0, 1, 1],
-    ]);
-    // One rank per worker: nothing from other ranks.
-    const single = resolveRun(config({ engine: { workers: { aggregated: { timing: linear } } }, traffic: cfg.traffic }), trace);
-    const others: Array<number | undefined> = [];
-    new Simulation(single, { onPass: (_w, _s, _e, view) => others.push(view.otherRankTokens) }).run();
-    expect(new Set(others)).toEqual(new Set([0]));
   });
 
   it('runs replicas independently', () => {

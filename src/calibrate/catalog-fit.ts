@@ -182,7 +182,6 @@ function passSums(point: FitPoint, factors: EfficiencyFactors): { ttft: number; 
     emittedTokens: 0,
     kvBlocksUsed: 0,
     kvBlocksTotal: 0,
-    otherRankTokens: 0,
   };
   let ttft = 0;
   let itl = 0;
@@ -192,7 +191,6 @@ function passSums(point: FitPoint, factors: EfficiencyFactors): { ttft: number; 
     view.prefillPairs = bins[i + BIN.pairs];
     view.decodeKvTokens = bins[i + BIN.kv];
     view.emittedTokens = bins[i + BIN.emitted];
-    view.otherRankTokens = bins[i + BIN.others];
     const ms = passTime(view);
     ttft += bins[i + BIN.ttftWeight] * ms;
     itl += bins[i + BIN.itlWeight] * ms;

@@ -114,7 +114,6 @@ export class EngineRank {
     emittedTokens: 0,
     kvBlocksUsed: 0,
     kvBlocksTotal: 0,
-    otherRankTokens: 0,
   };
 
   constructor(

@@ -54,8 +54,6 @@ export class Pool {
   private readonly busy: Uint8Array;
   private readonly flagged: Uint8Array;
   private readonly toStart: Int32Array;
-  /** The ranks of the worker whose pass is being started that planned work (`startPasses`). */
-  private readonly planned: EngineRank[] = [];
   private readonly passTime: PassTimeFn;
   private readonly policy: BatchPolicy;
   private readonly timingType: string;
@@ -161,33 +159,22 @@ export class Pool {
       let any = false;
       let durationMs = 0;
       let slowest: EngineRank | null = null;
-      // Compose every rank's plan first: a rank's pass time depends on the tokens the worker's
-      // other attention-DP ranks run (the experts serve them all at once).
-      let planned = 0;
-      let workerTokens = 0;
       for (let k = 0; k < ranksPerWorker; k++) {
         const rank = this.ranks[worker * ranksPerWorker + k];
         if (!rank.hasWork) continue;
         if (!policy.compose(rank, nowMs)) continue;
         any = true;
         if (rank.scheduledCount > 0) {
-          this.planned[planned++] = rank;
-          workerTokens += rank.view.prefillTokens + rank.view.decodeRequests;
+          // Attention-DP ranks run in lockstep: the pass ends when the slowest rank ends.
+          const ms = passTime(rank.view);
+          if (!(ms >= 0 && ms < Infinity)) throw new TimingError(this.timingType, ms);
+          if (ms > durationMs || slowest === null) {
+            durationMs = ms;
+            slowest = rank;
+          }
         }
       }
       if (!any) continue;
-      for (let k = 0; k < planned; k++) {
-        const rank = this.planned[k];
-        const view = rank.view;
-        if (ranksPerWorker > 1) view.otherRankTokens = workerTokens - view.prefillTokens - view.decodeRequests;
-        // Attention-DP ranks run in lockstep: the pass ends when the slowest rank ends.
-        const ms = passTime(view);
-        if (!(ms >= 0 && ms < Infinity)) throw new TimingError(this.timingType, ms);
-        if (ms > durationMs || slowest === null) {
-          durationMs = ms;
-          slowest = rank;
-        }
-      }
       this.busy[worker] = 1;
       this.passCount++;
       this.busyMs += durationMs;

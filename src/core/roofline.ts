@@ -23,10 +23,7 @@ export interface RooflineCoefficients {
   expertWeightMs: number;
   /** ln(1 - experts_per_token / experts): a pass of T worker tokens touches 1 - exp(T x this) of the experts. 0 = dense model. */
   expertMissLog: number;
-  /**
-   * Worker tokens per token of this rank when the view does not give the other ranks' tokens
-   * (`PassView.otherRankTokens`): the attention-DP ranks taken to run alike.
-   */
+  /** Worker tokens per token of this rank (the attention-DP ranks run alike). */
   workerTokensPerRankToken: number;
   /** Prefill attention of the full-attention layers, ms per causal token pair. */
   prefillPairMs: number;
@@ -117,9 +114,7 @@ export function createRooflinePassTime(c: RooflineCoefficients): (view: PassView
     ms += (headCompute > lmHeadWeightMs ? headCompute : lmHeadWeightMs) + samplerMsPerToken * emitted;
     if (graph === 0) ms += eagerMs;
     if (hasExperts) {
-      // The experts serve the tokens of every attention-DP rank of the worker in this pass.
-      const others = v.otherRankTokens;
-      const workerTokens = others === undefined ? tokens * workerTokensPerRankToken : tokens + others;
+      const workerTokens = tokens * workerTokensPerRankToken;
       const compute = expertMsPerWorkerToken * workerTokens;
       const read = expertWeightMs * (1 - Math.exp(workerTokens * expertMissLog));
       ms += compute > read ? compute : read;

@@ -21,13 +21,6 @@ export interface PassView {
   /** KV blocks in use after the pass's allocations, and the pool size (0 = unlimited). */
   kvBlocksUsed: number;
   kvBlocksTotal: number;
-  /**
-   * Tokens (prefill tokens plus decoding requests) the worker's other attention-DP ranks run in
-   * the same pass: the routed experts serve every rank of the worker at once. Set by the replay
-   * for every pass (0 with one rank per worker); absent, a provider takes the other ranks to run
-   * what this one does (an estimate for balanced ranks).
-   */
-  otherRankTokens?: number;
 }
 
 /** A timing model built for a run: the duration in ms of the pass a view describes. */
