@@ -10,7 +10,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { packageRoot } from '../catalog/load.js';
 import { InputError } from '../config/errors.js';
-import { factsKey, rowFactsOf, type RowFacts } from './disagg-workers.js';
+import { factsKey, factsOfCells, rowFactsOf } from './disagg-workers.js';
 import { readTable } from './read-table.js';
 
 /**
@@ -223,19 +223,7 @@ export function loadDisaggFlags(file = disaggFlagsFile()): Map<string, FlagFileR
           throw new InputError(file, line, `column "${column}": must be a date and time (ISO 8601), got "${cells[column]}"`);
         }
       }
-      const facts: RowFacts = {
-        model: cells.model,
-        system: cells.system,
-        backend: cells.backend,
-        precision: cells.precision,
-        isl: Number(cells.isl),
-        osl: Number(cells.osl),
-        prefillTp: Number(cells.prefill_tp),
-        prefillEp: Number(cells.prefill_ep),
-        decodeTp: Number(cells.decode_tp),
-        concurrency: Number(cells.concurrency),
-        measured: cells.measured,
-      };
+      const facts = factsOfCells(cells);
       const key = factsKey(facts);
       const earlier = byKey.get(key);
       if (earlier !== undefined) throw new InputError(file, line, `repeats the key of line ${earlier.line}`);

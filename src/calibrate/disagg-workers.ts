@@ -252,6 +252,23 @@ export function rowFactsOf(cells: Record<string, string>, fields: Map<string, st
   };
 }
 
+/** A data file row's key facts, from its (already checked) cells. */
+export function factsOfCells(cells: Record<string, string>): RowFacts {
+  return {
+    model: cells.model,
+    system: cells.system,
+    backend: cells.backend,
+    precision: cells.precision,
+    isl: Number(cells.isl),
+    osl: Number(cells.osl),
+    prefillTp: Number(cells.prefill_tp),
+    prefillEp: Number(cells.prefill_ep),
+    decodeTp: Number(cells.decode_tp),
+    concurrency: Number(cells.concurrency),
+    measured: cells.measured,
+  };
+}
+
 /** The key of a row in the data file. */
 export function factsKey(f: RowFacts): string {
   return [f.model, f.system, f.backend, f.precision, f.isl, f.osl, f.prefillTp, f.prefillEp, f.decodeTp, f.concurrency, f.measured].join(
@@ -336,19 +353,7 @@ export function loadDisaggWorkers(file = disaggWorkersFile()): Map<string, Worke
           if (!Number.isFinite(Date.parse(value))) throw bad('a date and time (ISO 8601)');
         } else if (value === '') throw bad('given');
       }
-      const facts: RowFacts = {
-        model: cells.model,
-        system: cells.system,
-        backend: cells.backend,
-        precision: cells.precision,
-        isl: Number(cells.isl),
-        osl: Number(cells.osl),
-        prefillTp: Number(cells.prefill_tp),
-        prefillEp: Number(cells.prefill_ep),
-        decodeTp: Number(cells.decode_tp),
-        concurrency: Number(cells.concurrency),
-        measured: cells.measured,
-      };
+      const facts = factsOfCells(cells);
       const key = factsKey(facts);
       const earlier = byKey.get(key);
       if (earlier !== undefined) throw new InputError(file, line, `repeats the key of line ${earlier.line}`);
