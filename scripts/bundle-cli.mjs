@@ -35,6 +35,17 @@ export const lazyStringWidth = {
   },
 };
 
+/** yargs' import of Node.js's assert module gets the lazy one (assert-lazy.mjs says why). */
+const ASSERT_LAZY = join(root, 'scripts', 'assert-lazy.mjs');
+export const lazyAssert = {
+  name: 'lazy-assert',
+  setup(bundle) {
+    bundle.onResolve({ filter: /^(node:)?assert$/ }, (args) =>
+      args.importer === ASSERT_LAZY || !/[\\/]node_modules[\\/]yargs[\\/]/.test(args.importer) ? undefined : { path: ASSERT_LAZY },
+    );
+  },
+};
+
 /** Where the snapshot of the shipped data files is written, relative to the package root. */
 const DATA_SNAPSHOT_DIR = join('dist', 'src', 'cli', 'data-snapshot');
 
@@ -158,7 +169,7 @@ async function main() {
     allowOverwrite: true,
     splitting: true,
     metafile: true,
-    plugins: [lazyStringWidth, dataSnapshot(DATA_SNAPSHOT_DIR), replayApart],
+    plugins: [lazyStringWidth, lazyAssert, dataSnapshot(DATA_SNAPSHOT_DIR), replayApart],
   });
   // The replay command's import names a path next to main.js: it must sit in main.js or cli.js (with the commands' options).
   const importers = Object.entries(metafile.outputs)

@@ -5,7 +5,7 @@
  * test/replay-code-cache.e2e.test.ts, in processes of their own: in this one V8 may take a source
  * it compiled before from its own memory.)
  */
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdtempSync, readFileSync, renameSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -32,6 +32,24 @@ afterEach(() => {
   rmSync(dir, { recursive: true, force: true });
 });
 
+/**
+ * Waits until the file system's clock has moved on from the file's last change, so that the next
+ * write to it gets other times (a clock may tick in steps of several milliseconds).
+ */
+function afterTick(file: string): void {
+  const changed = statSync(file, { bigint: true }).ctimeNs;
+  const sleeper = new Int32Array(new SharedArrayBuffer(4));
+  for (let i = 0; i < 100; i++) {
+    Atomics.wait(sleeper, 0, 0, 5);
+    const probe = `${file}.tick`;
+    writeFileSync(probe, '');
+    const now = statSync(probe, { bigint: true }).ctimeNs;
+    rmSync(probe);
+    if (now > changed) return;
+  }
+  throw new Error('the file system clock did not move in 500 ms');
+}
+
 interface Exported {
   answer: () => number;
   tag: string;
@@ -51,16 +69,16 @@ describe('running a bundled file with its code cache', () => {
     expect(exported.answer()).toBe(42);
     expect([exported.file, exported.dir, exported.sep]).toEqual([file, dir, '/']);
     writeCodeCache(first, cache);
-    // The cache file: its header line, the source as it was read, then V8's data twice.
+    // The cache file: its header line (naming the source file by its status), then V8's data twice.
     const bytes = readFileSync(cache);
     const header = bytes.subarray(0, bytes.indexOf(10) + 1).toString('latin1');
-    const source = readFileSync(file);
-    const dataLength = (bytes.length - header.length - source.length) / 2;
+    const dataLength = (bytes.length - header.length) / 2;
     expect(dataLength).toBeGreaterThan(0);
-    expect(header).toBe(`servesim-code-cache 1 ${process.version} ${process.arch} ${process.versions.v8} ${source.length} ${dataLength}\n`);
-    expect(bytes.subarray(header.length, header.length + source.length).equals(source)).toBe(true);
-    const data = header.length + source.length;
-    expect(bytes.subarray(data, data + dataLength).equals(bytes.subarray(data + dataLength))).toBe(true);
+    const s = statSync(file, { bigint: true });
+    expect(header).toBe(
+      `servesim-code-cache 2 ${process.version} ${process.arch} ${process.versions.v8} ${s.size} ${s.dev} ${s.ino} ${s.mtimeNs} ${s.ctimeNs} ${dataLength}\n`,
+    );
+    expect(bytes.subarray(header.length, header.length + dataLength).equals(bytes.subarray(header.length + dataLength))).toBe(true);
     const second = runCachedScript(file, cache);
     expect(second.cache).toBe('accepted');
     expect((second.exports as Exported).answer()).toBe(42);
@@ -70,14 +88,34 @@ describe('running a bundled file with its code cache', () => {
     const file = join(dir, 'b.cjs');
     const cache = join(dir, 'b.code-cache');
     writeFileSync(file, wrapped(6, 7, 'cached'));
+    utimesSync(file, 1e9, 1e9);
     writeCodeCache(runCachedScript(file, cache), cache);
     const edited = wrapped(8, 9, 'edited');
     expect(edited.length).toBe(wrapped(6, 7, 'cached').length);
+    afterTick(file);
     writeFileSync(file, edited);
+    // Even with its modification time set back to what it was: same size, same times but one.
+    utimesSync(file, 1e9, 1e9);
+    expect(statSync(file, { bigint: true }).mtimeNs).toBe(1_000_000_000_000_000_000n);
     const run = runCachedScript(file, cache);
     expect(run.cache).toBe('stale');
     expect((run.exports as Exported).answer()).toBe(72);
     expect((run.exports as Exported).tag).toBe('edited');
+  });
+
+  it('does not use the cache for a copy of the file, nor for a file put in its place', () => {
+    const file = join(dir, 'e.cjs');
+    const cache = join(dir, 'e.code-cache');
+    writeFileSync(file, wrapped(4, 5, 'e'));
+    writeCodeCache(runCachedScript(file, cache), cache);
+    expect(runCachedScript(file, cache).cache).toBe('accepted');
+    // The same bytes copied with their times: another inode.
+    const copy = join(dir, 'copy.cjs');
+    cpSync(file, copy, { preserveTimestamps: true });
+    renameSync(copy, file);
+    const run = runCachedScript(file, cache);
+    expect(run.cache).toBe('stale');
+    expect((run.exports as Exported).answer()).toBe(20);
   });
 
   it('does not use a cache another Node.js made, nor a cut or damaged one', () => {

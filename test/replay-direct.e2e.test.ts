@@ -4,7 +4,7 @@
  * bytes and exit with the same status. `--no-aiperf` (what a plain line means already) sends a
  * line through yargs.
  */
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -67,6 +67,21 @@ describe('a plain replay line, straight to the replay command or through yargs',
       }
     } finally {
       rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('ends without an error when nobody reads its output any more, on both paths', async () => {
+    for (const args of [
+      ['replay', CONFIG, '--set', 'traffic.stop={requests: 1}'],
+      ['replay', CONFIG, '--set=traffic.stop={requests: 1}', '--json'],
+    ]) {
+      const child = spawn(process.execPath, [CLI, ...args], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+      // The reader goes before the command writes (it starts in tens of milliseconds).
+      child.stdout.destroy();
+      let stderr = '';
+      child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+      const status = await new Promise<number | null>((done) => child.on('close', (code) => done(code)));
+      expect({ args: args.join(' '), status, stderr }).toEqual({ args: args.join(' '), status: 0, stderr: '' });
     }
   });
 });

@@ -5,16 +5,21 @@
  * a one-request replay's start-up. Node.js 20 keeps no code cache for the modules it loads, so
  * the file is compiled here as a `vm.Script` given the cache the build wrote after one run.
  *
- * The cache file holds a header line, a copy of the source it was made from, then V8's data twice.
- * It is used only when the header names this Node.js (version, architecture, V8) and the copy is
- * the source on disk byte for byte, so that a cache made before the file was edited is not taken
- * for it (V8 itself compares only the source's length); V8 then checks its data's version and
+ * The cache file holds a header line, then V8's data twice. It is used only when the header names
+ * this Node.js (version, architecture, V8) and the source file as it was when the cache was made:
+ * its size, device, inode, modification and status-change times, to the nanosecond. Writing to
+ * the file, replacing it or copying it changes its status-change time or its inode, which no
+ * program can set back, so a cache made before the file was edited is not taken for it (V8
+ * itself compares only the source's length), and a copy of the build compiles from source until
+ * it is built again. (Python checks its compiled files the same way, by the source's size and
+ * modification time.) The build writes the cache after a replay has run the file, long after the
+ * file was written, so no later write can share its times. V8 then checks its data's version and
  * flags, and compiles from the source when it refuses them. V8 does not check that its data is
  * whole (a damaged cache ends the process in V8), and comparing the two copies costs far less at
  * start-up than a checksum. A missing, stale, damaged or refused cache costs the compile time,
  * never a result.
  */
-import { readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { closeSync, fstatSync, openSync, readFileSync, readSync, renameSync, writeFileSync, type BigIntStats } from 'node:fs';
 import { isAscii } from 'node:buffer';
 import { createRequire } from 'node:module';
 import { dirname, resolve } from 'node:path';
@@ -29,29 +34,51 @@ export interface CachedScript {
   cache: CodeCacheUse;
   /** The compiled script: `writeCodeCache` takes its cache after the file has run. */
   script: Script;
-  /** The source's bytes, kept in the cache file (see the header comment). */
-  source: Buffer;
+  /** The source file's status when it was read: the cache written from `script` is for that file. */
+  stat: BigIntStats;
 }
 
-const MAGIC = 'servesim-code-cache 1';
+const MAGIC = 'servesim-code-cache 2';
 
-/** The header line of a cache made by this Node.js from a source of `sourceLength` bytes, with `dataLength` bytes of V8's data. */
-function header(sourceLength: number, dataLength: number): string {
-  return `${MAGIC} ${process.version} ${process.arch} ${process.versions.v8} ${sourceLength} ${dataLength}\n`;
+/** The source file's identity in a cache header: size, device, inode, modification and status-change times (ns). */
+function identity(stat: BigIntStats): string {
+  return `${stat.size} ${stat.dev} ${stat.ino} ${stat.mtimeNs} ${stat.ctimeNs}`;
 }
 
-/** V8's data in `cache` when it was made by this Node.js from exactly `source` and is whole; else undefined. */
-function cachedDataFor(cache: Buffer, source: Buffer): Buffer | undefined {
+/** The header line of a cache made by this Node.js from the source file `stat` describes, with `dataLength` bytes of V8's data. */
+function header(stat: BigIntStats, dataLength: number): string {
+  return `${MAGIC} ${process.version} ${process.arch} ${process.versions.v8} ${identity(stat)} ${dataLength}\n`;
+}
+
+/** V8's data in `cache` when it was made by this Node.js from the source file as `stat` describes it, and is whole; else undefined. */
+function cachedDataFor(cache: Buffer, stat: BigIntStats): Buffer | undefined {
   const end = cache.indexOf(10);
-  if (end < 0 || end > 200) return undefined;
+  if (end < 0 || end > 300) return undefined;
   const line = cache.toString('latin1', 0, end + 1);
   const dataLength = Number(/ (\d+)\n$/.exec(line)?.[1]);
-  if (!(dataLength > 0) || line !== header(source.length, dataLength)) return undefined;
+  if (!(dataLength > 0) || line !== header(stat, dataLength)) return undefined;
   const start = line.length;
-  const data = start + source.length;
-  if (cache.length !== data + 2 * dataLength || !cache.subarray(start, data).equals(source)) return undefined;
-  const first = cache.subarray(data, data + dataLength);
-  return first.equals(cache.subarray(data + dataLength)) ? first : undefined;
+  if (cache.length !== start + 2 * dataLength) return undefined;
+  const first = cache.subarray(start, start + dataLength);
+  return first.equals(cache.subarray(start + dataLength)) ? first : undefined;
+}
+
+/** The file's bytes and its status, taken from the same open file. */
+function readWithStat(file: string): { bytes: Buffer; stat: BigIntStats } {
+  const fd = openSync(file, 'r');
+  try {
+    const stat = fstatSync(fd, { bigint: true });
+    const bytes = Buffer.allocUnsafe(Number(stat.size));
+    let read = 0;
+    while (read < bytes.length) {
+      const n = readSync(fd, bytes, read, bytes.length - read, read);
+      if (n === 0) break;
+      read += n;
+    }
+    return { bytes: read === bytes.length ? bytes : bytes.subarray(0, read), stat };
+  } finally {
+    closeSync(fd);
+  }
 }
 
 /**
@@ -61,11 +88,12 @@ function cachedDataFor(cache: Buffer, source: Buffer): Buffer | undefined {
  */
 export function runCachedScript(path: string, cacheFile: string): CachedScript {
   const file = resolve(path);
-  const source = readFileSync(file);
+  const { bytes: source, stat } = readWithStat(file);
   let cachedData: Buffer | undefined;
   let cache: CodeCacheUse = 'absent';
   try {
-    cachedData = cachedDataFor(readFileSync(cacheFile), source);
+    // A file read shorter than its size is being written: its cache is not for it.
+    cachedData = source.length === Number(stat.size) ? cachedDataFor(readFileSync(cacheFile), stat) : undefined;
     cache = cachedData === undefined ? 'stale' : 'accepted';
   } catch {
     // No cache (or none readable): compiled from the source.
@@ -83,7 +111,7 @@ export function runCachedScript(path: string, cacheFile: string): CachedScript {
   ) => void;
   const module: { exports: unknown } = { exports: {} };
   wrapper(module.exports as object, createRequire(file), module, file, dirname(file));
-  return { exports: module.exports, cache, script, source };
+  return { exports: module.exports, cache, script, stat };
 }
 
 /**
@@ -92,9 +120,9 @@ export function runCachedScript(path: string, cacheFile: string): CachedScript {
  */
 export function writeCodeCache(ran: CachedScript, cacheFile: string): void {
   const data = ran.script.createCachedData();
-  const head = Buffer.from(header(ran.source.length, data.length), 'latin1');
+  const head = Buffer.from(header(ran.stat, data.length), 'latin1');
   // Written whole, then renamed: a process reading the cache never sees part of it.
   const partial = `${cacheFile}.partial`;
-  writeFileSync(partial, Buffer.concat([head, ran.source, data, data]));
+  writeFileSync(partial, Buffer.concat([head, data, data]));
   renameSync(partial, cacheFile);
 }

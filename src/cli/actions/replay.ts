@@ -12,6 +12,7 @@ import { checkOutputDir, writeOutputFiles, type OutputContent } from '../../io/w
 import { replay } from '../../replay.js';
 import { formatSummaryTable } from '../format-table.js';
 import { reportError } from '../report-error.js';
+import { writeStdout } from '../stdout.js';
 
 export interface ReplayArgs {
   config: string;
@@ -67,10 +68,10 @@ export async function runReplayCommand(args: ReplayArgs): Promise<void> {
     written.push(`${dir}/ (AIPerf artifacts)`);
   }
   writeOutputFiles(files);
-  if (args.json) process.stdout.write(JSON.stringify(result.summary, null, 2) + '\n');
+  if (args.json) writeStdout(JSON.stringify(result.summary, null, 2) + '\n');
   else {
-    process.stdout.write(formatSummaryTable(result.summary) + '\n');
-    if (written.length > 0) process.stdout.write(`wrote ${written.join(', ')}\n`);
+    writeStdout(formatSummaryTable(result.summary) + '\n');
+    if (written.length > 0) writeStdout(`wrote ${written.join(', ')}\n`);
   }
 }
 
