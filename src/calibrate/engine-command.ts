@@ -29,6 +29,7 @@ import type { ScoreResult } from '../score/score-result.js';
 import { CalibrateUsageError, parseSelectionArgs, refuseUntrusted } from './arguments.js';
 import { calibrateEngine, type EngineCalibration } from './engine-calibration.js';
 import { freeConstants } from './engine-fit.js';
+import type { FormReport } from './fit-form.js';
 import { autoForm, type FormChoice } from './fit-forms.js';
 import { saturationNotes } from './saturation-notes.js';
 import { stratumOf } from '../catalog/accuracy.js';
@@ -495,35 +496,16 @@ export async function runEngineCalibration(options: EngineCommandOptions): Promi
     refineIterations: options.refineIterations,
     ...(options.uniformPointWeights ? { pointWeights: null } : {}),
   });
-  const fitJson: Record<string, unknown> = {
-    form: 'linear',
-    form_choice: formChoiceJson(choice),
-    ...engineFitJson(calibration, metrics, load, options.fitClient, options.refineIterations ?? 0),
+  const report: FormReport = {
+    label: 'linear',
+    json: engineFitJson(calibration, metrics, load, options.fitClient, options.refineIterations ?? 0),
+    fittedConfig: (header) => fittedConfigYaml(options.config, calibration.best.constants, header, load, options.out),
+    snippet: engineSnippet(calibration.best.constants),
+    parameterLines: [],
+    replays: calibration.best.replays,
   };
-  fitJson.inputs = {
-    config: shortPath(options.config),
-    measured: options.measured.map(shortPath),
-    select: options.select ?? [],
-    notes: measuredSide.notes,
-  };
-  const notes = [...guardNotes, ...saturationNotes(measured, calibration.simulated, loaded.config)];
-  if (notes.length > 0) fitJson.notes = notes;
-  const header = `fitted by servesim calibrate engine on ${calibration.train.map((p) => formatKey(p.key)).join('; ')}\nfrom ${options.measured.join(', ')}`;
-  const files: Array<[string, string]> = [
-    ['fit.json', `${JSON.stringify(fitJson, null, 2)}\n`],
-    ['fitted-config.yaml', fittedConfigYaml(options.config, calibration.best.constants, header, load, options.out)],
-    ['snippet.yaml', snippetYaml(engineSnippet(calibration.best.constants), `engine fit; paste into a run config\n${header}`)],
-    ['points.csv', pointsCsv(calibration, metrics)],
-  ];
-  const written = await writeFitFiles(options.out, files, calibration);
-  const text =
-    formatEngineText(
-      calibration,
-      metrics,
-      { form: 'linear', replays: calibration.best.replays, constantLines: linearConstantLines(fitJson), choice },
-      options.out,
-    ) + notes.map((note) => `note: ${note}\n`).join('');
-  return { calibration, fitJson, files: written, text };
+  report.parameterLines = linearConstantLines(report.json);
+  return writeFormOutputs(report, calibration, options, loaded, measured, metrics, measuredSide.notes, guardNotes, choice);
 }
 
 /**
@@ -567,69 +549,93 @@ async function runRooflineCalibration(
     holdoutMetrics[metric.id] = { mape: mape === null ? null : round6(mape), points: calibration.score.metrics[metric.id]?.points ?? 0 };
   }
   const efficiency = Object.fromEntries(EFFICIENCY_NAMES.map((name) => [name, round6(calibration.factors[name])]));
-  const fitJson: Record<string, unknown> = {
-    form: 'roofline',
-    form_choice: formChoiceJson(choice),
-    efficiency: Object.fromEntries(
-      EFFICIENCY_NAMES.map((name) => [
-        name,
-        {
-          value: round6(calibration.factors[name]),
-          catalog: round6(calibration.catalogFactors[name]),
-          moved_pct: round6(calibration.report[name].movedPct),
-          se_pct: calibration.report[name].held ? null : round6(calibration.report[name].sePct),
-          held_at_catalog: calibration.report[name].held,
-        },
-      ]),
-    ),
-    catalog_entry: calibration.catalogSource,
-    train: calibration.train.map((p) => p.key),
-    holdout: { points: calibration.holdout.map((p) => p.key), metrics: holdoutMetrics },
-    train_fit: {
-      metrics: Object.fromEntries(
-        metrics.map((m) => {
-          const mape = calibration.trainScore.metrics[m.id]?.mape;
-          return [m.id, { mape: mape === undefined || mape === null ? null : round6(mape) }];
-        }),
+  const timing = { [`${rolePath('aggregated')}.timing`]: { type: 'roofline', efficiency } };
+  const report: FormReport = {
+    label: 'physics',
+    headerTag: ' (physics form)',
+    json: {
+      efficiency: Object.fromEntries(
+        EFFICIENCY_NAMES.map((name) => [
+          name,
+          {
+            value: round6(calibration.factors[name]),
+            catalog: round6(calibration.catalogFactors[name]),
+            moved_pct: round6(calibration.report[name].movedPct),
+            se_pct: calibration.report[name].held ? null : round6(calibration.report[name].sePct),
+            held_at_catalog: calibration.report[name].held,
+          },
+        ]),
       ),
-    },
-    wall_ms: Math.round(calibration.wallMs),
-    method: {
-      optimizer: 'Levenberg-Marquardt on log errors over the measurement noise, with a Gaussian prior on each factor at the catalog value',
-      prior_sd: DEPLOYMENT_PRIOR_SD,
-      measurement_noise: MEASUREMENT_NOISE,
-      held_rule: `a factor whose posterior standard deviation at the start is above ${HELD_SHRINK} x its prior's (the training points barely inform it) is held at the catalog's value`,
-      standard_error: 'posterior, from (J^T J / noise^2 + prior precision)^-1 at the fitted factors',
-      rounds: calibration.rounds,
-      replays: calibration.replays,
-      simulated_load: {
-        start: 'all slots at t = 0',
-        requests_per_slot: load.requestsPerSlot,
-        random_range_ratio: load.rangeRatio,
-        lengths: load.lengths ?? 'upper',
-        warmup: load.warmup,
-        seed: load.seed,
+      catalog_entry: calibration.catalogSource,
+      train: calibration.train.map((p) => p.key),
+      holdout: { points: calibration.holdout.map((p) => p.key), metrics: holdoutMetrics },
+      train_fit: {
+        metrics: Object.fromEntries(
+          metrics.map((m) => {
+            const mape = calibration.trainScore.metrics[m.id]?.mape;
+            return [m.id, { mape: mape === undefined || mape === null ? null : round6(mape) }];
+          }),
+        ),
       },
-      kv_capacity: 'as in the base config',
+      wall_ms: Math.round(calibration.wallMs),
+      method: {
+        optimizer:
+          'Levenberg-Marquardt on log errors over the measurement noise, with a Gaussian prior on each factor at the catalog value',
+        prior_sd: DEPLOYMENT_PRIOR_SD,
+        measurement_noise: MEASUREMENT_NOISE,
+        held_rule: `a factor whose posterior standard deviation at the start is above ${HELD_SHRINK} x its prior's (the training points barely inform it) is held at the catalog's value`,
+        standard_error: 'posterior, from (J^T J / noise^2 + prior precision)^-1 at the fitted factors',
+        rounds: calibration.rounds,
+        replays: calibration.replays,
+        simulated_load: {
+          start: 'all slots at t = 0',
+          requests_per_slot: load.requestsPerSlot,
+          random_range_ratio: load.rangeRatio,
+          lengths: load.lengths ?? 'upper',
+          warmup: load.warmup,
+          seed: load.seed,
+        },
+        kv_capacity: 'as in the base config',
+      },
     },
-    inputs: { config: shortPath(options.config), measured: options.measured.map(shortPath), select: options.select ?? [], notes },
+    fittedConfig: (header) => {
+      const raw = baseConfigObject(options.config, options.out);
+      childObject(childObject(childObject(raw, 'engine'), 'workers'), 'aggregated').timing = { type: 'roofline', efficiency };
+      return simLoadYaml(raw, header, load);
+    },
+    snippet: timing,
+    parameterLines: rooflineFactorLines(calibration),
+    replays: calibration.replays,
   };
-  const allNotes = [...guardNotes, ...saturationNotes(measured, calibration.simulated, loaded.config)];
-  if (allNotes.length > 0) fitJson.notes = allNotes;
-  const header = `fitted by servesim calibrate engine (physics form) on ${calibration.train.map((p) => formatKey(p.key)).join('; ')}\nfrom ${options.measured.join(', ')}`;
-  const raw = baseConfigObject(options.config, options.out);
-  const engine = childObject(raw, 'engine');
-  childObject(childObject(engine, 'workers'), 'aggregated').timing = { type: 'roofline', efficiency };
+  return writeFormOutputs(report, calibration, options, loaded, measured, metrics, notes, guardNotes, choice);
+}
+
+/** Writes a fitted form's files (fit.json, fitted-config.yaml, snippet.yaml, points.csv, the score report) and builds its console text. */
+async function writeFormOutputs(
+  report: FormReport,
+  calibration: EngineCalibration | RooflineCalibration,
+  options: EngineCommandOptions,
+  loaded: LoadedRunConfig,
+  measured: ScorePoint[],
+  metrics: MetricName[],
+  inputNotes: unknown,
+  guardNotes: readonly string[],
+  choice: FormChoice,
+): Promise<EngineCommandOutcome> {
+  const fitJson: Record<string, unknown> = { form: choice.form, form_choice: formChoiceJson(choice), ...report.json };
+  fitJson.inputs = {
+    config: shortPath(options.config),
+    measured: options.measured.map(shortPath),
+    select: options.select ?? [],
+    notes: inputNotes,
+  };
+  const notes = [...guardNotes, ...saturationNotes(measured, calibration.simulated, loaded.config)];
+  if (notes.length > 0) fitJson.notes = notes;
+  const header = `fitted by servesim calibrate engine${report.headerTag ?? ''} on ${calibration.train.map((p) => formatKey(p.key)).join('; ')}\nfrom ${options.measured.join(', ')}`;
   const files: Array<[string, string]> = [
     ['fit.json', `${JSON.stringify(fitJson, null, 2)}\n`],
-    ['fitted-config.yaml', simLoadYaml(raw, header, load)],
-    [
-      'snippet.yaml',
-      snippetYaml(
-        { [`${rolePath('aggregated')}.timing`]: { type: 'roofline', efficiency } },
-        `engine fit; paste into a run config\n${header}`,
-      ),
-    ],
+    ['fitted-config.yaml', report.fittedConfig(header)],
+    ['snippet.yaml', snippetYaml(report.snippet, `engine fit; paste into a run config\n${header}`)],
     ['points.csv', pointsCsv(calibration, metrics)],
   ];
   const written = await writeFitFiles(options.out, files, calibration);
@@ -637,9 +643,9 @@ async function runRooflineCalibration(
     formatEngineText(
       calibration,
       metrics,
-      { form: 'physics', replays: calibration.replays, constantLines: rooflineFactorLines(calibration), choice },
+      { form: report.label, replays: report.replays, constantLines: report.parameterLines, choice },
       options.out,
-    ) + allNotes.map((note) => `note: ${note}\n`).join('');
+    ) + notes.map((note) => `note: ${note}\n`).join('');
   return { calibration, fitJson, files: written, text };
 }
 

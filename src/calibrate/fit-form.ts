@@ -9,7 +9,8 @@
  * The flow of every form is the same (`held-out.ts`): the measured points are split into training
  * and held-out ones; the form fits on the training points, replaying each one resolved once with
  * its parameters' timing swapped in (`timing-swap.ts`); every measured point is then replayed
- * once with the fitted timing and the held-out ones are scored.
+ * once with the fitted timing and the held-out ones are scored. What a fitted form reports (its
+ * block of fit.json, its fitted config and snippet, its console lines) is a `FormReport`.
  */
 import type { RunConfig } from '../config/types.js';
 import type { ScorePoint } from '../score/points.js';
@@ -98,4 +99,25 @@ export interface FitForm<R> {
   swap(values: readonly number[], point: ResolvedPoint): TimingSwap;
   /** Fits on the training points; the result, and how the measured points are replayed with it. */
   fit(train: ScorePoint[], pools: FitPools): Promise<{ result: R; replay: FittedReplay }>;
+}
+
+/**
+ * What a fitted form reports: fit.json's block of the form (between `form_choice` and `inputs`),
+ * the fitted config and the snippet, and the console's lines of its parameters. Each form builds
+ * its own (engine-command.ts: the linear form in `runEngineCalibration`, the physics form in
+ * `runRooflineCalibration`); `writeFormOutputs` there writes either the same way.
+ */
+export interface FormReport {
+  /** The console's name of the form. */
+  label: 'linear' | 'physics';
+  /** Said after the command's name in the fitted files' header. */
+  headerTag?: string;
+  json: Record<string, unknown>;
+  /** fitted-config.yaml: the base config with the fitted timing, under `header`. */
+  fittedConfig: (header: string) => string;
+  /** snippet.yaml's keys. */
+  snippet: Record<string, unknown>;
+  parameterLines: string[];
+  /** Replays the fit took, for the console's first line. */
+  replays: number;
 }
