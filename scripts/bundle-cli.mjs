@@ -46,6 +46,28 @@ export const lazyAssert = {
   },
 };
 
+/**
+ * yargs' platform shim reads `process.stdout.columns` when it loads, which builds Node.js's stream
+ * for standard output (for a pipe, with Node.js's socket modules): a tenth of `servesim --help`'s
+ * start-up, for a width the command line sets itself (cli.ts). The bundle reads it when yargs asks.
+ */
+const YARGS_SHIM = /[\\/]node_modules[\\/]yargs[\\/]lib[\\/]platform-shims[\\/]esm\.mjs$/;
+const EAGER_COLUMNS = "stdColumns: typeof process.stdout.columns !== 'undefined' ? process.stdout.columns : null";
+export const lazyYargsColumns = {
+  name: 'lazy-yargs-columns',
+  setup(bundle) {
+    bundle.onLoad({ filter: YARGS_SHIM }, (args) => {
+      const text = readFileSync(args.path, 'utf8');
+      if (text.split(EAGER_COLUMNS).length !== 2)
+        throw new Error(`${args.path}: its stdColumns line is not the one the bundle reads lazily`);
+      return {
+        contents: text.replace(EAGER_COLUMNS, `get stdColumns() { return ${EAGER_COLUMNS.slice('stdColumns: '.length)} }`),
+        loader: 'js',
+      };
+    });
+  },
+};
+
 /** Where the snapshot of the shipped data files is written, relative to the package root. */
 const DATA_SNAPSHOT_DIR = join('dist', 'src', 'cli', 'data-snapshot');
 
@@ -169,7 +191,7 @@ async function main() {
     allowOverwrite: true,
     splitting: true,
     metafile: true,
-    plugins: [lazyStringWidth, lazyAssert, dataSnapshot(DATA_SNAPSHOT_DIR), replayApart],
+    plugins: [lazyStringWidth, lazyAssert, lazyYargsColumns, dataSnapshot(DATA_SNAPSHOT_DIR), replayApart],
   });
   // The replay command's import names a path next to main.js: it must sit in main.js or cli.js (with the commands' options).
   const importers = Object.entries(metafile.outputs)

@@ -31,6 +31,7 @@ describe("the command line's start-up", () => {
     expect(modules.filter((m) => !m.startsWith('cli/commands/'))).toEqual([
       'cli/cli.ts',
       'cli/report-error.ts',
+      'cli/stdout.ts',
       'config/errors.ts',
       'config/limits.ts',
       'io/format-number.ts',

@@ -144,4 +144,37 @@ describe("the built replay's code cache", () => {
       rmSync(dir, { recursive: true, force: true });
     }
   });
+
+  it('--help and --version print through a pipe without building process.stdout, and exit 0', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'servesim-help-streams-'));
+    try {
+      // The probe reports, at exit, whether process.stdout or process.stderr was ever built (their getters, wrapped).
+      const probe = join(dir, 'probe.cjs');
+      writeFileSync(
+        probe,
+        [
+          'const built = [];',
+          "for (const name of ['stdout', 'stderr']) {",
+          '  const d = Object.getOwnPropertyDescriptor(process, name);',
+          '  Object.defineProperty(process, name, { configurable: true, enumerable: d.enumerable, get() { built.push(name); return d.get.call(process); } });',
+          '}',
+          "process.on('exit', () => require('node:fs').writeSync(2, '\\nBUILT ' + [...new Set(built)].join(',') + '\\nLOADED ' + process.moduleLoadList.join(',')));",
+          '',
+        ].join('\n'),
+      );
+      for (const args of [['--help'], ['sweep', '--help'], ['--version']]) {
+        const run = spawnSync(process.execPath, ['--require', probe, join(ROOT, 'bin', 'servesim.js'), ...args], { encoding: 'utf8' });
+        expect(run.status, run.stderr).toBe(0);
+        expect(/BUILT (.*)$/m.exec(run.stderr)?.[1], args.join(' ')).toBe('');
+        const loaded = (/LOADED (.*)$/m.exec(run.stderr)?.[1] ?? '').split(',');
+        for (const name of ['net', 'tty']) expect(loaded, args.join(' ')).not.toContain(`NativeModule ${name}`);
+        // The whole text, as console.log prints it.
+        expect(run.stdout.endsWith('\n'), args.join(' ')).toBe(true);
+        if (args[0] === '--version') expect(run.stdout).toBe(`${JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')).version}\n`);
+        else expect(run.stdout).toMatch(/--help +Show help/);
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
 });

@@ -16,6 +16,7 @@ import { scoreCommand } from './commands/score.js';
 import { serveCommand } from './commands/serve.js';
 import { makeSweepCommand, mergeHintCommand, type SweepCommandDeps } from './commands/sweep.js';
 import { reportError } from './report-error.js';
+import { logLine, stdoutColumns } from './stdout.js';
 
 /** The process's arguments without node and the script, as yargs reads them (main.ts passes `main` these). */
 export { hideBin } from 'yargs/helpers';
@@ -53,6 +54,27 @@ function skipHelpRendering(parser: Argv): Argv {
   return parser;
 }
 
+/**
+ * yargs prints help and the version with `console.log`, whose first use builds `process.stdout`
+ * (for a pipe, loading Node.js's stream and socket modules: a tenth of `servesim --help`'s
+ * start-up). Its logger's `log` is replaced by one that writes the same text directly
+ * (stdout.ts) and, as the original does, records that yargs has printed something.
+ */
+function printWithoutStreams(parser: Argv): Argv {
+  type Logger = { log?: (...args: unknown[]) => void };
+  type Internal = { getInternalMethods?: () => { getLoggerInstance?: () => Logger; setHasOutput?: () => void } };
+  const internal = (parser as unknown as Internal).getInternalMethods?.();
+  const logger = internal?.getLoggerInstance?.();
+  const setHasOutput = internal?.setHasOutput;
+  if (logger !== undefined && typeof logger.log === 'function' && typeof setHasOutput === 'function') {
+    logger.log = (...args: unknown[]) => {
+      logLine(...args);
+      setHasOutput();
+    };
+  }
+  return parser;
+}
+
 /** What the commands are given instead of their defaults: the sweep's pool task. */
 export interface CliDeps {
   sweep?: SweepCommandDeps;
@@ -61,7 +83,7 @@ export interface CliDeps {
 /** Runs one servesim command line (without the `node servesim` part) and returns its exit status. */
 export async function main(argv: string[], deps: CliDeps = {}): Promise<number> {
   try {
-    await skipHelpRendering(yargs(joinDashValues(argv)))
+    await printWithoutStreams(skipHelpRendering(yargs(joinDashValues(argv))))
       .scriptName('servesim')
       .usage('$0 <command> [options]\n\nPredict how an LLM serving deployment behaves, and how far the prediction is from measurements.')
       .command(replayCommand)
@@ -80,7 +102,10 @@ export async function main(argv: string[], deps: CliDeps = {}): Promise<number> 
         throw Object.assign(new Error(msg), { exitCode: INPUT_ERROR_EXIT_CODE });
       })
       .help()
-      .wrap(Math.min(110, process.stdout.columns ?? 110))
+      // yargs returns after --help and --version instead of ending the process (before which it
+      // would build process.stdout and process.stderr to make them blocking): main's caller exits.
+      .exitProcess(false)
+      .wrap(Math.min(110, stdoutColumns() ?? 110))
       .parseAsync();
     return typeof process.exitCode === 'number' ? process.exitCode : 0;
   } catch (err) {

@@ -5,7 +5,8 @@
  * a pipe nobody reads any more (`servesim replay ... | head -1`), the rest of the output is
  * dropped without an error: the command's work and its files are not affected.
  */
-import { writeSync } from 'node:fs';
+import { fstatSync, writeSync } from 'node:fs';
+import { format } from 'node:util';
 
 /** A `write(2)`: the number of bytes written, or an error with the system's code. */
 export type WriteFn = (fd: number, bytes: Uint8Array, offset: number, length: number) => number;
@@ -39,4 +40,23 @@ export function writeAll(fd: number, text: string, write: WriteFn = writeSync): 
 /** Writes `text` to standard output (see the header comment). */
 export function writeStdout(text: string): void {
   writeAll(1, text);
+}
+
+/**
+ * The terminal's width when standard output is a terminal, else undefined (as
+ * `process.stdout.columns` gives), found without building `process.stdout` for a pipe or a file:
+ * only a character device can be a terminal.
+ */
+export function stdoutColumns(): number | undefined {
+  try {
+    if (!fstatSync(1).isCharacterDevice()) return undefined;
+  } catch {
+    return undefined;
+  }
+  return process.stdout.columns;
+}
+
+/** What yargs prints (help, version), written as `console.log` would write it, without `process.stdout`. */
+export function logLine(...args: unknown[]): void {
+  writeStdout(`${format(...args)}\n`);
 }
