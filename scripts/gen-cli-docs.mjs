@@ -63,7 +63,9 @@ leaves the previous complete file. The files of one result (a replay's \`summary
 \`requests.jsonl\` and AIPerf files; a fit's files; a score or plan report) are renamed together
 once every one is complete: after a failed write none of the new ones is in place, and a folder
 the command created for them is removed again. A sweep or plan that cannot write its \`.lock\`
-leaves none. A \`--out\` that is a file is refused before the run.
+leaves none. A \`--out\` that is a file is refused before the run. When whatever reads a replay's
+printed table or JSON goes away (\`servesim replay run.yaml | head -3\`), the rest of the text is
+dropped without an error; the replay's files are written all the same.
 
 **Overrides.** \`--set dotted.key=value\` (replay, calibrate engine) sets any run-config key; the
 value is read as YAML (\`512\`, \`true\`, \`{type: fixed, blocks: 1000}\`, \`max\`) and validated like the
