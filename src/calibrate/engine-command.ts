@@ -30,7 +30,7 @@ import { CalibrateUsageError, parseSelectionArgs, refuseUntrusted } from './argu
 import { calibrateEngine, type EngineCalibration } from './engine-calibration.js';
 import { freeConstants } from './engine-fit.js';
 import type { FormReport } from './fit-form.js';
-import { autoForm, type FormChoice } from './fit-forms.js';
+import { autoForm, type FormChoice } from './form-choice.js';
 import { saturationNotes } from './saturation-notes.js';
 import { stratumOf } from '../catalog/accuracy.js';
 import {

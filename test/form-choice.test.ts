@@ -6,7 +6,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { autoForm, chooseForm, fitFormsFileText, loadFitForms, type FitFormsRow } from '../src/calibrate/fit-forms.js';
+import { autoForm, chooseForm, fitFormsFileText, loadFitForms, type FitFormsRow } from '../src/calibrate/form-choice.js';
 
 const row = (stratum: string, roofline: [number, number], linear: [number, number]): FitFormsRow => {
   const errors = { roofline: { ttft_mape: roofline[0], itl_mape: roofline[1] }, linear: { ttft_mape: linear[0], itl_mape: linear[1] } };
