@@ -9,6 +9,7 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import * as z from 'zod/mini';
+import english from 'zod/v4/locales/en.js';
 import { ConfigError, formatValue, makeConfigIssue } from '../config/errors.js';
 import { MAX_COST, formatCount } from '../config/limits.js';
 import { readYamlFile } from '../config/yaml.js';
@@ -126,6 +127,11 @@ const entrySchema = z.strictObject({
   fit: z.optional(z.record(z.string(), z.unknown())),
 });
 const fileSchema = z.strictObject({ default: factorsSchema, entries: z._default(z.array(entrySchema), []) });
+/**
+ * zod's own texts (an unknown key, a string where a number belongs): zod/mini sets no locale, and
+ * classic zod sets English only once one of its schemas is made, so the parse names it.
+ */
+const zodTexts = english().localeError;
 
 export type EfficiencyTable = z.output<typeof fileSchema>;
 
@@ -163,7 +169,7 @@ export function efficiencyFile(): string {
 export function loadEfficiencyTable(file = efficiencyFile()): EfficiencyTable {
   if (file === efficiencyFile() && cached !== undefined) return cached;
   if (!existsSync(file)) return { default: { ...UNFITTED_EFFICIENCY }, entries: [] };
-  const parsed = fileSchema.safeParse(readYamlFile(file, file, 'catalog file'), { reportInput: true });
+  const parsed = fileSchema.safeParse(readYamlFile(file, file, 'catalog file'), { reportInput: true, error: zodTexts });
   if (!parsed.success) {
     throw new ConfigError(parsed.error.issues.map((issue) => makeConfigIssue(file, issue.path.map(String).join('.'), issue.message)));
   }
