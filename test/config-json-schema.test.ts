@@ -50,4 +50,37 @@ describe('runConfigJsonSchema', () => {
     const types = load.oneOf.map((option) => option.properties.type.const);
     expect(types).toEqual(['concurrency', 'poisson', 'constant_rate', 'trace_timestamps']);
   });
+
+  it('says that traffic.stop takes exactly one condition, 100 requests when absent', () => {
+    const schema = runConfigJsonSchema() as unknown as JsonSchemaNode;
+    expect(schema.properties.traffic.properties.stop).toMatchObject({
+      default: { requests: 100 },
+      minProperties: 1,
+      maxProperties: 1,
+      description: 'Exactly one stop condition.',
+    });
+  });
+
+  it('describes every field but the type keys, the blocks that only group others and the efficiency overrides', () => {
+    const undescribed: string[] = [];
+    const walk = (node: Partial<JsonSchemaNode> & { anyOf?: JsonSchemaNode[] }, path: string): void => {
+      for (const [key, child] of Object.entries(node.properties ?? {})) {
+        const at = path === '' ? key : `${path}.${key}`;
+        if (!('description' in child)) undescribed.push(at);
+        walk(child, at);
+      }
+      for (const option of [...(node.oneOf ?? []), ...(node.anyOf ?? [])]) walk(option, path);
+    };
+    walk(runConfigJsonSchema(), '');
+    const unexpected = undescribed.filter(
+      (path) =>
+        !/(^|\.)type$/.test(path) &&
+        !/\.efficiency\.[a-z0-9_]+$/.test(path) &&
+        !/^(engine|traffic|report)$|\.(scheduler|kv_cache)$/.test(path),
+    );
+    expect(unexpected).toEqual([]);
+    // The walk reached every role's efficiency overrides (14 factors x 3 roles) and type keys.
+    expect(undescribed.filter((path) => path.includes('.efficiency.'))).toHaveLength(42);
+    expect(undescribed.filter((path) => path.endsWith('.type')).length).toBeGreaterThan(20);
+  });
 });

@@ -8,7 +8,8 @@
  */
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import * as z from 'zod';
+import * as z from 'zod/mini';
+import english from 'zod/v4/locales/en.js';
 import { ConfigError, formatValue, makeConfigIssue } from '../config/errors.js';
 import { MAX_COST, formatCount } from '../config/limits.js';
 import { readYamlFile } from '../config/yaml.js';
@@ -76,33 +77,33 @@ const say = (rule: string) => (issue: z.core.$ZodRawIssue) => `${rule}, got ${fo
 const share = () =>
   z
     .number({ error: say('must be a number in (0, 1]') })
-    .gt(0, { error: say('must be a number in (0, 1]') })
-    .max(1, { error: say('must be a number in (0, 1]') });
+    .check(z.gt(0, { error: say('must be a number in (0, 1]') }), z.maximum(1, { error: say('must be a number in (0, 1]') }));
 /** Costs are bounded like every cost of a run config (docs/config.md, "Limits"). */
 const cost = () =>
   z
     .number({ error: say('must be a finite non-negative number') })
-    .min(0, { error: say('must be a finite non-negative number') })
-    .max(MAX_COST, { error: say(`must be at most ${formatCount(MAX_COST)} (the limit on costs)`) });
+    .check(
+      z.minimum(0, { error: say('must be a finite non-negative number') }),
+      z.maximum(MAX_COST, { error: say(`must be at most ${formatCount(MAX_COST)} (the limit on costs)`) }),
+    );
 
+/** zod/mini, as the run config's schema that holds them (config/schema.ts says why). */
 export const efficiencyShape = {
   compute: share(),
   memory: share(),
   attention: share(),
   fp8_compute: z
     .number({ error: say('must be a positive finite number') })
-    .gt(0, { error: say('must be a positive finite number') })
-    .max(10, { error: say('must be at most 10') }),
+    .check(z.gt(0, { error: say('must be a positive finite number') }), z.maximum(10, { error: say('must be at most 10') })),
   fp4_compute: z
     .number({ error: say('must be a positive finite number') })
-    .gt(0, { error: say('must be a positive finite number') })
-    .max(10, { error: say('must be at most 10') }),
+    .check(z.gt(0, { error: say('must be a positive finite number') }), z.maximum(10, { error: say('must be at most 10') })),
   link: share(),
   collective_us: cost(),
   pass_overhead_ms: cost(),
   per_request_us: cost(),
   per_layer_us: cost(),
-  moe: z.number({ error: say('must be a positive finite number') }).gt(0, { error: say('must be a positive finite number') }),
+  moe: z.number({ error: say('must be a positive finite number') }).check(z.gt(0, { error: say('must be a positive finite number') })),
   frontend_ms: cost(),
   frontend_us_per_token: cost(),
   frontend_us_per_inflight: cost(),
@@ -111,21 +112,26 @@ export const efficiencyShape = {
 /** Factors a table may leave out (written before they existed): they take UNFITTED_EFFICIENCY's value. */
 const fileShape = {
   ...efficiencyShape,
-  attention: efficiencyShape.attention.default(0.4),
-  fp8_compute: efficiencyShape.fp8_compute.default(1),
-  fp4_compute: efficiencyShape.fp4_compute.default(1),
+  attention: z._default(efficiencyShape.attention, 0.4),
+  fp8_compute: z._default(efficiencyShape.fp8_compute, 1),
+  fp4_compute: z._default(efficiencyShape.fp4_compute, 1),
 };
 const factorsSchema = z.strictObject(fileShape);
 const entrySchema = z.strictObject({
-  hardware: z.string().optional(),
-  backend: z.string().optional(),
+  hardware: z.optional(z.string()),
+  backend: z.optional(z.string()),
   /** A version family of the backend (major.minor, `0.19`): the entry holds for those versions only. */
-  version: z.string().optional(),
+  version: z.optional(z.string()),
   ...fileShape,
   /** What the fit saw: deployments, points, and its residuals (for the docs). */
-  fit: z.record(z.string(), z.unknown()).optional(),
+  fit: z.optional(z.record(z.string(), z.unknown())),
 });
-const fileSchema = z.strictObject({ default: factorsSchema, entries: z.array(entrySchema).default([]) });
+const fileSchema = z.strictObject({ default: factorsSchema, entries: z._default(z.array(entrySchema), []) });
+/**
+ * zod's own texts (an unknown key, a string where a number belongs): zod/mini sets no locale, and
+ * classic zod sets English only once one of its schemas is made, so the parse names it.
+ */
+const zodTexts = english().localeError;
 
 export type EfficiencyTable = z.output<typeof fileSchema>;
 
@@ -163,7 +169,7 @@ export function efficiencyFile(): string {
 export function loadEfficiencyTable(file = efficiencyFile()): EfficiencyTable {
   if (file === efficiencyFile() && cached !== undefined) return cached;
   if (!existsSync(file)) return { default: { ...UNFITTED_EFFICIENCY }, entries: [] };
-  const parsed = fileSchema.safeParse(readYamlFile(file, file, 'catalog file'), { reportInput: true });
+  const parsed = fileSchema.safeParse(readYamlFile(file, file, 'catalog file'), { reportInput: true, error: zodTexts });
   if (!parsed.success) {
     throw new ConfigError(parsed.error.issues.map((issue) => makeConfigIssue(file, issue.path.map(String).join('.'), issue.message)));
   }

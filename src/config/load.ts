@@ -59,14 +59,10 @@ export function loadRunConfig(path: string, sets: readonly string[] = []): Loade
 
 type PathKey = string | number;
 
-/** Configs validated so far by this process (see `validate`). */
-let validated = 0;
-
 function validate(raw: unknown, file: string, sets: readonly SetAssignment[], runChecks = false): RunConfig {
-  // zod compiles a parser for each object schema the first time it parses one (new Function), which
-  // costs more than the parse itself: a command that validates one config (a replay) parses it
-  // without, one that validates many (a sweep's points) compiles them from the second on.
-  const parsed = runConfigSchema.safeParse(raw, { reportInput: true, jitless: validated++ === 0 });
+  // zod/mini's objects parse without compiling a parser (new Function), so a replay's one parse
+  // pays for no compile, and a sweep's many parses still run faster than classic zod's compiled ones.
+  const parsed = runConfigSchema.safeParse(raw, { reportInput: true });
   const found: { path: PathKey[]; reason: string }[] = [];
   let config: RunConfig | undefined;
   const layout = parsed.success ? layoutProblems(parsed.data) : [];
