@@ -136,6 +136,23 @@ const replayInline = {
 };
 
 /**
+ * main.js's import of cli.js: the module that runs cli.cjs with its code cache (cli-entry.ts;
+ * `writeCliScript`), bundled into main.cjs, and in the bundled main.js the compiled module beside
+ * it (it finds cli.cjs beside itself).
+ */
+const cliInline = {
+  name: 'cli-inline',
+  setup(bundle) {
+    bundle.onResolve({ filter: /^\.\/cli\.js$/ }, (args) => {
+      if (!/[\\/]cli[\\/]main\.js$/.test(args.importer)) return undefined;
+      return bundle.initialOptions.format === 'cjs'
+        ? { path: join(root, 'dist', 'src', 'cli', 'cli-entry.js') }
+        : { path: './cli-entry.js', external: true };
+    });
+  },
+};
+
+/**
  * main.js (tsc's, before the bundle below replaces it) as the CommonJS file the installed command
  * runs, dist/src/cli/main.cjs: Node.js starts an ES module entry with its ES module loader, which
  * cost a one-request replay about a tenth of its instructions, while a plain replay line needs no ES
@@ -149,16 +166,16 @@ async function writeMainScript(common) {
     format: 'cjs',
     entryPoints: ['dist/src/cli/main.js'],
     outfile: MAIN_SCRIPT,
-    external: [...common.external, './cli.js'],
     // A CommonJS file has no import.meta: its URL is the file's own (replay-entry.ts finds its files by it).
     define: { 'import.meta.url': '__importMetaUrl' },
     banner: { js: "'use strict';const __importMetaUrl = require('node:url').pathToFileURL(__filename).href;" },
-    plugins: [replayInline],
+    plugins: [replayInline, cliInline],
   });
-  // The only ES module main.cjs may load is cli.js, and only by import() (what the other command lines run).
+  // main.cjs loads ES modules only through cli.cjs's import() (cli-entry.ts): the command's own work.
   const text = readFileSync(join(root, MAIN_SCRIPT), 'utf8');
-  const imports = [...text.matchAll(/\bimport\s*\(\s*("[^"]*")?/g)].map((m) => m[1] ?? '?');
-  if (imports.join() !== '"./cli.js"') throw new Error(`${MAIN_SCRIPT} imports ${imports.join(', ') || 'nothing'}, not "./cli.js" alone`);
+  const imports = [...text.matchAll(/\bimport\s*\(\s*([^)]*)\)/g)].map((m) => m[1]);
+  if (imports.length !== 1 || !/^new URL\(/.test(imports[0]))
+    throw new Error(`${MAIN_SCRIPT} imports ${imports.join(', ') || 'nothing'}, not cli-entry.ts's import() alone`);
 }
 
 async function main() {
@@ -191,7 +208,7 @@ async function main() {
     allowOverwrite: true,
     splitting: true,
     metafile: true,
-    plugins: [lazyStringWidth, lazyAssert, lazyYargsColumns, dataSnapshot(DATA_SNAPSHOT_DIR), replayApart],
+    plugins: [lazyStringWidth, lazyAssert, lazyYargsColumns, dataSnapshot(DATA_SNAPSHOT_DIR), replayApart, cliInline],
   });
   // The replay command's import names a path next to main.js: it must sit in main.js or cli.js (with the commands' options).
   const importers = Object.entries(metafile.outputs)
@@ -207,6 +224,7 @@ async function main() {
     banner: {},
   });
   await writeReplayScript(common);
+  await writeCliScript(common);
 }
 
 /** The replay command's work as one CommonJS file, which replay-action.js runs (src/cli/replay-entry.ts). */
@@ -266,6 +284,64 @@ async function writeReplayScript(common) {
     stdio: ['ignore', 'ignore', 'inherit'],
   });
   if (child.status !== 0) throw new Error(`writing ${REPLAY_CODE_CACHE}: the warm-up replay failed (exit ${child.status})`);
+}
+
+/** The command line's yargs part as one CommonJS file, which cli-entry.ts runs (main.cjs and main.js load it). */
+const CLI_SCRIPT = join('dist', 'src', 'cli', 'cli.cjs');
+const CLI_CODE_CACHE = join('dist', 'src', 'cli', 'cli.code-cache');
+
+/**
+ * The bundled cli.js (yargs and every command's options, what any command line but a plain replay
+ * loads first), as the body of Node.js's CommonJS wrapper, which src/cli/code-cache.ts compiles
+ * with V8's code cache: as an ES module it was compiled afresh by every command, and loading it
+ * started Node.js's ES module loader (its file reads, its module objects for Node.js's own
+ * modules), together a fifth of `servesim --help`'s start-up. The command's own work stays in the
+ * ES module chunks (dist/src/cli/bundle/): cli.cjs loads them with `import()` through a function
+ * cli-entry.ts passes it (`__import`). The chunks cli.js imports statically (the error classes, a
+ * number format, esbuild's helpers) are copied into cli.cjs: an error made by a chunk's copy of a
+ * class is told apart by name and exit code, not by `instanceof` (src/cli/report-error.ts). The
+ * cache is written after a `--help` has run the file.
+ */
+async function writeCliScript(common) {
+  rmSync(join(root, CLI_CODE_CACHE), { force: true });
+  const dynamicExternal = {
+    name: 'cli-dynamic-external',
+    setup(bundle) {
+      bundle.onResolve({ filter: /^\.\/.*\.js$/ }, (args) =>
+        args.kind === 'dynamic-import' ? { path: args.path, external: true } : undefined,
+      );
+    },
+  };
+  await build({
+    ...common,
+    format: 'cjs',
+    entryPoints: [join('dist', 'src', 'cli', 'cli.js')],
+    outfile: CLI_SCRIPT,
+    splitting: false,
+    charset: 'ascii',
+    define: { 'import.meta.url': '__importMetaUrl' },
+    banner: {
+      js: "(function (exports, require, module, __filename, __dirname, __import) {'use strict';const __importMetaUrl = require('node:url').pathToFileURL(__filename).href;",
+    },
+    footer: { js: '})' },
+    plugins: [dynamicExternal],
+  });
+  // Every import() of a file beside it goes through __import; no other import() may be left (vm.Script cannot run it).
+  const path = join(root, CLI_SCRIPT);
+  const text = readFileSync(path, 'latin1').replace(/\bimport\(("\.\/[^"]+\.js")\)/g, '__import($1)');
+  const left = /\bimport\s*\(/.exec(text);
+  if (left !== null) throw new Error(`${CLI_SCRIPT} calls import() at offset ${left.index} other than of a file beside it`);
+  writeFileSync(path, text, 'latin1');
+  // The warm-up runs in a process of its own, without the options of this one, its help text thrown away.
+  const { NODE_OPTIONS: _ignored, ...env } = process.env;
+  const entry = pathToFileURL(join(root, 'dist', 'src', 'cli', 'cli-entry.js')).href;
+  const script = `const m = await import(${JSON.stringify(entry)}); await m.main(['--help']); m.writeCliCodeCache();`;
+  const child = spawnSync(process.execPath, ['--input-type=module', '-e', script], {
+    cwd: root,
+    env,
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
+  if (child.status !== 0) throw new Error(`writing ${CLI_CODE_CACHE}: the warm-up --help failed (exit ${child.status})`);
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) await main();

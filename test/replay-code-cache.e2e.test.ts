@@ -139,7 +139,9 @@ describe("the built replay's code cache", () => {
       expect(plain).toContain('NativeModule vm');
       expect(plain).not.toContain(JOB);
       expect(loadedBy(['replay', CONFIG, '--set=traffic.stop={requests: 1}'])).toContain(JOB);
-      expect(loadedBy(['--help'])).toContain(JOB);
+      // yargs and the commands' options are CommonJS too (cli.cjs): --help runs no ES module, a command's work does.
+      expect(loadedBy(['--help'])).not.toContain(JOB);
+      expect(loadedBy(['schema'])).toContain(JOB);
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
@@ -173,6 +175,30 @@ describe("the built replay's code cache", () => {
         if (args[0] === '--version') expect(run.stdout).toBe(`${JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')).version}\n`);
         else expect(run.stdout).toMatch(/--help +Show help/);
       }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it("the command line's yargs part (cli.cjs) runs with the build's code cache, and the same without it", () => {
+    const dir = builtCopy();
+    try {
+      const entry = pathToFileURL(join(dir, 'dist', 'src', 'cli', 'cli-entry.js')).href;
+      const help = (): { text: string; cache: string } => {
+        const script = `const m = await import(${JSON.stringify(entry)}); process.exitCode = await m.main(['sweep', '--help']); process.stderr.write(m.cliCodeCache);`;
+        const run = spawnSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8' });
+        expect(run.status, run.stderr).toBe(0);
+        return { text: run.stdout, cache: run.stderr };
+      };
+      // The copy's cache names the build's file: stale until written again for the copy.
+      const stale = help();
+      expect(stale.cache).toBe('stale');
+      expect(stale.text).toMatch(/^servesim sweep/);
+      const write = `const m = await import(${JSON.stringify(entry)}); await m.main(['--help']); m.writeCliCodeCache();`;
+      expect(spawnSync(process.execPath, ['--input-type=module', '-e', write], { encoding: 'utf8' }).status).toBe(0);
+      expect(help()).toEqual({ text: stale.text, cache: 'accepted' });
+      rmSync(join(dir, 'dist', 'src', 'cli', 'cli.code-cache'));
+      expect(help()).toEqual({ text: stale.text, cache: 'absent' });
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

@@ -84,9 +84,10 @@ function readWithStat(file: string): { bytes: Buffer; stat: BigIntStats } {
 /**
  * Runs `file`, whose text is one function expression of Node.js's CommonJS wrapper
  * (`(function (exports, require, module, __filename, __dirname) { ... })`), with the code cache
- * in `cacheFile` when it fits (see the header comment), and returns its exports.
+ * in `cacheFile` when it fits (see the header comment), and returns its exports. `extra` are passed
+ * to the function after the wrapper's five arguments (cli-entry.ts gives cli.cjs its import()).
  */
-export function runCachedScript(path: string, cacheFile: string): CachedScript {
+export function runCachedScript(path: string, cacheFile: string, extra: readonly unknown[] = []): CachedScript {
   const file = resolve(path);
   const { bytes: source, stat } = readWithStat(file);
   let cachedData: Buffer | undefined;
@@ -108,9 +109,10 @@ export function runCachedScript(path: string, cacheFile: string): CachedScript {
     module: { exports: unknown },
     filename: string,
     dirname: string,
+    ...extra: unknown[]
   ) => void;
   const module: { exports: unknown } = { exports: {} };
-  wrapper(module.exports as object, createRequire(file), module, file, dirname(file));
+  wrapper(module.exports as object, createRequire(file), module, file, dirname(file), ...extra);
   return { exports: module.exports, cache, script, stat };
 }
 
