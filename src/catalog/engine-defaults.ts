@@ -65,7 +65,43 @@ function rows(): Row[] {
   return (cached = (shippedValue('engine-defaults', 'engine-defaults.yaml', text) as Row[] | undefined) ?? parseEngineDefaults(text, file));
 }
 
+const RELEASE = /^\d+(?:\.\d+)*$/;
+const RELEASE_CLAUSE = /^(>=|<=|==|>|<)(\d+(?:\.\d+)*)$/;
+
+/** PEP 440's order of two release segments: their numbers, the shorter padded with zeros. */
+function compareRelease(a: readonly number[], b: readonly number[]): number {
+  for (let i = 0; i < Math.max(a.length, b.length); i++) {
+    const d = (a[i] ?? 0) - (b[i] ?? 0);
+    if (d !== 0) return d;
+  }
+  return 0;
+}
+
+/**
+ * Whether a release version (`0.19.0`) satisfies clauses of release versions (`>=0.8.4,<0.9.0`),
+ * compared as PEP 440 compares them (without a pre-, post- or dev-release on either side, its
+ * order is that of the numbers padded with zeros); undefined for any other version or specifier,
+ * which the PEP 440 parser decides. The parser's first use costs a replay's start-up a few
+ * milliseconds (its patterns), and every shipped row and the default versions are of this form.
+ * test/engine-defaults-versions.test.ts checks it against the parser.
+ */
+export function releaseSatisfies(version: string, specifier: string): boolean | undefined {
+  if (!RELEASE.test(version)) return undefined;
+  const v = version.split('.').map(Number);
+  let all = true;
+  for (const clause of specifier.split(',')) {
+    const m = RELEASE_CLAUSE.exec(clause);
+    if (m === null) return undefined;
+    const c = compareRelease(v, m[2].split('.').map(Number));
+    const op = m[1];
+    if (!(op === '>=' ? c >= 0 : op === '<=' ? c <= 0 : op === '==' ? c === 0 : op === '>' ? c > 0 : c < 0)) all = false;
+  }
+  return all;
+}
+
 function satisfiesSafe(version: string, specifier: string): boolean {
+  const release = releaseSatisfies(version, specifier);
+  if (release !== undefined) return release;
   try {
     return satisfies(version, specifier, { prereleases: true });
   } catch {
