@@ -227,6 +227,26 @@ async function main() {
   await writeCliScript(common);
 }
 
+/**
+ * esbuild's options for a file that is one function expression of Node.js's CommonJS wrapper, with
+ * `extra` parameters after the wrapper's five (src/cli/code-cache.ts runs such a file).
+ */
+function wrappedScript(common, extra, plugins) {
+  return {
+    ...common,
+    format: 'cjs',
+    // The file is read as Latin-1 when it is ASCII (what esbuild writes: it escapes the rest).
+    charset: 'ascii',
+    // A CommonJS file has no import.meta: its URL is the file's own, from the wrapper's __filename.
+    define: { 'import.meta.url': '__importMetaUrl' },
+    banner: {
+      js: `(function (${['exports', 'require', 'module', '__filename', '__dirname', ...extra].join(', ')}) {'use strict';const __importMetaUrl = require('node:url').pathToFileURL(__filename).href;`,
+    },
+    footer: { js: '})' },
+    plugins,
+  };
+}
+
 /** The replay command's work as one CommonJS file, which replay-action.js runs (src/cli/replay-entry.ts). */
 const REPLAY_SCRIPT = join('dist', 'src', 'cli', 'replay-action.cjs');
 const REPLAY_CODE_CACHE = join('dist', 'src', 'cli', 'replay-action.code-cache');
@@ -252,19 +272,9 @@ const WARM_UP = {
 async function writeReplayScript(common) {
   rmSync(join(root, REPLAY_CODE_CACHE), { force: true });
   await build({
-    ...common,
-    format: 'cjs',
+    ...wrappedScript(common, [], [dataSnapshot(DATA_SNAPSHOT_DIR)]),
     entryPoints: ['dist/src/cli/actions/replay.js'],
     outfile: REPLAY_SCRIPT,
-    // The file is read as Latin-1 when it is ASCII (what esbuild writes: it escapes the rest).
-    charset: 'ascii',
-    // A CommonJS file has no import.meta: its URL is the file's own, from the wrapper's __filename.
-    define: { 'import.meta.url': '__importMetaUrl' },
-    banner: {
-      js: "(function (exports, require, module, __filename, __dirname) {'use strict';const __importMetaUrl = require('node:url').pathToFileURL(__filename).href;",
-    },
-    footer: { js: '})' },
-    plugins: [dataSnapshot(DATA_SNAPSHOT_DIR)],
   });
   // vm.Script runs it without a loader for import(): every module it needs must be bundled or required.
   const text = readFileSync(join(root, REPLAY_SCRIPT), 'latin1');
@@ -313,18 +323,10 @@ async function writeCliScript(common) {
     },
   };
   await build({
-    ...common,
-    format: 'cjs',
+    ...wrappedScript(common, ['__import'], [dynamicExternal]),
     entryPoints: [join('dist', 'src', 'cli', 'cli.js')],
     outfile: CLI_SCRIPT,
     splitting: false,
-    charset: 'ascii',
-    define: { 'import.meta.url': '__importMetaUrl' },
-    banner: {
-      js: "(function (exports, require, module, __filename, __dirname, __import) {'use strict';const __importMetaUrl = require('node:url').pathToFileURL(__filename).href;",
-    },
-    footer: { js: '})' },
-    plugins: [dynamicExternal],
   });
   // Every import() of a file beside it goes through __import; no other import() may be left (vm.Script cannot run it).
   const path = join(root, CLI_SCRIPT);

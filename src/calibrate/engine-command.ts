@@ -145,6 +145,18 @@ export function coefficientsJson(
   return out;
 }
 
+/** fit.json's `method.simulated_load`: the simulated load a fit replays its training points under. */
+function simulatedLoadJson(load: SimLoadOptions): Record<string, unknown> {
+  return {
+    start: 'all slots at t = 0',
+    requests_per_slot: load.requestsPerSlot,
+    random_range_ratio: load.rangeRatio,
+    lengths: load.lengths ?? 'upper',
+    warmup: load.warmup,
+    seed: load.seed,
+  };
+}
+
 export function engineFitJson(
   calibration: EngineCalibration,
   metrics: readonly MetricName[],
@@ -197,14 +209,7 @@ export function engineFitJson(
         scheme: calibration.pointWeights.scheme,
         weights: calibration.train.map((p, i) => ({ key: p.key, weight: round6(calibration.pointWeights.weights[i]) })),
       },
-      simulated_load: {
-        start: 'all slots at t = 0',
-        requests_per_slot: load.requestsPerSlot,
-        random_range_ratio: load.rangeRatio,
-        lengths: load.lengths ?? 'upper',
-        warmup: load.warmup,
-        seed: load.seed,
-      },
+      simulated_load: simulatedLoadJson(load),
       kv_capacity: 'as in the base config (unlimited unless it says otherwise)',
     },
   };
@@ -587,14 +592,7 @@ async function runRooflineCalibration(
         standard_error: 'posterior, from (J^T J / noise^2 + prior precision)^-1 at the fitted factors',
         rounds: calibration.rounds,
         replays: calibration.replays,
-        simulated_load: {
-          start: 'all slots at t = 0',
-          requests_per_slot: load.requestsPerSlot,
-          random_range_ratio: load.rangeRatio,
-          lengths: load.lengths ?? 'upper',
-          warmup: load.warmup,
-          seed: load.seed,
-        },
+        simulated_load: simulatedLoadJson(load),
         kv_capacity: 'as in the base config',
       },
     },
