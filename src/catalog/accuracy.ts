@@ -8,7 +8,8 @@
  */
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import * as z from 'zod';
+import * as z from 'zod/mini';
+import english from 'zod/v4/locales/en.js';
 import { stringify } from 'yaml';
 import { ConfigError, makeConfigIssue } from '../config/errors.js';
 import { readYamlFile } from '../config/yaml.js';
@@ -48,17 +49,22 @@ export function stratumOf(backend: string, moe: boolean, disaggregated = false):
 export const MIN_GPU_ROW_POINTS = 20;
 
 const rowSchema = z.strictObject({
-  stratum: z.string().min(1),
-  hardware: z.string().min(1).optional(),
-  ttft_mape: z.number().min(0),
-  itl_mape: z.number().min(0),
-  points: z.int().min(0),
-  deployments: z.int().min(0),
+  stratum: z.string().check(z.minLength(1)),
+  hardware: z.optional(z.string().check(z.minLength(1))),
+  ttft_mape: z.number().check(z.minimum(0)),
+  itl_mape: z.number().check(z.minimum(0)),
+  points: z.int().check(z.minimum(0)),
+  deployments: z.int().check(z.minimum(0)),
 });
 const fileSchema = z.strictObject({
-  basis: z.string().min(1),
+  basis: z.string().check(z.minLength(1)),
   rows: z.array(rowSchema),
 });
+/**
+ * zod's own texts (every message here is one): zod/mini sets no locale, and classic zod sets
+ * English only once one of its schemas is made, so the parse names it.
+ */
+const zodTexts = english().localeError;
 
 export type AccuracyTable = z.output<typeof fileSchema>;
 
@@ -73,7 +79,7 @@ export function loadAccuracyTable(file = accuracyFile()): AccuracyTable | null {
   if (file === accuracyFile() && cached !== undefined) return cached;
   let table: AccuracyTable | null = null;
   if (existsSync(file)) {
-    const parsed = fileSchema.safeParse(readYamlFile(file, file, 'catalog file'), { reportInput: true });
+    const parsed = fileSchema.safeParse(readYamlFile(file, file, 'catalog file'), { reportInput: true, error: zodTexts });
     if (!parsed.success) {
       throw new ConfigError(parsed.error.issues.map((issue) => makeConfigIssue(file, issue.path.map(String).join('.'), issue.message)));
     }

@@ -8,7 +8,8 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { satisfies, valid } from '@renovatebot/pep440';
-import * as z from 'zod';
+import * as z from 'zod/mini';
+import english from 'zod/v4/locales/en.js';
 import { ConfigError, makeConfigIssue } from '../config/errors.js';
 import { MAX_YAML_BYTES } from '../config/limits.js';
 import { parseYamlText } from '../config/yaml.js';
@@ -21,18 +22,20 @@ import { shippedValue } from './shipped-data.js';
 export const NEWEST_VERSION: Readonly<Record<string, string>> = { vllm: '0.19.0', sglang: '0.5.10', trtllm: '1.3.0' };
 
 function engineDefaultsSchema() {
+  const nonEmpty = () => z.string().check(z.minLength(1));
+  const positive = () => z.number().check(z.positive());
   const rowSchema = z.strictObject({
-    backend: z.string().min(1),
-    versions: z.string().min(1).optional(),
-    gpu: z
-      .strictObject({
-        min_memory_gib: z.number().positive().optional(),
-        max_memory_gib: z.number().positive().optional(),
-        name_excludes: z.array(z.string().min(1)).optional(),
-      })
-      .optional(),
-    tp: z.strictObject({ min: z.int().positive().optional(), max: z.int().positive().optional() }).optional(),
-    values: z.record(z.string(), z.number().min(0)),
+    backend: nonEmpty(),
+    versions: z.optional(nonEmpty()),
+    gpu: z.optional(
+      z.strictObject({
+        min_memory_gib: z.optional(positive()),
+        max_memory_gib: z.optional(positive()),
+        name_excludes: z.optional(z.array(nonEmpty())),
+      }),
+    ),
+    tp: z.optional(z.strictObject({ min: z.optional(z.int().check(z.positive())), max: z.optional(z.int().check(z.positive())) })),
+    values: z.record(z.string(), z.number().check(z.minimum(0))),
     confidence: z.enum(['verified', 'inferred', 'low']),
     source: z.record(z.string(), z.string()),
   });
@@ -40,6 +43,11 @@ function engineDefaultsSchema() {
 }
 /** The file's schema, built when the file is first parsed (the bundled command line reads the build's snapshot of it instead, `shipped-data.ts`). */
 const fileSchema = z.lazy(engineDefaultsSchema);
+/**
+ * zod's own texts (every message here is one): zod/mini sets no locale, and classic zod sets
+ * English only once one of its schemas is made, so the parse names it.
+ */
+const zodTexts = english().localeError;
 type Row = z.output<typeof fileSchema>['rows'][number];
 
 let cached: Row[] | undefined;
@@ -50,7 +58,7 @@ export function engineDefaultsFile(): string {
 
 /** The rows of an engine-defaults file's text, validated; a bad file is a `ConfigError` or an `InputError` naming `file`. */
 export function parseEngineDefaults(text: string, file: string): Row[] {
-  const parsed = fileSchema.safeParse(parseYamlText(text, file, 'catalog file'), { reportInput: true });
+  const parsed = fileSchema.safeParse(parseYamlText(text, file, 'catalog file'), { reportInput: true, error: zodTexts });
   if (!parsed.success) {
     throw new ConfigError(parsed.error.issues.map((issue) => makeConfigIssue(file, issue.path.map(String).join('.'), issue.message)));
   }

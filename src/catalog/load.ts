@@ -7,7 +7,8 @@
  */
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import { delimiter, join, relative, resolve } from 'node:path';
-import type * as z from 'zod';
+import type * as z from 'zod/mini';
+import english from 'zod/v4/locales/en.js';
 import { ConfigError, InputError, makeConfigIssue, type ConfigIssue } from '../config/errors.js';
 import { MAX_YAML_BYTES } from '../config/limits.js';
 import { parseYamlText } from '../config/yaml.js';
@@ -73,6 +74,11 @@ function label(file: string): string {
 
 type EntryKind = 'models' | 'hardware';
 type EntryOf<K extends EntryKind> = K extends 'models' ? ModelEntry : HardwareEntry;
+/**
+ * zod's own texts (a list item of the wrong type): zod/mini sets no locale, and classic zod sets
+ * English only once one of its schemas is made, so the parse names it.
+ */
+const zodTexts = english().localeError;
 
 /**
  * A catalog file's entry from its text, validated (the build's snapshot of the shipped files
@@ -81,8 +87,8 @@ type EntryOf<K extends EntryKind> = K extends 'models' ? ModelEntry : HardwareEn
  */
 export function parseCatalogEntry<K extends EntryKind>(kind: K, text: string, shown: string): EntryOf<K> {
   const raw = parseYamlText(text, shown, 'catalog file');
-  const schema: z.ZodType<ModelEntry | HardwareEntry> = kind === 'models' ? modelEntrySchema : hardwareEntrySchema;
-  const parsed = schema.safeParse(raw, { reportInput: true });
+  const schema: z.ZodMiniType<ModelEntry | HardwareEntry> = kind === 'models' ? modelEntrySchema : hardwareEntrySchema;
+  const parsed = schema.safeParse(raw, { reportInput: true, error: zodTexts });
   if (!parsed.success) {
     const issues: ConfigIssue[] = parsed.error.issues.map((issue) => {
       const path = issue.path.map(String);

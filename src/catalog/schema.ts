@@ -4,8 +4,10 @@
  * (`data/hardware/<id>.yaml`, datasheet figures). Objects are strict: an unknown key is an
  * error naming the file and the dotted path, like a run config's. docs/hardware-and-models.md
  * explains every field and how to add an entry.
+ *
+ * Built with `zod/mini`, like the run-config schema: the replay's bundle then holds no classic zod.
  */
-import * as z from 'zod';
+import * as z from 'zod/mini';
 import { formatValue } from '../config/errors.js';
 
 type RawIssue = z.core.$ZodRawIssue;
@@ -18,10 +20,10 @@ const POSITIVE_INT = 'must be a positive integer';
 const NON_NEGATIVE_INT = 'must be a non-negative integer';
 const POSITIVE = 'must be a positive finite number';
 
-const positiveInt = () => z.int({ error: says(POSITIVE_INT) }).min(1, { error: says(POSITIVE_INT) });
-const nonNegativeInt = () => z.int({ error: says(NON_NEGATIVE_INT) }).min(0, { error: says(NON_NEGATIVE_INT) });
-const positive = () => z.number({ error: says(POSITIVE) }).gt(0, { error: says(POSITIVE) });
-const text = () => z.string({ error: says('must be a string') }).min(1, { error: says('must be a non-empty string') });
+const positiveInt = () => z.int({ error: says(POSITIVE_INT) }).check(z.minimum(1, { error: says(POSITIVE_INT) }));
+const nonNegativeInt = () => z.int({ error: says(NON_NEGATIVE_INT) }).check(z.minimum(0, { error: says(NON_NEGATIVE_INT) }));
+const positive = () => z.number({ error: says(POSITIVE) }).check(z.gt(0, { error: says(POSITIVE) }));
+const text = () => z.string({ error: says('must be a string') }).check(z.minLength(1, { error: says('must be a non-empty string') }));
 const flag = () => z.boolean({ error: says('must be true or false') });
 
 /** Weight and cache precisions the catalog and run configs name. */
@@ -43,53 +45,55 @@ function modelEntry() {
     heads: positiveInt(),
     kv_heads: positiveInt(),
     head_dim: positiveInt(),
-    bias: flag().default(false),
-    q_lora_rank: positiveInt().nullable().optional(),
-    kv_lora_rank: positiveInt().optional(),
-    qk_nope_head_dim: positiveInt().optional(),
-    qk_rope_head_dim: positiveInt().optional(),
-    v_head_dim: positiveInt().optional(),
-    sliding_window: positiveInt().optional(),
-    sliding_window_layers: nonNegativeInt().optional(),
-    linear_attention_layers: nonNegativeInt().optional(),
-    linear_attention: strict({
-      key_heads: positiveInt(),
-      value_heads: positiveInt(),
-      key_head_dim: positiveInt(),
-      value_head_dim: positiveInt(),
-      conv_kernel: positiveInt(),
-    }).optional(),
-    indexer: strict({ heads: positiveInt(), head_dim: positiveInt(), topk: positiveInt() }).optional(),
-    output_gate: flag().default(false),
+    bias: z._default(flag(), false),
+    q_lora_rank: z.optional(z.nullable(positiveInt())),
+    kv_lora_rank: z.optional(positiveInt()),
+    qk_nope_head_dim: z.optional(positiveInt()),
+    qk_rope_head_dim: z.optional(positiveInt()),
+    v_head_dim: z.optional(positiveInt()),
+    sliding_window: z.optional(positiveInt()),
+    sliding_window_layers: z.optional(nonNegativeInt()),
+    linear_attention_layers: z.optional(nonNegativeInt()),
+    linear_attention: z.optional(
+      strict({
+        key_heads: positiveInt(),
+        value_heads: positiveInt(),
+        key_head_dim: positiveInt(),
+        value_head_dim: positiveInt(),
+        conv_kernel: positiveInt(),
+      }),
+    ),
+    indexer: z.optional(strict({ heads: positiveInt(), head_dim: positiveInt(), topk: positiveInt() })),
+    output_gate: z._default(flag(), false),
   });
 
   const moeSchema = strict({
     experts: positiveInt(),
     experts_per_token: positiveInt(),
     expert_intermediate_size: positiveInt(),
-    shared_experts: nonNegativeInt().default(0),
-    shared_expert_intermediate_size: positiveInt().optional(),
-    dense_layers: nonNegativeInt().default(0),
+    shared_experts: z._default(nonNegativeInt(), 0),
+    shared_expert_intermediate_size: z.optional(positiveInt()),
+    dense_layers: z._default(nonNegativeInt(), 0),
   });
 
   return strict({
     id: text(),
     name: text(),
-    aliases: z.array(text(), { error: says('must be a list of names') }).default([]),
+    aliases: z._default(z.array(text(), { error: says('must be a list of names') }), []),
     model_type: text(),
     precision: precision(),
     /** Which weights `precision` covers: all matmuls, or only the routed experts (the rest BF16). */
-    quantized: z.enum(['all', 'experts'], { error: says('must be all or experts') }).default('all'),
-    parameters: strict({ total: positive(), active: positive(), note: text().optional() }),
+    quantized: z._default(z.enum(['all', 'experts'], { error: says('must be all or experts') }), 'all'),
+    parameters: strict({ total: positive(), active: positive(), note: z.optional(text()) }),
     architecture: strict({
       layers: positiveInt(),
       hidden_size: positiveInt(),
       vocab_size: positiveInt(),
-      tie_word_embeddings: flag().default(false),
-      intermediate_size: positiveInt().optional(),
+      tie_word_embeddings: z._default(flag(), false),
+      intermediate_size: z.optional(positiveInt()),
       attention: attentionSchema,
-      moe: moeSchema.optional(),
-      mtp_layers: nonNegativeInt().default(0),
+      moe: z.optional(moeSchema),
+      mtp_layers: z._default(nonNegativeInt(), 0),
     }),
     max_context: positiveInt(),
     sources: z.record(z.string(), text(), { error: says('must be a mapping of source names to citations') }),
@@ -107,36 +111,38 @@ function hardwareEntry() {
     name: text(),
     vendor: text(),
     architecture: text(),
-    aliases: z.array(text(), { error: says('must be a list of names') }).default([]),
+    aliases: z._default(z.array(text(), { error: says('must be a list of names') }), []),
     memory: strict({
       capacity_gb: positive(),
-      reported_mib: positive().optional(),
+      reported_mib: z.optional(positive()),
       bandwidth_gb_per_s: positive(),
     }),
     compute: strict({
       bf16: positive(),
-      fp8: positive().nullable(),
-      fp4: positive().nullable(),
-      int8: positive().nullable().optional(),
+      fp8: z.nullable(positive()),
+      fp4: z.nullable(positive()),
+      int8: z.optional(z.nullable(positive())),
     }),
     interconnect: strict({
       scale_up: z.enum(['nvlink', 'infinity_fabric', 'pcie'], { error: says('must be nvlink, infinity_fabric or pcie') }),
       scale_up_gb_per_s: positive(),
       scale_up_domain_gpus: positiveInt(),
       pcie_gb_per_s: positive(),
-      network_gb_per_s: positive().optional(),
+      network_gb_per_s: z.optional(positive()),
     }),
     tdp_w: positive(),
     /** An on-demand list price (USD per GPU-hour), where one can be cited: the default of a replay's cost. */
-    price: strict({
-      per_gpu_hour: positive(),
-      date: z
-        .string({ error: says('must be a date, YYYY-MM-DD') })
-        .regex(/^\d{4}-\d{2}-\d{2}$/, { error: says('must be a date, YYYY-MM-DD') }),
-      source: text(),
-    }).optional(),
-    sources: strict({ datasheet: text(), other: z.array(text()).optional() }),
-    notes: text().optional(),
+    price: z.optional(
+      strict({
+        per_gpu_hour: positive(),
+        date: z
+          .string({ error: says('must be a date, YYYY-MM-DD') })
+          .check(z.regex(/^\d{4}-\d{2}-\d{2}$/, { error: says('must be a date, YYYY-MM-DD') })),
+        source: text(),
+      }),
+    ),
+    sources: strict({ datasheet: text(), other: z.optional(z.array(text())) }),
+    notes: z.optional(text()),
   });
 }
 
