@@ -15,15 +15,20 @@
  * pass. They are fitted by Levenberg-Marquardt (`ml-levenberg-marquardt`) over their logarithms
  * to the log ratios of predicted to measured TTFT avg and ITL avg at the
  * training points, each evaluation a full replay of every training point; then every point of
- * the deployment is replayed with them.
+ * the deployment is replayed with them. A point is resolved once (`resolveDisaggPoint`); an
+ * evaluation swaps in only its pools' timing and the frontend's costs (`swappedRun`), as
+ * src/calibrate/timing-swap.ts does for aggregated fits: test/disagg-fit.test.ts checks that the
+ * metrics equal a fresh resolution's.
  */
 import { levenbergMarquardt } from 'ml-levenberg-marquardt';
 import { measuredPointConfig, type MeasuredPoint } from '../src/calibrate/catalog-calibration.js';
 import type { SimLoadOptions } from '../src/calibrate/sim-load.js';
 import type { EfficiencyFactors } from '../src/catalog/efficiency.js';
-import { resolveRun } from '../src/config/resolve.js';
+import { frontendOf } from '../src/config/deployment.js';
+import { resolveRun, timingSpec } from '../src/config/resolve.js';
 import { roleOf } from '../src/config/roles.js';
 import type { RunConfig } from '../src/config/types.js';
+import type { ResolvedRun } from '../src/core/run.js';
 import { buildSummary } from '../src/core/report.js';
 import { Simulation } from '../src/core/simulation.js';
 
@@ -71,8 +76,12 @@ export function scaledFactors(factors: EfficiencyFactors, k: number): Efficiency
  * costs `x[1]` times and its per-batch costs `x[2]` times as large, and a frontend delay of `x[3]` ms.
  */
 export function fittedPointConfig(p: MeasuredPoint, factors: EfficiencyFactors, load: SimLoadOptions, x: readonly number[]): RunConfig {
+  return withScales(measuredPointConfig(p, factors, load), factors, x);
+}
+
+/** `config` with its pools' timing set for the parameters `x` (see `fittedPointConfig`); edited in place. */
+function withScales(config: RunConfig, factors: EfficiencyFactors, x: readonly number[]): RunConfig {
   const [kp, kd, kb, frontendMs] = x;
-  const config = measuredPointConfig(p, factors, load);
   const decode = scaledFactors(factors, kb);
   for (const name of FIXED_COSTS) decode[name] = factors[name] * kd;
   roleOf(config.engine, 'prefill').timing = { type: 'roofline', efficiency: { ...scaledFactors(factors, kp), frontend_ms: frontendMs } };
@@ -80,9 +89,46 @@ export function fittedPointConfig(p: MeasuredPoint, factors: EfficiencyFactors, 
   return config;
 }
 
+/** A measured point resolved once: its config and run at the zero-shot parameters. */
+export interface ResolvedDisaggPoint {
+  config: RunConfig;
+  run: ResolvedRun;
+}
+
+export function resolveDisaggPoint(p: MeasuredPoint, factors: EfficiencyFactors, load: SimLoadOptions): ResolvedDisaggPoint {
+  const config = fittedPointConfig(p, factors, load, [1, 1, 1, factors.frontend_ms]);
+  return { config, run: resolveRun(config, null) };
+}
+
+/**
+ * The point's run at the parameters `x`: each pool's timing and the frontend's costs as the config
+ * layer works them out from the config with only its timing blocks changed (`timingSpec`,
+ * `frontendOf`); the rest of the resolved run, which no timing block touches, shared.
+ */
+export function swappedRun(point: ResolvedDisaggPoint, factors: EfficiencyFactors, x: readonly number[]): ResolvedRun {
+  const config = withScales(point.config, factors, x);
+  const { engine } = config;
+  const frontend = frontendOf({ engine });
+  return {
+    ...point.run,
+    pools: point.run.pools.map((pool) => {
+      if (pool.role !== 'prefill' && pool.role !== 'decode') return pool;
+      const role = roleOf(engine, pool.role);
+      return { ...pool, timing: timingSpec(role.timing, { engine, role }) };
+    }),
+    frontendBaseMs: frontend.baseMs,
+    frontendPerTokenMs: frontend.perInputUs / 1e3,
+    frontendPerInflightMs: frontend.perInflightUs / 1e3,
+  };
+}
+
 /** TTFT avg and ITL avg (ms) of one replay. */
 export function replayMetrics(config: RunConfig): { ttftMs: number; itlMs: number } {
-  const run = resolveRun(config, null);
+  return runMetrics(resolveRun(config, null));
+}
+
+/** TTFT avg and ITL avg (ms) of one resolved run. */
+export function runMetrics(run: ResolvedRun): { ttftMs: number; itlMs: number } {
   const result = new Simulation(run, {}).run();
   const summary = buildSummary(run, result);
   result.gaps.release();
@@ -92,8 +138,9 @@ export function replayMetrics(config: RunConfig): { ttftMs: number; itlMs: numbe
 export default function disaggFitTask(task: DisaggFitTask): DisaggFitResult {
   const { points, factors, load } = task;
   const train = points.slice(0, task.train);
+  const resolved = points.map((p) => resolveDisaggPoint(p, factors, load));
   const predict = (list: readonly MeasuredPoint[], x: readonly number[]) =>
-    list.map((p) => replayMetrics(fittedPointConfig(p, factors, load, x.map(Math.exp))));
+    list.map((_, i) => runMetrics(swappedRun(resolved[i], factors, x.map(Math.exp))));
   // Residuals: log(predicted / measured) of TTFT then ITL at each training point; the data are 0.
   const n = 2 * train.length;
   const logRatios = (x: readonly number[]): number[] => {

@@ -7,7 +7,14 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import disaggFitTask, { fittedPointConfig, replayMetrics, scaledFactors } from '../bench/disagg-fit-task.js';
+import disaggFitTask, {
+  fittedPointConfig,
+  replayMetrics,
+  resolveDisaggPoint,
+  runMetrics,
+  scaledFactors,
+  swappedRun,
+} from '../bench/disagg-fit-task.js';
 import type { MeasuredPoint } from '../src/calibrate/catalog-calibration.js';
 import { resolveSimLoad } from '../src/calibrate/sim-load.js';
 import { readSiliconDeployments } from '../src/calibrate/silicon-deployments.js';
@@ -85,6 +92,27 @@ describe('disaggregated fit: recovery', () => {
     for (const i of [3, 4]) {
       expect(Math.abs(fit.predicted[i].ttftMs / points[i].measured.ttftMs - 1)).toBeLessThan(0.03);
       expect(Math.abs(fit.predicted[i].itlMs / points[i].measured.itlMs - 1)).toBeLessThan(0.03);
+    }
+  });
+});
+
+describe('disaggregated fit: a point resolved once', () => {
+  it('gives the metrics a fresh resolution gives, at parameters far from where it was resolved', () => {
+    const load = resolveSimLoad({});
+    const points = deploymentPoints([4, 32]);
+    const vectors = [
+      [1, 1, 1, FACTORS.frontend_ms],
+      [1.6, 0.8, 1.4, 60],
+      [0.3, 4.5, 0.25, 0.5],
+      [4.9, 0.21, 3.3, 900],
+    ];
+    for (const p of points) {
+      const resolved = resolveDisaggPoint(p, FACTORS, load);
+      for (const x of vectors) {
+        const swapped = runMetrics(swappedRun(resolved, FACTORS, x));
+        const fresh = replayMetrics(fittedPointConfig(p, FACTORS, load, x));
+        expect(swapped, `C=${p.concurrency} x=${x.join(',')}`).toEqual(fresh);
+      }
     }
   });
 });
