@@ -6,12 +6,10 @@
  * `recipeFlags` reads one recipe's prefill and decode engine settings, and `flagsFromRecipe` looks
  * a row up. A row the file does not list keeps the engines' defaults.
  */
-import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { packageRoot } from '../catalog/load.js';
 import { InputError } from '../config/errors.js';
-import { factsKey, factsOfCells, rowFactsOf } from './disagg-workers.js';
-import { readTable } from './read-table.js';
+import { factsKey, loadKeyedRows, rowFactsOf } from './disagg-workers.js';
 
 /**
  * One pool's launch flags, per attention-DP rank as the replay's scheduler reads them; absent =
@@ -175,67 +173,54 @@ const cache = new Map<string, Map<string, FlagFileRow>>();
  * cell, or two rows of one key is an `InputError` naming the file, the line and the column (exit 2).
  */
 export function loadDisaggFlags(file = disaggFlagsFile()): Map<string, FlagFileRow> {
-  const known = cache.get(file);
-  if (known !== undefined) return known;
-  const byKey = new Map<string, FlagFileRow>();
-  if (existsSync(file)) {
-    const table = readTable(file);
-    const absent = FLAG_COLUMNS.filter((c) => !table.columns.includes(c));
-    if (absent.length > 0) throw new InputError(file, 1, `has no column ${absent.map((c) => `"${c}"`).join(', ')}`);
-    for (const { cells, line } of table.rows) {
-      const pool = (role: 'prefill' | 'decode'): PoolFlags => {
-        const flags: PoolFlags = {};
-        for (const [column, field, kind] of FLAG_FIELDS) {
-          const name = `${role}_${column}`;
-          const value = cells[name];
-          if (value === '') continue;
-          const bad = (what: string) => new InputError(file, line, `column "${name}": must be ${what} or empty, got "${value}"`);
-          if (kind === 'int') {
-            if (!/^[1-9][0-9]*$/.test(value)) throw bad('a positive integer');
-            (flags as Record<string, unknown>)[field] = Number(value);
-          } else if (kind === 'fraction') {
-            const n = Number(value);
-            if (!(n > 0 && n <= 1)) throw bad('a fraction in (0, 1]');
-            flags.memoryFraction = n;
-          } else if (kind === 'dtype') {
-            if (value !== 'fp8' && value !== 'bf16') throw bad('fp8 or bf16');
-            flags.kvCacheDtype = value;
-          } else {
-            if (value !== 'true' && value !== 'false') throw bad('true or false');
-            (flags as Record<string, unknown>)[field] = value === 'true';
-          }
-        }
-        return flags;
-      };
-      for (const column of ['model', 'system', 'backend', 'precision', 'recipe_repository', 'recipe_path'] as const) {
-        if (cells[column] === '') throw new InputError(file, line, `column "${column}": must be given`);
-      }
-      for (const column of ['isl', 'osl', 'prefill_tp', 'prefill_ep', 'decode_tp', 'concurrency'] as const) {
-        if (!/^[1-9][0-9]*$/.test(cells[column])) {
-          throw new InputError(file, line, `column "${column}": must be a positive integer, got "${cells[column]}"`);
+  return loadKeyedRows(file, FLAG_COLUMNS, cache, (cells, line) => {
+    const pool = (role: 'prefill' | 'decode'): PoolFlags => {
+      const flags: PoolFlags = {};
+      for (const [column, field, kind] of FLAG_FIELDS) {
+        const name = `${role}_${column}`;
+        const value = cells[name];
+        if (value === '') continue;
+        const bad = (what: string) => new InputError(file, line, `column "${name}": must be ${what} or empty, got "${value}"`);
+        if (kind === 'int') {
+          if (!/^[1-9][0-9]*$/.test(value)) throw bad('a positive integer');
+          (flags as Record<string, unknown>)[field] = Number(value);
+        } else if (kind === 'fraction') {
+          const n = Number(value);
+          if (!(n > 0 && n <= 1)) throw bad('a fraction in (0, 1]');
+          flags.memoryFraction = n;
+        } else if (kind === 'dtype') {
+          if (value !== 'fp8' && value !== 'bf16') throw bad('fp8 or bf16');
+          flags.kvCacheDtype = value;
+        } else {
+          if (value !== 'true' && value !== 'false') throw bad('true or false');
+          (flags as Record<string, unknown>)[field] = value === 'true';
         }
       }
-      if (!/^[0-9a-f]{40}$/.test(cells.recipe_commit)) {
-        throw new InputError(file, line, `column "recipe_commit": must be a 40-digit commit hash, got "${cells.recipe_commit}"`);
-      }
-      for (const column of ['measured', 'recipe_date'] as const) {
-        if (!Number.isFinite(Date.parse(cells[column]))) {
-          throw new InputError(file, line, `column "${column}": must be a date and time (ISO 8601), got "${cells[column]}"`);
-        }
-      }
-      const facts = factsOfCells(cells);
-      const key = factsKey(facts);
-      const earlier = byKey.get(key);
-      if (earlier !== undefined) throw new InputError(file, line, `repeats the key of line ${earlier.line}`);
-      byKey.set(key, {
-        flags: { prefill: pool('prefill'), decode: pool('decode') },
-        recipe: { repository: cells.recipe_repository, path: cells.recipe_path, commit: cells.recipe_commit, date: cells.recipe_date },
-        line,
-      });
+      return flags;
+    };
+    for (const column of ['model', 'system', 'backend', 'precision', 'recipe_repository', 'recipe_path'] as const) {
+      if (cells[column] === '') throw new InputError(file, line, `column "${column}": must be given`);
     }
-  }
-  cache.set(file, byKey);
-  return byKey;
+    for (const column of ['isl', 'osl', 'prefill_tp', 'prefill_ep', 'decode_tp', 'concurrency'] as const) {
+      if (!/^[1-9][0-9]*$/.test(cells[column])) {
+        throw new InputError(file, line, `column "${column}": must be a positive integer, got "${cells[column]}"`);
+      }
+    }
+    if (!/^[0-9a-f]{40}$/.test(cells.recipe_commit)) {
+      throw new InputError(file, line, `column "recipe_commit": must be a 40-digit commit hash, got "${cells.recipe_commit}"`);
+    }
+    for (const column of ['measured', 'recipe_date'] as const) {
+      if (!Number.isFinite(Date.parse(cells[column]))) {
+        throw new InputError(file, line, `column "${column}": must be a date and time (ISO 8601), got "${cells[column]}"`);
+      }
+    }
+    // The flags are read after the key is found new, as the key's cells are checked first.
+    return () => ({
+      flags: { prefill: pool('prefill'), decode: pool('decode') },
+      recipe: { repository: cells.recipe_repository, path: cells.recipe_path, commit: cells.recipe_commit, date: cells.recipe_date },
+      line,
+    });
+  });
 }
 
 /** The flags the data file gives an export row (its cells and source fields), or undefined (the engines' defaults). */

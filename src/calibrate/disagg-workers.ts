@@ -330,34 +330,52 @@ const cache = new Map<string, Map<string, WorkerRow>>();
  * cell, or two rows of one key is an `InputError` naming the file, the line and the column (exit 2).
  */
 export function loadDisaggWorkers(file = disaggWorkersFile()): Map<string, WorkerRow> {
+  return loadKeyedRows(file, WORKER_COLUMNS, cache, (cells, line) => {
+    for (const column of WORKER_COLUMNS) {
+      const value = cells[column];
+      const bad = (what: string) => new InputError(file, line, `column "${column}": must be ${what}, got "${value}"`);
+      if (INT_COLUMNS.has(column) || ENTRY_INT_COLUMNS.has(column)) {
+        if (!/^[1-9][0-9]*$/.test(value)) throw bad('a positive integer');
+      } else if (column.endsWith('_dp_attn')) {
+        if (value !== 'true' && value !== 'false') throw bad('true or false');
+      } else if (column === 'tp_reading') {
+        if (value !== 'worker' && value !== 'deployment') throw bad('worker or deployment');
+      } else if (column === 'commit') {
+        if (!/^[0-9a-f]{40}$/.test(value)) throw bad('a 40-digit commit hash');
+      } else if (column === 'measured' || column === 'commit_date') {
+        if (!Number.isFinite(Date.parse(value))) throw bad('a date and time (ISO 8601)');
+      } else if (value === '') throw bad('given');
+    }
+    return (facts) => ({ facts, prefillWorkers: Number(cells.prefill_workers), decodeWorkers: Number(cells.decode_workers), cells, line });
+  });
+}
+
+/**
+ * A data file of silicon rows keyed by their facts (`factsOfCells`, `factsKey`), read once per
+ * file: a missing file has no rows; a missing column or two rows of one key is an `InputError`
+ * naming the file and the line; `rowOf` checks a row's cells (throwing an `InputError` for a bad
+ * one) and returns how to build what the map holds from the row's facts.
+ */
+export function loadKeyedRows<T extends { line: number }>(
+  file: string,
+  columns: readonly string[],
+  cache: Map<string, Map<string, T>>,
+  rowOf: (cells: Record<string, string>, line: number) => (facts: RowFacts) => T,
+): Map<string, T> {
   const known = cache.get(file);
   if (known !== undefined) return known;
-  const byKey = new Map<string, WorkerRow>();
+  const byKey = new Map<string, T>();
   if (existsSync(file)) {
     const table = readTable(file);
-    const absent = WORKER_COLUMNS.filter((c) => !table.columns.includes(c));
+    const absent = columns.filter((c) => !table.columns.includes(c));
     if (absent.length > 0) throw new InputError(file, 1, `has no column ${absent.map((c) => `"${c}"`).join(', ')}`);
     for (const { cells, line } of table.rows) {
-      for (const column of WORKER_COLUMNS) {
-        const value = cells[column];
-        const bad = (what: string) => new InputError(file, line, `column "${column}": must be ${what}, got "${value}"`);
-        if (INT_COLUMNS.has(column) || ENTRY_INT_COLUMNS.has(column)) {
-          if (!/^[1-9][0-9]*$/.test(value)) throw bad('a positive integer');
-        } else if (column.endsWith('_dp_attn')) {
-          if (value !== 'true' && value !== 'false') throw bad('true or false');
-        } else if (column === 'tp_reading') {
-          if (value !== 'worker' && value !== 'deployment') throw bad('worker or deployment');
-        } else if (column === 'commit') {
-          if (!/^[0-9a-f]{40}$/.test(value)) throw bad('a 40-digit commit hash');
-        } else if (column === 'measured' || column === 'commit_date') {
-          if (!Number.isFinite(Date.parse(value))) throw bad('a date and time (ISO 8601)');
-        } else if (value === '') throw bad('given');
-      }
+      const build = rowOf(cells, line);
       const facts = factsOfCells(cells);
       const key = factsKey(facts);
       const earlier = byKey.get(key);
       if (earlier !== undefined) throw new InputError(file, line, `repeats the key of line ${earlier.line}`);
-      byKey.set(key, { facts, prefillWorkers: Number(cells.prefill_workers), decodeWorkers: Number(cells.decode_workers), cells, line });
+      byKey.set(key, build(facts));
     }
   }
   cache.set(file, byKey);
