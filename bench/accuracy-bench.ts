@@ -418,8 +418,8 @@ async function bothForms(
 ): Promise<{
   strata: Map<string, StratumErrors>;
   all: Record<'roofline' | 'linear', { ttft: number[]; itl: number[] }>;
-  /** Deployments with held-out points reported apart (`Row.apart`), `label: C=...`. */
-  apart: string[];
+  /** Deployments with held-out points reported apart (`Row.apart`). */
+  apart: Array<{ label: string; concurrencies: number[] }>;
 }> {
   const linear = (await runVariant(variant, cases, fitPool, pointPool, false, 'linear')).rows;
   const roofline = (await runVariant(variant, cases, fitPool, pointPool, false, 'roofline')).rows;
@@ -439,7 +439,7 @@ async function bothForms(
       deployments: of(linear).length,
     });
   }
-  const apart = linear.filter((r) => r.apart.length > 0).map((r) => `${r.label}: C=${r.apart.join(',')}`);
+  const apart = linear.filter((r) => r.apart.length > 0).map((r) => ({ label: r.label, concurrencies: r.apart }));
   return { strata, all, apart };
 }
 
@@ -479,13 +479,15 @@ async function compareForms(
       `overall, ${name}: physics TTFT ${fmt(mean(all.roofline.ttft))} %, ITL ${fmt(mean(all.roofline.itl))} %; linear TTFT ${fmt(mean(all.linear.ttft))} %, ITL ${fmt(mean(all.linear.itl))} % over ${all.linear.ttft.length} held-out points (targets per stratum: 10 %, 5 %)\n`,
     );
   }
-  const apartCount = (list: string[]) => list.reduce((n, d) => n + d.split(',').length, 0);
+  const apartCount = (list: Array<{ concurrencies: number[] }>) => list.reduce((n, d) => n + d.concurrencies.length, 0);
   for (const [name, set] of [
     ['benchmark', bench],
     ['check set', check],
   ] as const) {
     if (set === null || set.apart.length === 0) continue;
-    say(`reported apart, not scored (${name}, ${apartCount(set.apart)} held-out points): ${set.apart.join('; ')}\n`);
+    say(
+      `reported apart, not scored (${name}, ${apartCount(set.apart)} held-out points): ${set.apart.map((d) => `${d.label}: C=${d.concurrencies.join(',')}`).join('; ')}\n`,
+    );
   }
   if (bench.apart.length > 0 || (check?.apart.length ?? 0) > 0) say(`rule: ${COLD_STALL_RULE}\n`);
   say(`${((performance.now() - started) / 1000).toFixed(0)} s\n`);
