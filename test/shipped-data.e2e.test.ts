@@ -8,6 +8,7 @@ import { spawnSync } from 'node:child_process';
 import { appendFileSync, cpSync, mkdtempSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { describe, expect, it } from 'vitest';
 
 const ROOT = resolve(import.meta.dirname, '..');
@@ -50,6 +51,29 @@ describe("the built command line's snapshot of the shipped data files", () => {
     expect(pricePerGpuHour(dir)).toBe('12.50');
     // A comment added to the data file: not the text the build read, so the file is parsed.
     appendFileSync(join(dir, 'data', 'hardware', 'h100_sxm.yaml'), '# edited\n');
+    expect(pricePerGpuHour(dir)).toBe('3.99');
+  });
+
+  it('takes a file as the build read it, without reading it, while its identity on disk is unchanged', async () => {
+    const dir = builtCopy();
+    // The copy's files are other files (other inodes): its index is written again for them, as a build would.
+    const { buildDataSnapshot } = (await import(pathToFileURL(join(ROOT, 'dist', 'src', 'catalog', 'snapshot-build.js')).href)) as {
+      buildDataSnapshot: (dataDir: string) => Array<{ path: string; json: string }>;
+    };
+    const index = buildDataSnapshot(join(dir, 'data')).find((file) => file.path === 'index.json');
+    expect(index).toBeDefined();
+    writeFileSync(join(dir, 'dist', 'src', 'cli', 'data-snapshot', 'index.json'), index?.json ?? '');
+    // A value edited in the snapshot, and its text too: the file is not compared with that text,
+    // so the value shows only if the index named the file unchanged.
+    const snapshot = join(dir, 'dist', 'src', 'cli', 'data-snapshot', 'hardware', 'h100_sxm.yaml.json');
+    const file = JSON.parse(readFileSync(snapshot, 'utf8')) as { text: string; value: { price: { per_gpu_hour: number } } };
+    file.value.price.per_gpu_hour = 12.5;
+    file.text = 'not the text of the file';
+    writeFileSync(snapshot, JSON.stringify(file));
+    expect(pricePerGpuHour(dir)).toBe('12.50');
+    // The data file written to, even with the same text: read and parsed.
+    const data = join(dir, 'data', 'hardware', 'h100_sxm.yaml');
+    writeFileSync(data, readFileSync(data));
     expect(pricePerGpuHour(dir)).toBe('3.99');
   });
 });

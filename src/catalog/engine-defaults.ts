@@ -16,7 +16,7 @@ import { parseYamlText } from '../config/yaml.js';
 import { readTextFile } from '../io/read-text.js';
 import { packageRoot } from './load.js';
 import type { HardwareEntry } from './schema.js';
-import { shippedValue } from './shipped-data.js';
+import { intactEngineDefaults, shippedValue } from './shipped-data.js';
 
 /** The version an absent `engine.backend_version` stands for: the newest each backend's rows were checked against. */
 export const NEWEST_VERSION: Readonly<Record<string, string>> = { vllm: '0.19.0', sglang: '0.5.10', trtllm: '1.3.0' };
@@ -68,6 +68,8 @@ export function parseEngineDefaults(text: string, file: string): Row[] {
 function rows(): Row[] {
   if (cached !== undefined) return cached;
   const file = engineDefaultsFile();
+  const intact = intactEngineDefaults(file) as Row[] | undefined;
+  if (intact !== undefined) return (cached = intact);
   if (!existsSync(file)) return (cached = []);
   const text = readTextFile(file, file, MAX_YAML_BYTES, 'catalog file');
   return (cached = (shippedValue('engine-defaults', 'engine-defaults.yaml', text) as Row[] | undefined) ?? parseEngineDefaults(text, file));

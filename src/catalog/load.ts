@@ -16,7 +16,7 @@ import { packageRoot } from '../io/paths.js';
 import { readTextFile } from '../io/read-text.js';
 import { parameterCounts } from './architecture.js';
 import { hardwareEntrySchema, modelEntrySchema, type HardwareEntry, type ModelEntry } from './schema.js';
-import { shippedValue } from './shipped-data.js';
+import { indexedValue, intactShippedFolder, shippedValue } from './shipped-data.js';
 
 /**
  * How far the parameter counts a model entry states may be from the counts its architecture gives
@@ -101,11 +101,21 @@ export function parseCatalogEntry<K extends EntryKind>(kind: K, text: string, sh
 }
 
 /** Reads a catalog file (`text`: what was read of it already), from the build's snapshot when the file is a shipped one as shipped. */
-function readEntry<K extends EntryKind>(folder: string, name: string, kind: K, files: Map<string, string>, text?: string): EntryOf<K> {
+function readEntry<K extends EntryKind>(
+  folder: string,
+  name: string,
+  kind: K,
+  files: Map<string, string>,
+  text?: string,
+  value?: EntryOf<K>,
+): EntryOf<K> {
   const file = join(folder, name);
   const shown = label(file);
-  const source = text ?? readTextFile(file, shown, MAX_YAML_BYTES, 'catalog file');
-  const entry = (shippedValue(kind, name, source) as EntryOf<K> | undefined) ?? parseCatalogEntry(kind, source, shown);
+  let entry = value;
+  if (entry === undefined) {
+    const source = text ?? readTextFile(file, shown, MAX_YAML_BYTES, 'catalog file');
+    entry = (shippedValue(kind, name, source) as EntryOf<K> | undefined) ?? parseCatalogEntry(kind, source, shown);
+  }
   const id = name.slice(0, -'.yaml'.length);
   if (entry.id !== id)
     throw new ConfigError(shown, 'id', `must equal the file name without .yaml (${JSON.stringify(id)}), got ${JSON.stringify(entry.id)}`);
@@ -281,6 +291,22 @@ function scanFor<K extends EntryKind>(kind: K, name: string, folders: readonly s
   const wanted = name.toLowerCase();
   for (let i = folders.length - 1; i >= 0; i--) {
     const folder = join(folders[i], kind);
+    // The shipped folder as the build read it: its index names each file's entry without reading it.
+    const indexed = i === 0 ? intactShippedFolder(kind, folder) : undefined;
+    if (indexed !== undefined) {
+      const file = indexed.find((f) => f.names.includes(wanted));
+      if (file === undefined) continue;
+      const path = join(folder, file.name);
+      let entry = fileCache.get(path) as EntryOf<K> | undefined;
+      if (entry === undefined) {
+        const value = indexedValue(kind, file.name) as EntryOf<K> | undefined;
+        if (value !== undefined) {
+          entry = readEntry(folder, file.name, kind, new Map(), undefined, value);
+          fileCache.set(path, entry);
+        }
+      }
+      if (entry !== undefined) return entry;
+    }
     if (!existsSync(folder)) continue;
     for (const file of readdirSync(folder).sort()) {
       if (!file.endsWith('.yaml')) continue;
