@@ -270,7 +270,7 @@ const WARM_UP = {
  * says when a process uses it.
  */
 async function writeReplayScript(common) {
-  rmSync(join(root, REPLAY_CODE_CACHE), { force: true });
+  for (const file of [REPLAY_CODE_CACHE, `${REPLAY_CODE_CACHE}.id`]) rmSync(join(root, file), { force: true });
   await build({
     ...wrappedScript(common, [], [dataSnapshot(DATA_SNAPSHOT_DIR)]),
     entryPoints: ['dist/src/cli/actions/replay.js'],
@@ -313,7 +313,7 @@ const CLI_CODE_CACHE = join('dist', 'src', 'cli', 'cli.code-cache');
  * cache is written after a `--help` has run the file.
  */
 async function writeCliScript(common) {
-  rmSync(join(root, CLI_CODE_CACHE), { force: true });
+  for (const file of [CLI_CODE_CACHE, `${CLI_CODE_CACHE}.id`]) rmSync(join(root, file), { force: true });
   const dynamicExternal = {
     name: 'cli-dynamic-external',
     setup(bundle) {

@@ -69,16 +69,18 @@ describe('running a bundled file with its code cache', () => {
     expect(exported.answer()).toBe(42);
     expect([exported.file, exported.dir, exported.sep]).toEqual([file, dir, '/']);
     writeCodeCache(first, cache);
-    // The cache file: its header line (naming the source file by its status), then V8's data twice.
+    // The cache file: its header line (naming the source file by its status, and saying it is
+    // ASCII), then V8's data; beside it, the cache's own status as written.
     const bytes = readFileSync(cache);
     const header = bytes.subarray(0, bytes.indexOf(10) + 1).toString('latin1');
-    const dataLength = (bytes.length - header.length) / 2;
-    expect(dataLength).toBeGreaterThan(0);
+    const dataLength = bytes.length - header.length;
+    expect(dataLength).toBeGreaterThan(100);
     const s = statSync(file, { bigint: true });
     expect(header).toBe(
-      `servesim-code-cache 2 ${process.version} ${process.arch} ${process.versions.v8} ${s.size} ${s.dev} ${s.ino} ${s.mtimeNs} ${s.ctimeNs} ${dataLength}\n`,
+      `servesim-code-cache 3 ${process.version} ${process.arch} ${process.versions.v8} ${s.size} ${s.dev} ${s.ino} ${s.mtimeNs} ${s.ctimeNs} ascii ${dataLength}\n`,
     );
-    expect(bytes.subarray(header.length, header.length + dataLength).equals(bytes.subarray(header.length + dataLength))).toBe(true);
+    const c = statSync(cache, { bigint: true });
+    expect(readFileSync(`${cache}.id`, 'latin1')).toBe(`${c.size} ${c.dev} ${c.ino} ${c.mtimeNs} ${c.ctimeNs}`);
     const second = runCachedScript(file, cache);
     expect(second.cache).toBe('accepted');
     expect((second.exports as Exported).answer()).toBe(42);
@@ -118,33 +120,64 @@ describe('running a bundled file with its code cache', () => {
     expect((run.exports as Exported).answer()).toBe(20);
   });
 
-  it('does not use a cache another Node.js made, nor a cut or damaged one', () => {
+  it('does not use a cache another Node.js made, nor one written to after it was made (cut, damaged)', () => {
     const file = join(dir, 'c.cjs');
     const cache = join(dir, 'c.code-cache');
     writeFileSync(file, wrapped(3, 5, 'c'));
     writeCodeCache(runCachedScript(file, cache), cache);
     const bytes = readFileSync(cache);
-    const uses = (content: Buffer): string => {
-      writeFileSync(cache, content);
-      const run = runCachedScript(file, cache);
-      expect((run.exports as Exported).answer()).toBe(15);
-      return run.cache;
+    const run = (): string => {
+      const ran = runCachedScript(file, cache);
+      expect((ran.exports as Exported).answer()).toBe(15);
+      return ran.cache;
     };
-    expect(uses(bytes)).toBe('accepted');
-    expect(uses(Buffer.from(bytes.toString('latin1').replace(process.version, 'v0.0.1'), 'latin1'))).toBe('stale');
-    expect(uses(Buffer.from(bytes.toString('latin1').replace(process.arch, 'sparc'), 'latin1'))).toBe('stale');
-    expect(uses(bytes.subarray(0, bytes.length - 1))).toBe('stale');
-    expect(uses(Buffer.concat([bytes, Buffer.from([0])]))).toBe('stale');
+    expect(run()).toBe('accepted');
+    // Written after the cache was named, even with the same bytes: not used.
+    const written = (content: Buffer): string => {
+      afterTick(cache);
+      writeFileSync(cache, content);
+      return run();
+    };
     const damaged = Buffer.from(bytes);
     damaged[bytes.length - 10] ^= 1;
-    expect(uses(damaged)).toBe('stale');
-    expect(uses(Buffer.from('servesim-code-cache 1\n'))).toBe('stale');
+    expect(written(damaged)).toBe('stale');
+    expect(written(bytes.subarray(0, bytes.length - 1))).toBe('stale');
+    expect(written(bytes)).toBe('stale');
+    // Its identity file missing: not used.
+    writeCodeCache(runCachedScript(file, cache), cache);
+    expect(run()).toBe('accepted');
+    rmSync(`${cache}.id`);
+    expect(run()).toBe('stale');
+    // Named whole, but made by another Node.js, on another architecture, or cut or grown: not used.
+    const named = (content: Buffer): string => {
+      writeFileSync(cache, content);
+      const c = statSync(cache, { bigint: true });
+      writeFileSync(`${cache}.id`, `${c.size} ${c.dev} ${c.ino} ${c.mtimeNs} ${c.ctimeNs}`);
+      return run();
+    };
+    expect(named(bytes)).toBe('accepted');
+    expect(named(Buffer.from(bytes.toString('latin1').replace(process.version, 'v0.0.1'), 'latin1'))).toBe('stale');
+    expect(named(Buffer.from(bytes.toString('latin1').replace(process.arch, 'sparc'), 'latin1'))).toBe('stale');
+    expect(named(bytes.subarray(0, bytes.length - 1))).toBe('stale');
+    expect(named(Buffer.concat([bytes, Buffer.from([0])]))).toBe('stale');
+    expect(named(Buffer.from('servesim-code-cache 2\n'))).toBe('stale');
+    // No cache at all.
+    rmSync(cache);
+    expect(run()).toBe('absent');
   });
 
   it('reads a file that is not ASCII as UTF-8', () => {
     const file = join(dir, 'd.cjs');
     writeFileSync(file, wrapped(2, 2, 'τ ≤ 1 µs'));
-    const run = runCachedScript(file, join(dir, 'none'));
+    const cache = join(dir, 'd.code-cache');
+    const run = runCachedScript(file, cache);
+    expect(run.cache).toBe('absent');
     expect((run.exports as Exported).tag).toBe('τ ≤ 1 µs');
+    // Its cache says so, and a process that takes the cache reads the file as UTF-8 without scanning it.
+    writeCodeCache(run, cache);
+    expect(readFileSync(cache, 'latin1').split('\n')[0]).toMatch(/ utf8 \d+$/);
+    const cached = runCachedScript(file, cache);
+    expect(cached.cache).toBe('accepted');
+    expect((cached.exports as Exported).tag).toBe('τ ≤ 1 µs');
   });
 });
