@@ -84,11 +84,20 @@ const cost = () =>
     .number({ error: say('must be a finite non-negative number') })
     .check(
       z.minimum(0, { error: say('must be a finite non-negative number') }),
-      z.maximum(MAX_COST, { error: say(`must be at most ${formatCount(MAX_COST)} (the limit on costs)`) }),
+      z.maximum(MAX_COST, { error: (issue) => say(`must be at most ${formatCount(MAX_COST)} (the limit on costs)`)(issue) }),
     );
 
-/** zod/mini, as the run config's schema that holds them (config/schema.ts says why). */
-export const efficiencyShape = {
+/**
+ * The factors' schemas: zod/mini, as the run config's schema that holds them (config/schema.ts
+ * says why). Built when first asked for: only a roofline run needs them, and building schemas is a
+ * noticeable part of a command's start-up.
+ */
+export function efficiencyShape(): ReturnType<typeof buildEfficiencyShape> {
+  return (shape ??= buildEfficiencyShape());
+}
+let shape: ReturnType<typeof buildEfficiencyShape> | undefined;
+
+const buildEfficiencyShape = () => ({
   compute: share(),
   memory: share(),
   attention: share(),
@@ -107,33 +116,38 @@ export const efficiencyShape = {
   frontend_ms: cost(),
   frontend_us_per_token: cost(),
   frontend_us_per_inflight: cost(),
-};
-
-/** Factors a table may leave out (written before they existed): they take UNFITTED_EFFICIENCY's value. */
-const fileShape = {
-  ...efficiencyShape,
-  attention: z._default(efficiencyShape.attention, 0.4),
-  fp8_compute: z._default(efficiencyShape.fp8_compute, 1),
-  fp4_compute: z._default(efficiencyShape.fp4_compute, 1),
-};
-const factorsSchema = z.strictObject(fileShape);
-const entrySchema = z.strictObject({
-  hardware: z.optional(z.string()),
-  backend: z.optional(z.string()),
-  /** A version family of the backend (major.minor, `0.19`): the entry holds for those versions only. */
-  version: z.optional(z.string()),
-  ...fileShape,
-  /** What the fit saw: deployments, points, and its residuals (for the docs). */
-  fit: z.optional(z.record(z.string(), z.unknown())),
 });
-const fileSchema = z.strictObject({ default: factorsSchema, entries: z._default(z.array(entrySchema), []) });
+
+/** The schema of an efficiency table (data/efficiency.yaml). */
+function buildFileSchema() {
+  const factors = efficiencyShape();
+  /** Factors a table may leave out (written before they existed): they take UNFITTED_EFFICIENCY's value. */
+  const fileShape = {
+    ...factors,
+    attention: z._default(factors.attention, 0.4),
+    fp8_compute: z._default(factors.fp8_compute, 1),
+    fp4_compute: z._default(factors.fp4_compute, 1),
+  };
+  const factorsSchema = z.strictObject(fileShape);
+  const entrySchema = z.strictObject({
+    hardware: z.optional(z.string()),
+    backend: z.optional(z.string()),
+    /** A version family of the backend (major.minor, `0.19`): the entry holds for those versions only. */
+    version: z.optional(z.string()),
+    ...fileShape,
+    /** What the fit saw: deployments, points, and its residuals (for the docs). */
+    fit: z.optional(z.record(z.string(), z.unknown())),
+  });
+  return z.strictObject({ default: factorsSchema, entries: z._default(z.array(entrySchema), []) });
+}
+let fileSchema: ReturnType<typeof buildFileSchema> | undefined;
 /**
  * zod's own texts (an unknown key, a string where a number belongs): zod/mini sets no locale, and
  * classic zod sets English only once one of its schemas is made, so the parse names it.
  */
 const zodTexts = english().localeError;
 
-export type EfficiencyTable = z.output<typeof fileSchema>;
+export type EfficiencyTable = z.output<ReturnType<typeof buildFileSchema>>;
 
 /**
  * Factors before any fit, the centres of the fit's priors: typical shares of the peaks reached
@@ -169,7 +183,10 @@ export function efficiencyFile(): string {
 export function loadEfficiencyTable(file = efficiencyFile()): EfficiencyTable {
   if (file === efficiencyFile() && cached !== undefined) return cached;
   if (!existsSync(file)) return { default: { ...UNFITTED_EFFICIENCY }, entries: [] };
-  const parsed = fileSchema.safeParse(readYamlFile(file, file, 'catalog file'), { reportInput: true, error: zodTexts });
+  const parsed = (fileSchema ??= buildFileSchema()).safeParse(readYamlFile(file, file, 'catalog file'), {
+    reportInput: true,
+    error: zodTexts,
+  });
   if (!parsed.success) {
     throw new ConfigError(parsed.error.issues.map((issue) => makeConfigIssue(file, issue.path.map(String).join('.'), issue.message)));
   }

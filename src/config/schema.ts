@@ -236,13 +236,17 @@ const kvCacheSchema = strict({
   ),
 });
 
-const efficiencySchema = described(
-  strict(
-    Object.fromEntries(Object.entries(efficiencyShape).map(([name, schema]) => [name, z.optional(schema)])) as {
-      [K in keyof typeof efficiencyShape]: z.ZodMiniOptional<(typeof efficiencyShape)[K]>;
-    },
+type EfficiencyShape = ReturnType<typeof efficiencyShape>;
+/** Built when a config first has `timing.efficiency` (or the JSON Schema is written): see efficiencyShape. */
+const efficiencySchema = z.lazy(() =>
+  described(
+    strict(
+      Object.fromEntries(Object.entries(efficiencyShape()).map(([name, schema]) => [name, z.optional(schema)])) as {
+        [K in keyof EfficiencyShape]: z.ZodMiniOptional<EfficiencyShape[K]>;
+      },
+    ),
+    'Overrides of the fitted efficiency factors of the catalog (data/efficiency.yaml).',
   ),
-  'Overrides of the fitted efficiency factors of the catalog (data/efficiency.yaml).',
 );
 
 const timingSchema = described(
