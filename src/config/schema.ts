@@ -314,35 +314,36 @@ export function defaultWorkerRole(): z.output<typeof workerRoleSchema> {
   return workerRoleSchema.parse({});
 }
 
-const kvTransferSchema = described(
-  strict({
-    latency_ms: withDefault(cost(), 0, 'Fixed cost of one transfer (connection, handshake, first byte), ms.'),
-    bandwidth_gb_per_s: optional(
-      positive(L.MAX_TRANSFER_GB_PER_S, 'GB/s'),
-      "Bandwidth of the link between a prefill and a decode worker, GB/s (1e9 bytes); absent: the catalog GPU's (NVLink when both pools fit in one NVLink domain, one direction; else its network link).",
-    ),
-    kv_bytes_per_token: optional(
-      z
-        .number({ error: says(COST) })
-        .check(
-          z.minimum(0, { error: says(COST) }),
-          z.maximum(L.MAX_KV_BYTES_PER_TOKEN, { error: atMost(L.MAX_KV_BYTES_PER_TOKEN, 'KV bytes per token') }),
-        ),
-      "KV bytes of one prompt token the link carries (0: the transfer takes latency_ms alone); absent: the catalog model's KV per token on one GPU of the pool with fewer tensor-parallel GPUs.",
-    ),
-    max_local_prefill_tokens: withDefault(
-      nonNegativeInt(L.MAX_TOKENS_PER_REQUEST, 'tokens per request'),
-      0,
-      'Prompts of at most this many tokens are prefilled on the decode worker itself, with no transfer (0: none).',
-    ),
-    first_token: withDefault(
-      z.enum(FIRST_TOKEN_SOURCES, { error: says(`must be one of ${FIRST_TOKEN_SOURCES.join(', ')}`) }),
-      'prefill',
-      "Which worker's output is a request's first token: prefill (it leaves at the end of the prefill; the transfer and the wait for a decode slot fall between the first and second tokens) or decode (the client's stream comes from the decode worker, whose first pass with the request recomputes the last prompt token and samples the first token, as vLLM's KV connectors do; they fall in TTFT).",
-    ),
-  }),
-  'Disaggregated serving: the KV transfer from a prefill worker to a decode worker, latency_ms + prompt tokens x kv_bytes_per_token / bandwidth, first in first out per pair of workers.',
-);
+const kvTransferSchema = () =>
+  described(
+    strict({
+      latency_ms: withDefault(cost(), 0, 'Fixed cost of one transfer (connection, handshake, first byte), ms.'),
+      bandwidth_gb_per_s: optional(
+        positive(L.MAX_TRANSFER_GB_PER_S, 'GB/s'),
+        "Bandwidth of the link between a prefill and a decode worker, GB/s (1e9 bytes); absent: the catalog GPU's (NVLink when both pools fit in one NVLink domain, one direction; else its network link).",
+      ),
+      kv_bytes_per_token: optional(
+        z
+          .number({ error: says(COST) })
+          .check(
+            z.minimum(0, { error: says(COST) }),
+            z.maximum(L.MAX_KV_BYTES_PER_TOKEN, { error: atMost(L.MAX_KV_BYTES_PER_TOKEN, 'KV bytes per token') }),
+          ),
+        "KV bytes of one prompt token the link carries (0: the transfer takes latency_ms alone); absent: the catalog model's KV per token on one GPU of the pool with fewer tensor-parallel GPUs.",
+      ),
+      max_local_prefill_tokens: withDefault(
+        nonNegativeInt(L.MAX_TOKENS_PER_REQUEST, 'tokens per request'),
+        0,
+        'Prompts of at most this many tokens are prefilled on the decode worker itself, with no transfer (0: none).',
+      ),
+      first_token: withDefault(
+        z.enum(FIRST_TOKEN_SOURCES, { error: says(`must be one of ${FIRST_TOKEN_SOURCES.join(', ')}`) }),
+        'prefill',
+        "Which worker's output is a request's first token: prefill (it leaves at the end of the prefill; the transfer and the wait for a decode slot fall between the first and second tokens) or decode (the client's stream comes from the decode worker, whose first pass with the request recomputes the last prompt token and samples the first token, as vLLM's KV connectors do; they fall in TTFT).",
+      ),
+    }),
+    'Disaggregated serving: the KV transfer from a prefill worker to a decode worker, latency_ms + prompt tokens x kv_bytes_per_token / bandwidth, first in first out per pair of workers.',
+  );
 
 // ---- engine -----------------------------------------------------------------------------
 
@@ -384,18 +385,19 @@ const frontendSchema = described(
   "Time from the client's send to the request reaching the server's tokenizer or queue (client, HTTP, API server): base_ms + per_input_us x prompt tokens + per_inflight_us x other requests in flight; a TTFT stage of its own, holding no engine resource.",
 );
 
-const tokenizationSchema = described(
-  strict({
-    workers: withDefault(
-      positiveInt(L.MAX_TOKENIZATION_WORKERS, 'tokenizer servers per worker'),
-      1,
-      'FIFO tokenizer servers per engine worker.',
-    ),
-    base_ms: withDefault(cost(), 0, 'Cost of one request, ms.'),
-    per_input_us: withDefault(cost(), 0, 'Cost per prompt token, us.'),
-  }),
-  'Optional: tokenization before the scheduler queue (docs/client-path.md).',
-);
+const tokenizationSchema = () =>
+  described(
+    strict({
+      workers: withDefault(
+        positiveInt(L.MAX_TOKENIZATION_WORKERS, 'tokenizer servers per worker'),
+        1,
+        'FIFO tokenizer servers per engine worker.',
+      ),
+      base_ms: withDefault(cost(), 0, 'Cost of one request, ms.'),
+      per_input_us: withDefault(cost(), 0, 'Cost per prompt token, us.'),
+    }),
+    'Optional: tokenization before the scheduler queue (docs/client-path.md).',
+  );
 
 const detokenizationSchema = described(
   strict({
@@ -414,24 +416,25 @@ const detokenizationSchema = described(
   'Optional: detokenization between a pass end and the client (docs/client-path.md).',
 );
 
-const routerSchema = described(
-  byType(
-    ['round_robin', 'least_loaded', 'kv_aware'],
-    [
-      strict({ type: z._default(exactly('round_robin'), 'round_robin') }),
-      strict({ type: exactly('least_loaded') }),
-      strict({
-        type: exactly('kv_aware'),
-        overlap_score_weight: withDefault(
-          cost(),
-          1,
-          "Weight of the prefill blocks in Dynamo's KV router cost (its --kv-overlap-score-weight); 0 balances load only.",
-        ),
-      }),
-    ],
-  ),
-  'Optional: how requests are placed on ranks. round_robin (when absent), least_loaded (fewest waiting + running requests), kv_aware (Dynamo KV router cost).',
-);
+const routerSchema = () =>
+  described(
+    byType(
+      ['round_robin', 'least_loaded', 'kv_aware'],
+      [
+        strict({ type: z._default(exactly('round_robin'), 'round_robin') }),
+        strict({ type: exactly('least_loaded') }),
+        strict({
+          type: exactly('kv_aware'),
+          overlap_score_weight: withDefault(
+            cost(),
+            1,
+            "Weight of the prefill blocks in Dynamo's KV router cost (its --kv-overlap-score-weight); 0 balances load only.",
+          ),
+        }),
+      ],
+    ),
+    'Optional: how requests are placed on ranks. round_robin (when absent), least_loaded (fewest waiting + running requests), kv_aware (Dynamo KV router cost).',
+  );
 
 const engineSchema = strict({
   model: withDefault(
@@ -477,9 +480,10 @@ const engineSchema = strict({
     ),
     'Engine workers: aggregated, or prefill and decode pools (docs/replay-model.md, "Disaggregated prefill and decode"); each block has parallelism, scheduler, kv_cache and timing.',
   ),
-  kv_transfer: z.optional(kvTransferSchema),
-  router: z.optional(routerSchema),
-  tokenization: z.optional(tokenizationSchema),
+  // Built when a config first has the block (or the JSON Schema is written): most runs have none.
+  kv_transfer: z.optional(z.lazy(kvTransferSchema)),
+  router: z.optional(z.lazy(routerSchema)),
+  tokenization: z.optional(z.lazy(tokenizationSchema)),
   detokenization: z.optional(detokenizationSchema),
 });
 
