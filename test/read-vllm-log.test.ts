@@ -96,6 +96,16 @@ describe('readVllmLog on a hand-written log', () => {
     expect(isVllmLog(folder)).toBe(true);
     expect(isVllmLog(join(folder, 'requests.jsonl'))).toBe(true);
     expect(isVllmLog('test/fixtures/traces/mooncake-synthetic-head200.jsonl')).toBe(false);
+    // A run config (first line a comment) is not, nor a first line that is JSON but not an object;
+    // a log whose first line is indented after blank lines is.
+    expect(isVllmLog('sweeps/configs/qwen3-32b-h100-tp2.yaml')).toBe(false);
+    const other = join(dir, 'sniff');
+    mkdirSync(other);
+    const line = '{"queued_ts": 1, "input_toks": 2}';
+    writeFileSync(join(other, 'array.jsonl'), `[${line}]\n`);
+    expect(isVllmLog(join(other, 'array.jsonl'))).toBe(false);
+    writeFileSync(join(other, 'indented.jsonl'), `\n  \n \t${line}\n`);
+    expect(isVllmLog(join(other, 'indented.jsonl'))).toBe(true);
   });
 
   it('compares the finished requests with their replay, on the engine times', () => {

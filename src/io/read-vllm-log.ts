@@ -88,6 +88,9 @@ export function isVllmLog(path: string): boolean {
     forEachLine(file, file, MAX_LOG_LINE_BYTES, 'a request log line', (bytes) => {
       const text = bytes.toString('utf8').trim();
       if (text === '') return true;
+      // A JSON object starts with its brace: a config's first line (a comment, a key) is not
+      // parsed, and throws nothing.
+      if (text[0] !== '{') return false;
       try {
         const value = JSON.parse(text) as unknown;
         found = value !== null && typeof value === 'object' && 'queued_ts' in value && 'input_toks' in value;
