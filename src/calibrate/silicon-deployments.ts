@@ -652,23 +652,30 @@ function poolLabel(role: string, p: SiliconPool): string {
 }
 
 /**
- * A base run config for a deployment: its parallelism, vLLM-like scheduler limits, unlimited KV;
- * with `backend`, the scheduler of that engine (docs/replay-model.md, "Schedulers").
+ * A base run config for a deployment: its parallelism, unlimited KV, and the scheduler limits its
+ * engine starts with (data/engine-defaults.yaml: by backend, the row's backend version when it
+ * states one, and the GPU), as the sample's engines were launched without flags that change them;
+ * `backend`: the engine whose scheduler and defaults to use (docs/replay-model.md, "Schedulers"),
+ * vLLM's when absent.
  */
 export function deploymentBaseConfig(
-  d: Pick<SiliconDeployment, 'model' | 'system' | 'tp' | 'attentionDp' | 'isl' | 'osl'>,
+  d: Pick<SiliconDeployment, 'model' | 'system' | 'tp' | 'attentionDp' | 'isl' | 'osl'> &
+    Partial<Pick<SiliconDeployment, 'backend' | 'version'>>,
   scheduler: { maxBatchedTokens?: number; backend?: string } = {},
 ): RunConfig {
+  const version =
+    scheduler.backend !== undefined && scheduler.backend === d.backend && d.version && isVersion(d.version) ? d.version : undefined;
   return parseRunConfig(
     {
       engine: {
         model: d.model,
         hardware: d.system,
         ...(scheduler.backend !== undefined ? { backend: scheduler.backend } : {}),
+        ...(version !== undefined ? { backend_version: version } : {}),
         workers: {
           aggregated: {
             parallelism: { tensor: d.tp, attention_data: d.attentionDp },
-            scheduler: { max_batched_tokens: scheduler.maxBatchedTokens ?? 8192, max_sequences: 256, chunked_prefill: true },
+            scheduler: { max_batched_tokens: scheduler.maxBatchedTokens ?? 8192, chunked_prefill: true },
             kv_cache: { capacity: { type: 'unlimited' } },
           },
         },
