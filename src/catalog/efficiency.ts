@@ -84,7 +84,7 @@ const cost = () =>
     .number({ error: say('must be a finite non-negative number') })
     .check(
       z.minimum(0, { error: say('must be a finite non-negative number') }),
-      z.maximum(MAX_COST, { error: (issue) => say(`must be at most ${formatCount(MAX_COST)} (the limit on costs)`)(issue) }),
+      z.maximum(MAX_COST, { error: say(`must be at most ${formatCount(MAX_COST)} (the limit on costs)`) }),
     );
 
 /**
@@ -140,14 +140,15 @@ function buildFileSchema() {
   });
   return z.strictObject({ default: factorsSchema, entries: z._default(z.array(entrySchema), []) });
 }
-let fileSchema: ReturnType<typeof buildFileSchema> | undefined;
+/** Built when a table is first parsed. */
+const fileSchema = z.lazy(buildFileSchema);
 /**
  * zod's own texts (an unknown key, a string where a number belongs): zod/mini sets no locale, and
  * classic zod sets English only once one of its schemas is made, so the parse names it.
  */
 const zodTexts = english().localeError;
 
-export type EfficiencyTable = z.output<ReturnType<typeof buildFileSchema>>;
+export type EfficiencyTable = z.output<typeof fileSchema>;
 
 /**
  * Factors before any fit, the centres of the fit's priors: typical shares of the peaks reached
@@ -183,10 +184,7 @@ export function efficiencyFile(): string {
 export function loadEfficiencyTable(file = efficiencyFile()): EfficiencyTable {
   if (file === efficiencyFile() && cached !== undefined) return cached;
   if (!existsSync(file)) return { default: { ...UNFITTED_EFFICIENCY }, entries: [] };
-  const parsed = (fileSchema ??= buildFileSchema()).safeParse(readYamlFile(file, file, 'catalog file'), {
-    reportInput: true,
-    error: zodTexts,
-  });
+  const parsed = fileSchema.safeParse(readYamlFile(file, file, 'catalog file'), { reportInput: true, error: zodTexts });
   if (!parsed.success) {
     throw new ConfigError(parsed.error.issues.map((issue) => makeConfigIssue(file, issue.path.map(String).join('.'), issue.message)));
   }

@@ -40,15 +40,21 @@ export function snapshotPath(kind: ShippedKind, name: string): string {
  * folder, relative to the package root.
  */
 export function shippedValue(kind: ShippedKind, name: string, text: string, dir = DATA_SNAPSHOT_DIR): unknown {
+  const file = snapshotFile(kind, name, dir);
+  return file?.text === text ? file.value : undefined;
+}
+
+/**
+ * The snapshot's file of the data file `name` of this kind, freshly parsed; undefined where there
+ * is none (a file the build did not read: a new one, one it could not validate) or it is not whole.
+ */
+function snapshotFile(kind: ShippedKind, name: string, dir: string | null): SnapshotFile | undefined {
   if (dir === null) return undefined;
-  let json: string;
   try {
-    json = readFileSync(resolve(packageRoot(), dir, snapshotPath(kind, name)), 'utf8');
+    return JSON.parse(readFileSync(resolve(packageRoot(), dir, snapshotPath(kind, name)), 'utf8')) as SnapshotFile;
   } catch {
-    return undefined; // a file the build did not read (a new one, one it could not validate)
+    return undefined;
   }
-  const file = JSON.parse(json) as SnapshotFile;
-  return file.text === text ? file.value : undefined;
 }
 
 /** A shipped catalog file in the index: its name, its identity on disk, the names it answers to (lower case). */
@@ -134,12 +140,7 @@ function intactFiles(kind: 'models' | 'hardware', folder: string, dir: string): 
 
 /** The validated value of a shipped file of an intact folder (`intactShippedFolder`), a fresh copy. */
 export function indexedValue(kind: ShippedKind, name: string, dir = DATA_SNAPSHOT_DIR): unknown {
-  if (dir === null) return undefined;
-  try {
-    return (JSON.parse(readFileSync(resolve(packageRoot(), dir, snapshotPath(kind, name)), 'utf8')) as SnapshotFile).value;
-  } catch {
-    return undefined;
-  }
+  return snapshotFile(kind, name, dir)?.value;
 }
 
 /** The engines' defaults from the snapshot when `file` (the shipped one) is unchanged on disk; undefined otherwise. */
