@@ -23,8 +23,11 @@
  * the shipped factors). `--disagg-only` skips the aggregated deployments and replays the
  * disaggregated ones at the shipped factors (no fit). A replay's cost grows with its clients
  * (10 x C requests): `--max-clients N` replays only the disaggregated points of N clients or
- * fewer and counts the others. `--first-token decode` replays them with the first token from the
- * decode worker (`engine.kv_transfer.first_token`). `--disagg-only --fitted` then fits every disaggregated deployment
+ * fewer and counts the others. They are replayed with the first token from the decode worker
+ * (`engine.kv_transfer.first_token: decode`), as the stacks they were measured behind stream it;
+ * `--first-token prefill` replays them with the first token leaving the prefill worker. Points
+ * whose worker counts neither the row nor its config entry gives are reported apart
+ * (`UNKNOWN_WORKERS_RULE`). `--disagg-only --fitted` then fits every disaggregated deployment
  * that gives its worker counts on its three lowest points and scores the others
  * (`disagg-fit-task.ts`).
  */
@@ -126,6 +129,14 @@ function groupBy<T>(items: readonly T[], key: (item: T) => string): [string, T[]
 }
 
 /** Why a point is reported apart: a cold-start stall (`coldStallConcurrencies`), or its launch (`PointSetup.apart`). */
+/**
+ * A disaggregated row whose worker counts neither its columns nor the config entry it was
+ * measured with give: the deployment is not known, so no replay of it is a prediction of it. Such
+ * points are replayed with one worker per pool and reported apart with their figures.
+ */
+export const UNKNOWN_WORKERS_RULE =
+  'deployment not known: neither the row nor the config entry it was measured with gives the worker counts (replayed with one prefill and one decode worker)';
+
 export const COLD_STALL_RULE =
   `cold-start stall: measured before ${WARMUP_FROM} (no warm-up), TTFT flat (<= 1.25x) from a concurrency to one at least ` +
   `twice as high while ITL rose >= 1.2x, TTFT >= ${COLD_STALL_MIN_TTFT_MS / 1000} s`;
@@ -206,6 +217,7 @@ export function disaggPoints(
       };
       const speculative = d.info[i].configWorkers?.speculative ?? 'none';
       if (stalls.has(concurrency)) apart.push({ point, why: COLD_STALL_RULE });
+      else if (d.pools?.decode.workersFrom === 'unknown') apart.push({ point, why: UNKNOWN_WORKERS_RULE });
       else if (speculative !== 'none')
         apart.push({ point, why: `measured with speculative decoding (${speculative}), which the replay does not simulate` });
       else points.push(point);
@@ -334,7 +346,7 @@ function reportDisagg(
   }
   say(`reported apart (${apart.length} points), by rule:\n`);
   for (const [why, list] of groupBy(apart, (x) => x.why)) {
-    say(`  ${why}: ${list.length} points\n`);
+    say(`  ${why}: ${list.length} points\n    ${'as replayed'.padEnd(36)}${cell(errorsOf(list.map((x) => x.p)))}\n`);
     for (const { p } of list) {
       say(
         `    ${p.label.padEnd(96)} c=${String(p.concurrency).padEnd(5)} TTFT measured ${p.measured.ttftMs.toFixed(0).padStart(7)} predicted ${p.predicted.ttftMs.toFixed(0).padStart(7)} ms\n`,

@@ -214,7 +214,7 @@ describe('pass-time recovery', () => {
         decodeRequests: batch,
         decodeKvTokens: batch * Math.floor(500 + noise() * 4000),
       };
-      const ms = passTime({ ...features, emittedTokens: batch, kvBlocksUsed: 0, kvBlocksTotal: 0 });
+      const ms = passTime({ ...features, emittedTokens: batch, workerTokens: chunk + batch, kvBlocksUsed: 0, kvBlocksTotal: 0 });
       return { source: `gen:${i}`, durationMs: ms * (1 + (noise() - 0.5) * 0.002), features, kind: 'mixed' as const };
     });
     expect(featureVector(passes[1].features)).toHaveLength(4);

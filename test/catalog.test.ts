@@ -331,6 +331,8 @@ const view = (v: Partial<PassView>): PassView => ({
   kvBlocksUsed: 0,
   kvBlocksTotal: 0,
   ...v,
+  // One rank's worker: its own tokens, unless the test gives the worker's.
+  workerTokens: v.workerTokens ?? (v.prefillTokens ?? 0) + (v.decodeRequests ?? 0),
 });
 
 describe('roofline pass time', () => {
@@ -386,6 +388,49 @@ describe('roofline pass time', () => {
     expect(ms).toBeCloseTo(matmuls + head + experts + attention, 12);
     // Far less than reading every expert.
     expect(ms).toBeLessThan(matmuls + head + (2 * 64 * perExpert * 2) / 1e9);
+  });
+
+  it("a MoE pass's experts take the tokens of every attention-DP rank of the worker", () => {
+    const moeModel = modelEntrySchema.parse({
+      ...toyModel,
+      id: 'toy-moe',
+      architecture: {
+        ...toyModel.architecture,
+        intermediate_size: undefined,
+        moe: { experts: 64, experts_per_token: 2, expert_intermediate_size: 512 },
+      },
+    });
+    // Attention DP 4, expert parallel 4: each GPU holds 16 of the 64 experts.
+    const passTime = createRooflinePassTime(rooflineCoefficients(toy({ model: moeModel, attentionData: 4, expert: 4 }), ideal));
+    const perExpert = 3 * 1024 * 512;
+    // A 4096-token prompt on one rank: the experts compute 4096 tokens x 2 picks over 4 GPUs
+    // (compute-bound: every expert is touched). With the other three ranks idle, the worker's
+    // tokens are the rank's own; with each rank prefilling as much, four times as many.
+    const experts = (workerTokens: number) => Math.max((2 * 2 * perExpert * 2 * workerTokens) / 4 / 1e11, (2 * 16 * perExpert * 2) / 1e9);
+    const alone = passTime(view({ prefillTokens: 4096, prefillPairs: 4096 * 2048, emittedTokens: 1 }));
+    const alike = passTime(view({ prefillTokens: 4096, prefillPairs: 4096 * 2048, emittedTokens: 1, workerTokens: 4 * 4096 }));
+    expect(alike - alone).toBeCloseTo(experts(4 * 4096) - experts(4096), 12);
+    expect(experts(4 * 4096) - experts(4096)).toBeGreaterThan(0.01);
+  });
+
+  it("an attention-DP worker's MoE layers move a token once per other GPU holding one of its experts", () => {
+    const moeModel = modelEntrySchema.parse({
+      ...toyModel,
+      id: 'toy-moe',
+      architecture: {
+        ...toyModel.architecture,
+        intermediate_size: undefined,
+        moe: { experts: 64, experts_per_token: 2, expert_intermediate_size: 512 },
+      },
+    });
+    const c = rooflineCoefficients(toy({ model: moeModel, attentionData: 4, expert: 4 }), ideal);
+    // 4 GPUs of 16 experts each; another GPU holds one of a token's 2 picks unless both fall
+    // among the other 48: 1 - (48 x 47) / (64 x 63). Dispatch and combine, 2 layers, to each of
+    // 3 GPUs, a 1024-wide BF16 hidden state, over 200 / 2 GB/s.
+    const hit = 1 - (48 * 47) / (64 * 63);
+    expect(c.commMsPerToken).toBeCloseTo((2 * 2 * 3 * hit * 1024 * 2) / 1e8, 15);
+    // One copy per expert would move 2 x 3/4 hidden states a layer and direction, not 3 x 0.44.
+    expect(c.commMsPerToken).toBeLessThan((2 * 2 * 2 * 0.75 * 1024 * 2) / 1e8);
   });
 
   it('tensor parallelism splits the work and adds two all-reduces per layer', () => {

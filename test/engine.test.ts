@@ -5,9 +5,10 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { timingSpec } from '../src/config/resolve.js';
+import { resolveRun, timingSpec } from '../src/config/resolve.js';
 import { createPassTime } from '../src/core/timing/create-pass-time.js';
-import { fixedEngine, runCore, traceRows } from './helpers/core-run.js';
+import { Simulation } from '../src/core/simulation.js';
+import { config, fixedEngine, runCore, traceRows } from './helpers/core-run.js';
 
 const synthetic = (input: number, output: number) => ({ type: 'synthetic', input_tokens: input, output_tokens: output });
 const closedLoop = (concurrency: number) => ({ type: 'concurrency', concurrency });
@@ -143,6 +144,34 @@ describe('replicas and attention-DP ranks', () => {
     );
     expect(records[0].token_ms).toEqual([3, 4]);
     expect(records[1].token_ms).toEqual([3, 4]);
+  });
+
+  it("gives every rank's timing the tokens of the whole worker, for the experts they run together", () => {
+    // Same passes as above, seen by a listener: pass 1 has 1000 tokens on rank 0 and 3000 on rank
+    // 1 (the slowest, 3 ms), the worker 4000; pass 2 has one decode on each rank, the worker 2.
+    // An idle rank adds nothing: with attention DP 2 and one request, the worker has its tokens.
+    const passes = (requests: number) => {
+      const run = resolveRun(
+        config({
+          engine: { workers: { aggregated: { parallelism: { attention_data: 2 }, timing: linear } } },
+          traffic: { source: traceSource, load: closedLoop(requests), stop: { requests } },
+        }),
+        trace,
+      );
+      const seen: Array<[number, number, number, number]> = [];
+      new Simulation(run, {
+        onPass: (_worker, start, end, view) => seen.push([start, end, view.prefillTokens + view.decodeRequests, view.workerTokens]),
+      }).run();
+      return seen;
+    };
+    expect(passes(2)).toEqual([
+      [0, 3, 3000, 4000],
+      [3, 4, 1, 2],
+    ]);
+    expect(passes(1)).toEqual([
+      [0, 1, 1000, 1000],
+      [1, 2, 1, 1],
+    ]);
   });
 
   it('runs replicas independently', () => {
@@ -416,7 +445,13 @@ describe('linear timing with a prefill overlap', () => {
         fc.double({ min: 0, max: 1, noNaN: true }),
         fc.record({ prefillTokens: fc.nat(20000), prefillPairs: fc.nat(1e8), decodeRequests: fc.nat(512), decodeKvTokens: fc.nat(1e6) }),
         (c, h, v) => {
-          const view = { ...v, emittedTokens: v.decodeRequests, kvBlocksUsed: 0, kvBlocksTotal: 0 };
+          const view = {
+            ...v,
+            emittedTokens: v.decodeRequests,
+            workerTokens: v.prefillTokens + v.decodeRequests,
+            kvBlocksUsed: 0,
+            kvBlocksTotal: 0,
+          };
           const time = (overlap: number) =>
             createPassTime(timingSpec({ type: 'linear', ...c, decode_request_exponent: 1, prefill_overlap: overlap }))(view);
           const rest = c.base_ms + (c.decode_request_us * v.decodeRequests) / 1e3 + (c.decode_kv_token_ns * v.decodeKvTokens) / 1e6;

@@ -135,5 +135,7 @@ describe('disaggregated rows of the silicon sample', () => {
     expect(decode?.parallelism).toEqual({ replicas: 3, tensor: 8, attention_data: 1, expert: 8 });
     expect(prefill?.timing.type).toBe('roofline');
     expect(decode?.kv_cache.capacity.type).toBe('auto');
+    // Served behind a frontend that streams from the decode worker: the first token comes from there.
+    expect(config.engine.kv_transfer?.first_token).toBe('decode');
   });
 });

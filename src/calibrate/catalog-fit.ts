@@ -180,6 +180,7 @@ function passSums(point: FitPoint, factors: EfficiencyFactors): { ttft: number; 
     decodeRequests: 0,
     decodeKvTokens: 0,
     emittedTokens: 0,
+    workerTokens: 0,
     kvBlocksUsed: 0,
     kvBlocksTotal: 0,
   };
@@ -191,6 +192,7 @@ function passSums(point: FitPoint, factors: EfficiencyFactors): { ttft: number; 
     view.prefillPairs = bins[i + BIN.pairs];
     view.decodeKvTokens = bins[i + BIN.kv];
     view.emittedTokens = bins[i + BIN.emitted];
+    view.workerTokens = bins[i + BIN.workerTokens];
     const ms = passTime(view);
     ttft += bins[i + BIN.ttftWeight] * ms;
     itl += bins[i + BIN.itlWeight] * ms;

@@ -178,6 +178,7 @@ export function referencePass(decodes: number, context: number, chunk: number, h
     decodeRequests: decodes,
     decodeKvTokens: decodes * (context + 1),
     emittedTokens: decodes + (chunk > 0 && finishes ? 1 : 0),
+    workerTokens: chunk + decodes,
     kvBlocksUsed: 0,
     kvBlocksTotal: 0,
   };

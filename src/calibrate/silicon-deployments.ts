@@ -818,6 +818,11 @@ export function catalogBaseConfig(
           d.pools !== undefined
             ? { prefill: pool(d.pools.prefill, 'prefill'), decode: pool(d.pools.decode, 'decode') }
             : { aggregated: worker({ replicas: d.replicas ?? 1, tp: d.tp, attentionDp: d.attentionDp, expert: d.expert }) },
+        // The sample's disaggregated rows were served behind Dynamo's frontend, SGLang's PD router
+        // or vLLM's proxy, each of which streams the client's response from the decode worker:
+        // the first token reaches the client once the KV has moved and the decode worker has
+        // taken the request (docs/replay-model.md, "Disaggregated prefill and decode").
+        ...(d.pools !== undefined ? { kv_transfer: { first_token: 'decode' } } : {}),
       },
       traffic: { source: { type: 'synthetic', input_tokens: d.isl, output_tokens: d.osl } },
     },

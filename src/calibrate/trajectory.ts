@@ -22,9 +22,12 @@ import type { RunConfig } from '../config/types.js';
 import type { ResolvedRun } from '../core/run.js';
 
 /** Numbers per bin in `Trajectory.bins`. */
-export const BIN_FIELDS = 7;
-/** Offsets of a bin's fields: prefill tokens, decoding requests, mean prefill pairs, mean decode KV tokens, mean emitted tokens, u, w. */
-export const BIN = { prefill: 0, decode: 1, pairs: 2, kv: 3, emitted: 4, ttftWeight: 5, itlWeight: 6 } as const;
+export const BIN_FIELDS = 8;
+/**
+ * Offsets of a bin's fields: prefill tokens, decoding requests, mean prefill pairs, mean decode KV
+ * tokens, mean emitted tokens, u, w, mean worker tokens (every attention-DP rank's).
+ */
+export const BIN = { prefill: 0, decode: 1, pairs: 2, kv: 3, emitted: 4, ttftWeight: 5, itlWeight: 6, workerTokens: 7 } as const;
 
 export interface Trajectory {
   /** The replay's TTFT avg and ITL avg (ms), as its summary reports them (null: no such request). */
@@ -48,10 +51,11 @@ interface PassLog {
   pairs: number[];
   kv: number[];
   emitted: number[];
+  workerTokens: number[];
 }
 
 function newLog(): PassLog {
-  return { start: [], end: [], prefill: [], decode: [], pairs: [], kv: [], emitted: [] };
+  return { start: [], end: [], prefill: [], decode: [], pairs: [], kv: [], emitted: [], workerTokens: [] };
 }
 
 /** Index of the first pass of `log` ending after `t` (passes of one worker are in time order). */
@@ -95,6 +99,7 @@ export function recordRunTrajectory(run: ResolvedRun): Trajectory {
       log.pairs.push(view.prefillPairs);
       log.kv.push(view.decodeKvTokens);
       log.emitted.push(view.emittedTokens);
+      log.workerTokens.push(view.workerTokens);
     },
   }).run();
   const summary = buildSummary(run, result);
@@ -136,7 +141,7 @@ export function recordRunTrajectory(run: ResolvedRun): Trajectory {
       const key = log.prefill[j] * 1_048_576 + log.decode[j];
       let bin = bins.get(key);
       if (bin === undefined) {
-        bin = [log.prefill[j], log.decode[j], 0, 0, 0, 0, 0, 0];
+        bin = [log.prefill[j], log.decode[j], 0, 0, 0, 0, 0, 0, 0];
         bins.set(key, bin);
       }
       bin[2] += log.pairs[j];
@@ -144,13 +149,14 @@ export function recordRunTrajectory(run: ResolvedRun): Trajectory {
       bin[4] += log.emitted[j];
       bin[5] += u;
       bin[6] += w;
-      bin[7] += 1;
+      bin[7] += log.workerTokens[j];
+      bin[8] += 1;
     }
   });
   const flat: number[] = [];
   for (const bin of [...bins.values()].sort((a, b) => a[0] - b[0] || a[1] - b[1])) {
-    const n = bin[7];
-    flat.push(bin[0], bin[1], bin[2] / n, bin[3] / n, bin[4] / n, bin[5], bin[6]);
+    const n = bin[8];
+    flat.push(bin[0], bin[1], bin[2] / n, bin[3] / n, bin[4] / n, bin[5], bin[6], bin[7] / n);
   }
   return {
     ttftMs: summary.metrics.time_to_first_token?.avg ?? null,

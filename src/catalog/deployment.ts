@@ -252,8 +252,13 @@ export function rooflineCoefficients(d: Deployment, f: EfficiencyFactors): Roofl
     }
   }
   if (moe && d.attentionData > 1 && gpus > 1) {
+    // Dispatch and combine move a token once to every other GPU that holds one of its experts
+    // (DeepEP counts a token once per destination rank: `is_token_in_rank`), not once per
+    // expert: with the experts spread evenly, another GPU holds one of a token's k picks with
+    // probability 1 - C(E - E/G, k) / C(E, k).
+    const hit = 1 - noneOfPicks(moe.experts, moe.experts / gpus, moe.experts_per_token);
     collectives += 2 * moeLayers;
-    commBytesPerToken += (2 * moeLayers * moe.experts_per_token * activation * (gpus - 1)) / gpus / t;
+    commBytesPerToken += (2 * moeLayers * hit * activation * (gpus - 1)) / t;
   }
 
   return {
@@ -264,7 +269,6 @@ export function rooflineCoefficients(d: Deployment, f: EfficiencyFactors): Roofl
     expertMsPerWorkerToken: moe ? (2 * moe.experts_per_token * p.perExpert * moeLayers) / gpus / expertFlopsPerMs : 0,
     expertWeightMs: moe ? ((p.routedExperts / gpus) * w.experts) / expertBytesPerMs : 0,
     expertMissLog: moe ? Math.log1p(-moe.experts_per_token / moe.experts) : 0,
-    workerTokensPerRankToken: d.attentionData,
     prefillPairMs: (kinds.full * pairFlops) / attentionFlopsPerMs,
     decodeKvComputeMs: (kinds.full * decodeFlopsPerKv) / attentionFlopsPerMs,
     decodeKvReadMs: (kinds.full * kvLayerBytesWithoutIndexer) / bytesPerMs,
@@ -288,4 +292,14 @@ export function rooflineCoefficients(d: Deployment, f: EfficiencyFactors): Roofl
     samplerMsPerToken: (3 * 4 * arch.vocab_size) / bytesPerMs,
     captureSize: d.captureSize ?? new Int32Array(0),
   };
+}
+
+/**
+ * The chance that none of k experts picked without replacement from n falls among a given m of
+ * them: C(n - m, k) / C(n, k), as a product of k ratios.
+ */
+export function noneOfPicks(n: number, m: number, k: number): number {
+  let p = 1;
+  for (let i = 0; i < k; i++) p *= Math.max(0, n - m - i) / (n - i);
+  return p;
 }

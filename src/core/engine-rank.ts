@@ -112,6 +112,7 @@ export class EngineRank {
     decodeRequests: 0,
     decodeKvTokens: 0,
     emittedTokens: 0,
+    workerTokens: 0,
     kvBlocksUsed: 0,
     kvBlocksTotal: 0,
   };

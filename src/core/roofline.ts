@@ -23,8 +23,6 @@ export interface RooflineCoefficients {
   expertWeightMs: number;
   /** ln(1 - experts_per_token / experts): a pass of T worker tokens touches 1 - exp(T x this) of the experts. 0 = dense model. */
   expertMissLog: number;
-  /** Worker tokens per token of this rank (the attention-DP ranks run alike). */
-  workerTokensPerRankToken: number;
   /** Prefill attention of the full-attention layers, ms per causal token pair. */
   prefillPairMs: number;
   /** Decode attention of the full-attention layers, per context token: compute ms and KV read ms. */
@@ -74,7 +72,6 @@ export function createRooflinePassTime(c: RooflineCoefficients): (view: PassView
     expertMsPerWorkerToken,
     expertWeightMs,
     expertMissLog,
-    workerTokensPerRankToken,
     prefillPairMs,
     decodeKvComputeMs,
     decodeKvReadMs,
@@ -114,7 +111,8 @@ export function createRooflinePassTime(c: RooflineCoefficients): (view: PassView
     ms += (headCompute > lmHeadWeightMs ? headCompute : lmHeadWeightMs) + samplerMsPerToken * emitted;
     if (graph === 0) ms += eagerMs;
     if (hasExperts) {
-      const workerTokens = tokens * workerTokensPerRankToken;
+      // The worker's tokens: every attention-DP rank's, this rank's padded rows among them.
+      const workerTokens = v.workerTokens + (rows - b);
       const compute = expertMsPerWorkerToken * workerTokens;
       const read = expertWeightMs * (1 - Math.exp(workerTokens * expertMissLog));
       ms += compute > read ? compute : read;

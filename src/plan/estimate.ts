@@ -75,6 +75,8 @@ function decodingRankPerMs(pool: ResolvedPool, isl: number, osl: number, prefill
       decodeRequests: b,
       decodeKvTokens: b * (isl + osl / 2),
       emittedTokens: b,
+      // In steady state every attention-DP rank of the worker runs a pass like this one.
+      workerTokens: (prefill + b) * pool.ranksPerWorker,
       kvBlocksUsed: 0,
       kvBlocksTotal: 0,
     });
@@ -101,6 +103,7 @@ function prefillRankPerMs(pool: ResolvedPool, isl: number): number {
     decodeRequests: 0,
     decodeKvTokens: 0,
     emittedTokens: Math.max(1, Math.floor(requests)),
+    workerTokens: requests * isl * pool.ranksPerWorker,
     kvBlocksUsed: 0,
     kvBlocksTotal: 0,
   });

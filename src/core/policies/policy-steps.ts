@@ -53,6 +53,7 @@ export class PassTotals {
     view.decodeRequests = this.decodeRequests;
     view.decodeKvTokens = this.decodeKvTokens;
     view.emittedTokens = this.emitted;
+    view.workerTokens = this.prefillTokens + this.decodeRequests;
     view.kvBlocksUsed = rank.store.usedBlocks;
   }
 }

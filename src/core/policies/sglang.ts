@@ -257,6 +257,7 @@ export class SglangScheduler implements BatchPolicy {
     view.decodeRequests = n;
     view.decodeKvTokens = kvTokens;
     view.emittedTokens = n;
+    view.workerTokens = n;
     view.kvBlocksUsed = store.usedBlocks;
     return -n;
   }

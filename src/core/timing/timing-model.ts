@@ -18,6 +18,12 @@ export interface PassView {
   decodeKvTokens: number;
   /** Output tokens emitted at the pass end. */
   emittedTokens: number;
+  /**
+   * Tokens of the whole worker in this pass: prefill tokens plus decoding requests summed over its
+   * attention-DP ranks (this rank's own with one rank). The ranks run their mixture-of-experts
+   * layers on these tokens together.
+   */
+  workerTokens: number;
   /** KV blocks in use after the pass's allocations, and the pool size (0 = unlimited). */
   kvBlocksUsed: number;
   kvBlocksTotal: number;
