@@ -6,7 +6,9 @@
  * amount: the prefill pool's pass-time scale (how fast prompts are prefilled: TTFT), the decode
  * pool's fixed and per-batch scales (ITL at light load, and how it grows with the batch), and
  * the frontend's fixed delay (a constant in every TTFT). A pass-time scale k divides the roofline
- * shares (compute, memory, attention, link; capped at 1) and multiplies the host costs
+ * shares (compute, memory, attention, link, and the experts' share `moe`, which is the most of a
+ * large MoE model's decode pass through the touched experts' weights; each product capped at 1)
+ * and multiplies the host costs
  * (collectives, pass overhead, per request, per layer), so every pass takes about k times as
  * long. On the decode pool the fixed scale takes the costs every pass pays whatever its batch
  * (the collectives' latency, the pass overhead, the per-layer launches) and the per-batch scale
@@ -51,7 +53,7 @@ export interface DisaggFitResult {
   predicted: Array<{ ttftMs: number; itlMs: number }>;
 }
 
-const SHARES = ['compute', 'memory', 'attention', 'link'] as const;
+const SHARES = ['compute', 'memory', 'attention', 'link', 'moe'] as const;
 const HOST_COSTS = ['collective_us', 'pass_overhead_ms', 'per_request_us', 'per_layer_us'] as const;
 /** The host costs a pass pays whatever its batch. */
 const FIXED_COSTS = ['collective_us', 'pass_overhead_ms', 'per_layer_us'] as const;

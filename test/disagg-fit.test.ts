@@ -25,15 +25,15 @@ const FACTORS = efficiencyFor('h100_sxm', 'vllm').factors;
 describe('disaggregated fit: pass-time scaling', () => {
   it('divides the shares by the scale (at most 1) and multiplies the host costs', () => {
     const twice = scaledFactors(FACTORS, 2);
-    for (const name of ['compute', 'memory', 'attention', 'link'] as const) expect(twice[name]).toBe(FACTORS[name] / 2);
+    for (const name of ['compute', 'memory', 'attention', 'link', 'moe'] as const) expect(twice[name]).toBe(FACTORS[name] / 2);
     for (const name of ['collective_us', 'pass_overhead_ms', 'per_request_us', 'per_layer_us'] as const)
       expect(twice[name]).toBe(FACTORS[name] * 2);
     // Factors the scale does not touch.
-    expect(twice.moe).toBe(FACTORS.moe);
+    expect(twice.fp8_compute).toBe(FACTORS.fp8_compute);
     expect(twice.frontend_ms).toBe(FACTORS.frontend_ms);
     // A share cannot pass 1: at a scale of 1/10 every share is capped.
     const fast = scaledFactors(FACTORS, 0.1);
-    for (const name of ['compute', 'memory', 'attention', 'link'] as const) expect(fast[name]).toBe(Math.min(1, FACTORS[name] * 10));
+    for (const name of ['compute', 'memory', 'attention', 'link', 'moe'] as const) expect(fast[name]).toBe(Math.min(1, FACTORS[name] * 10));
     expect(fast.compute).toBe(1);
   });
 });
