@@ -281,6 +281,16 @@ const toyModel: ModelEntry = modelEntrySchema.parse({
   max_context: 4096,
   sources: { config: 'made up', parameters: 'made up' },
 });
+/** The toy model with every layer a mixture of 64 experts of which each token picks 2. */
+const toyMoeModel = modelEntrySchema.parse({
+  ...toyModel,
+  id: 'toy-moe',
+  architecture: {
+    ...toyModel.architecture,
+    intermediate_size: undefined,
+    moe: { experts: 64, experts_per_token: 2, expert_intermediate_size: 512 },
+  },
+});
 const toyGpu: HardwareEntry = hardwareEntrySchema.parse({
   id: 'toy_gpu',
   name: 'toy',
@@ -365,16 +375,7 @@ describe('roofline pass time', () => {
   });
 
   it('a MoE decode pass reads only the experts its tokens touch', () => {
-    const moeModel = modelEntrySchema.parse({
-      ...toyModel,
-      id: 'toy-moe',
-      architecture: {
-        ...toyModel.architecture,
-        intermediate_size: undefined,
-        moe: { experts: 64, experts_per_token: 2, expert_intermediate_size: 512 },
-      },
-    });
-    const passTime = createRooflinePassTime(rooflineCoefficients(toy({ model: moeModel }), ideal));
+    const passTime = createRooflinePassTime(rooflineCoefficients(toy({ model: toyMoeModel }), ideal));
     // 4 decoding requests, 4000 context tokens. Attention weights 2 x 4,194,304; routers 2 x 1024 x 64.
     const ms = passTime(view({ decodeRequests: 4, decodeKvTokens: 4000, emittedTokens: 4 }));
     const dense = 2 * 4_194_304 + 2 * 1024 * 64;
@@ -391,17 +392,8 @@ describe('roofline pass time', () => {
   });
 
   it("a MoE pass's experts take the tokens of every attention-DP rank of the worker", () => {
-    const moeModel = modelEntrySchema.parse({
-      ...toyModel,
-      id: 'toy-moe',
-      architecture: {
-        ...toyModel.architecture,
-        intermediate_size: undefined,
-        moe: { experts: 64, experts_per_token: 2, expert_intermediate_size: 512 },
-      },
-    });
     // Attention DP 4, expert parallel 4: each GPU holds 16 of the 64 experts.
-    const passTime = createRooflinePassTime(rooflineCoefficients(toy({ model: moeModel, attentionData: 4, expert: 4 }), ideal));
+    const passTime = createRooflinePassTime(rooflineCoefficients(toy({ model: toyMoeModel, attentionData: 4, expert: 4 }), ideal));
     const perExpert = 3 * 1024 * 512;
     // A 4096-token prompt on one rank: the experts compute 4096 tokens x 2 picks over 4 GPUs
     // (compute-bound: every expert is touched). With the other three ranks idle, the worker's
@@ -414,16 +406,7 @@ describe('roofline pass time', () => {
   });
 
   it("an attention-DP worker's MoE layers move a token once per other GPU holding one of its experts", () => {
-    const moeModel = modelEntrySchema.parse({
-      ...toyModel,
-      id: 'toy-moe',
-      architecture: {
-        ...toyModel.architecture,
-        intermediate_size: undefined,
-        moe: { experts: 64, experts_per_token: 2, expert_intermediate_size: 512 },
-      },
-    });
-    const c = rooflineCoefficients(toy({ model: moeModel, attentionData: 4, expert: 4 }), ideal);
+    const c = rooflineCoefficients(toy({ model: toyMoeModel, attentionData: 4, expert: 4 }), ideal);
     // 4 GPUs of 16 experts each; another GPU holds one of a token's 2 picks unless both fall
     // among the other 48: 1 - (48 x 47) / (64 x 63). Dispatch and combine, 2 layers, to each of
     // 3 GPUs, a 1024-wide BF16 hidden state, over 200 / 2 GB/s.

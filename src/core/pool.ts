@@ -161,40 +161,29 @@ export class Pool {
       let any = false;
       let durationMs = 0;
       let slowest: EngineRank | null = null;
-      if (ranksPerWorker === 1) {
-        const rank = this.ranks[worker];
-        if (!rank.hasWork || !policy.compose(rank, nowMs)) continue;
+      // Attention-DP ranks run in lockstep: every rank's plan first, then their mixture-of-experts
+      // layers take the worker's tokens together, and the pass ends when the slowest rank ends.
+      const composed = this.composed;
+      let n = 0;
+      let workerTokens = 0;
+      for (let k = 0; k < ranksPerWorker; k++) {
+        const rank = this.ranks[worker * ranksPerWorker + k];
+        if (!rank.hasWork) continue;
+        if (!policy.compose(rank, nowMs)) continue;
         any = true;
         if (rank.scheduledCount > 0) {
-          durationMs = passTime(rank.view);
-          if (!(durationMs >= 0 && durationMs < Infinity)) throw new TimingError(this.timingType, durationMs);
+          composed[n++] = rank;
+          workerTokens += rank.view.workerTokens;
+        }
+      }
+      for (let j = 0; j < n; j++) {
+        const rank = composed[j];
+        rank.view.workerTokens = workerTokens;
+        const ms = passTime(rank.view);
+        if (!(ms >= 0 && ms < Infinity)) throw new TimingError(this.timingType, ms);
+        if (ms > durationMs || slowest === null) {
+          durationMs = ms;
           slowest = rank;
-        }
-      } else {
-        // Attention-DP ranks run in lockstep: every rank's plan first, then their mixture-of-experts
-        // layers take the worker's tokens together, and the pass ends when the slowest rank ends.
-        const composed = this.composed;
-        let n = 0;
-        let workerTokens = 0;
-        for (let k = 0; k < ranksPerWorker; k++) {
-          const rank = this.ranks[worker * ranksPerWorker + k];
-          if (!rank.hasWork) continue;
-          if (!policy.compose(rank, nowMs)) continue;
-          any = true;
-          if (rank.scheduledCount > 0) {
-            composed[n++] = rank;
-            workerTokens += rank.view.workerTokens;
-          }
-        }
-        for (let j = 0; j < n; j++) {
-          const rank = composed[j];
-          rank.view.workerTokens = workerTokens;
-          const ms = passTime(rank.view);
-          if (!(ms >= 0 && ms < Infinity)) throw new TimingError(this.timingType, ms);
-          if (ms > durationMs || slowest === null) {
-            durationMs = ms;
-            slowest = rank;
-          }
         }
       }
       if (!any) continue;
