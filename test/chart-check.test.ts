@@ -106,6 +106,21 @@ function costInput(): CandidateRow[] {
 }
 
 describe('plan report charts', () => {
+  it("frontier: the SLO's label stays inside the plot when the limit is the axis's highest value", async () => {
+    // Every replay below the limit: the axis ends a margin past the rule, too close for the label
+    // on its right.
+    const points = frontierInput().filter((p) => p.latency < TTFT.limit);
+    const spec = frontierSpec(points, TTFT) as TopLevelSpec;
+    charts.push({ name: 'plan frontier, limit at the right edge', spec });
+    const scene = await sceneOf(spec);
+    const [label] = scene.items.filter((i) => i.role === 'text:mark' && i.text === 'SLO <= 500');
+    const [rule] = scene.items.filter((i) => i.role === 'rule:mark');
+    expect(label.bounds.x1).toBeGreaterThanOrEqual(0);
+    expect(label.bounds.x2).toBeLessThanOrEqual(420);
+    // Left of its rule.
+    expect(label.bounds.x2).toBeLessThanOrEqual(rule.bounds.x1);
+  });
+
   it('frontier: the step line goes through replays that met every SLO only, on an x axis from the data to 4x the limit', async () => {
     const points = frontierInput();
     const spec = frontierSpec(points, TTFT) as TopLevelSpec;

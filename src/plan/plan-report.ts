@@ -99,6 +99,22 @@ function inView(point: FrontierPoint, slo: Slo): boolean {
  * line: the most output tokens per second per GPU within that much latency. The x axis is log,
  * from just below the data to just past the SLO's limit.
  */
+const FRONTIER_WIDTH = 420;
+const SLO_LABEL_FONT = 10;
+
+/**
+ * Whether the SLO's label goes left of its rule: where the rule sits too close to the plot's
+ * right edge for the label (the limit the highest value on the axis), on the side with more room.
+ * The label's width is taken at 0.6 em a character, wider than the digits and signs it has.
+ */
+export function labelGoesLeft(limit: number, domain: readonly [number, number] | undefined, label: string): boolean {
+  if (domain === undefined || !(limit > 0) || !(domain[0] > 0) || !(domain[1] > domain[0])) return false;
+  const at = (Math.log(limit) - Math.log(domain[0])) / (Math.log(domain[1]) - Math.log(domain[0]));
+  const right = (1 - at) * FRONTIER_WIDTH;
+  const needed = 0.6 * SLO_LABEL_FONT * label.length + 6;
+  return right < needed && at * FRONTIER_WIDTH > right;
+}
+
 export function frontierSpec(points: FrontierPoint[], slo: Slo, byLayout = false): Spec | null {
   const shown = points.filter((p) => inView(p, slo));
   if (shown.length === 0) return null;
@@ -142,6 +158,8 @@ export function frontierSpec(points: FrontierPoint[], slo: Slo, byLayout = false
   };
   const kinds = [MEETS, BREAKS].filter((kind) => shown.some((p) => p.meets === kind));
   const beyond = slo.bound === 'max' ? `above ${slo.limit * BEYOND_LIMIT}` : `below ${slo.limit / BEYOND_LIMIT}`;
+  const label = `SLO ${slo.bound === 'max' ? '<=' : '>='} ${slo.limit}`;
+  const labelLeft = labelGoesLeft(slo.limit, x.scale.domain, label);
   return {
     $schema: 'https://vega.github.io/schema/vega-lite/v6.json',
     title: {
@@ -151,15 +169,24 @@ export function frontierSpec(points: FrontierPoint[], slo: Slo, byLayout = false
         ...(left > 0 ? [`${left} replay${left === 1 ? '' : 's'} with ${sloName(slo)} ${beyond} ${slo.unit} not drawn`] : []),
       ],
     },
-    width: 420,
+    width: FRONTIER_WIDTH,
     height: 280,
     layer: [
       {
-        data: { values: [{ limit: slo.limit, label: `SLO ${slo.bound === 'max' ? '<=' : '>='} ${slo.limit}` }] },
+        data: { values: [{ limit: slo.limit, label }] },
         layer: [
           { mark: { type: 'rule', strokeDash: [4, 4], color: '#555' }, encoding: { x: { field: 'limit', type: 'quantitative' } } },
           {
-            mark: { type: 'text', align: 'left', baseline: 'bottom', dx: 3, y: 'height', dy: -3, color: '#555', fontSize: 10 },
+            mark: {
+              type: 'text',
+              align: labelLeft ? 'right' : 'left',
+              baseline: 'bottom',
+              dx: labelLeft ? -3 : 3,
+              y: 'height',
+              dy: -3,
+              color: '#555',
+              fontSize: SLO_LABEL_FONT,
+            },
             encoding: { x: { field: 'limit', type: 'quantitative' }, text: { field: 'label' } },
           },
         ],
