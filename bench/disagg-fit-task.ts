@@ -54,9 +54,9 @@ export interface DisaggFitResult {
 }
 
 const SHARES = ['compute', 'memory', 'attention', 'link', 'moe'] as const;
-const HOST_COSTS = ['collective_us', 'pass_overhead_ms', 'per_request_us', 'per_layer_us'] as const;
+const HOST_COSTS = ['collective_us', 'pass_overhead_ms', 'per_request_us', 'per_layer_us', 'layer_floor_us'] as const;
 /** The host costs a pass pays whatever its batch. */
-const FIXED_COSTS = ['collective_us', 'pass_overhead_ms', 'per_layer_us'] as const;
+const FIXED_COSTS = ['collective_us', 'pass_overhead_ms', 'per_layer_us', 'layer_floor_us'] as const;
 /**
  * The scales stay within [1/5, 5] of the zero-shot pass times; the frontend delay within [0.1,
  * 1,000] ms (the shipped table's per-GPU values span 33-285 ms: a longer delay would absorb what

@@ -313,6 +313,7 @@ const ideal: EfficiencyFactors = {
   pass_overhead_ms: 0,
   per_request_us: 0,
   per_layer_us: 0,
+  layer_floor_us: 0,
   moe: 1,
   frontend_ms: 0,
   frontend_us_per_token: 0,
@@ -461,6 +462,20 @@ describe('roofline pass time', () => {
     // A pass with prefill work always runs eagerly.
     const mixed = view({ prefillTokens: 10, prefillPairs: 50, decodeRequests: 2, decodeKvTokens: 200, emittedTokens: 3 });
     expect(graphs(mixed)).toBeCloseTo(eager(mixed), 12);
+  });
+
+  it('every pass with work pays each layer its floor, graph or not, on top of the launches', () => {
+    const captureSize = Int32Array.from([0, 1, 2, 4, 4]);
+    const floored = createRooflinePassTime(rooflineCoefficients(toy({ captureSize }), { ...ideal, layer_floor_us: 7, per_layer_us: 50 }));
+    const bare = createRooflinePassTime(rooflineCoefficients(toy({ captureSize }), { ...ideal, per_layer_us: 50 }));
+    // The toy model has 2 layers: 2 x 7 us = 0.014 ms, in a captured decode pass and in an eager
+    // mixed one (whose 2 x 50 us of launches both sides pay).
+    const decode = view({ decodeRequests: 3, decodeKvTokens: 300, emittedTokens: 3 });
+    expect(floored(decode) - bare(decode)).toBeCloseTo(0.014, 12);
+    const mixed = view({ prefillTokens: 10, prefillPairs: 50, decodeRequests: 2, decodeKvTokens: 200, emittedTokens: 3 });
+    expect(floored(mixed) - bare(mixed)).toBeCloseTo(0.014, 12);
+    // An empty pass runs no layer.
+    expect(floored(view({}))).toBe(bare(view({})));
   });
 
   it('adds the host costs: per pass and per decoding request', () => {

@@ -79,8 +79,8 @@ describe('runConfigJsonSchema', () => {
         !/^(engine|traffic|report)$|\.(scheduler|kv_cache)$/.test(path),
     );
     expect(unexpected).toEqual([]);
-    // The walk reached every role's efficiency overrides (14 factors x 3 roles) and type keys.
-    expect(undescribed.filter((path) => path.includes('.efficiency.'))).toHaveLength(42);
+    // The walk reached every role's efficiency overrides (15 factors x 3 roles) and type keys.
+    expect(undescribed.filter((path) => path.includes('.efficiency.'))).toHaveLength(45);
     expect(undescribed.filter((path) => path.endsWith('.type')).length).toBeGreaterThan(20);
   });
 });

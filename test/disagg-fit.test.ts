@@ -26,7 +26,7 @@ describe('disaggregated fit: pass-time scaling', () => {
   it('divides the shares by the scale (at most 1) and multiplies the host costs', () => {
     const twice = scaledFactors(FACTORS, 2);
     for (const name of ['compute', 'memory', 'attention', 'link', 'moe'] as const) expect(twice[name]).toBe(FACTORS[name] / 2);
-    for (const name of ['collective_us', 'pass_overhead_ms', 'per_request_us', 'per_layer_us'] as const)
+    for (const name of ['collective_us', 'pass_overhead_ms', 'per_request_us', 'per_layer_us', 'layer_floor_us'] as const)
       expect(twice[name]).toBe(FACTORS[name] * 2);
     // Factors the scale does not touch.
     expect(twice.fp8_compute).toBe(FACTORS.fp8_compute);
@@ -80,7 +80,9 @@ describe('disaggregated fit: recovery', () => {
     // "Measured": replays with prefill passes 1.6 x, the decode pool's fixed costs 0.8 x and its
     // per-batch costs 1.4 x the zero-shot ones, and a 60 ms frontend.
     const truth = [1.6, 0.8, 1.4, 60];
-    const points = deploymentPoints([2, 4, 8, 32, 64]).map((p) => ({
+    // Training points with queueing in them (4 to 24 clients): below that, the frontend delay and
+    // the prefill scale both only add a constant to TTFT, and the fit cannot tell them apart.
+    const points = deploymentPoints([4, 12, 24, 48, 64]).map((p) => ({
       ...p,
       measured: replayMetrics(fittedPointConfig(p, FACTORS, load, truth)),
     }));
@@ -88,7 +90,7 @@ describe('disaggregated fit: recovery', () => {
     // The zero-shot replay is far off, so the test cannot pass without a fit.
     expect(Math.abs(zeroShot[4].ttftMs / points[4].measured.ttftMs - 1)).toBeGreaterThan(0.1);
     const fit = disaggFitTask({ points, train: 3, factors: FACTORS, load });
-    // The held-out points (32 and 64 clients) within 3 %.
+    // The held-out points (48 and 64 clients) within 3 %.
     for (const i of [3, 4]) {
       expect(Math.abs(fit.predicted[i].ttftMs / points[i].measured.ttftMs - 1)).toBeLessThan(0.03);
       expect(Math.abs(fit.predicted[i].itlMs / points[i].measured.itlMs - 1)).toBeLessThan(0.03);

@@ -53,6 +53,7 @@ export const FACTOR_PRIOR_SCALE: Readonly<Record<FactorName, number>> = {
   pass_overhead_ms: 1,
   per_request_us: 1,
   per_layer_us: 1,
+  layer_floor_us: 1,
   moe: 0.6,
   frontend_ms: 1,
   frontend_us_per_token: 1,

@@ -288,6 +288,7 @@ export function rooflineCoefficients(d: Deployment, f: EfficiencyFactors): Roofl
     passOverheadMs: f.pass_overhead_ms,
     perRequestMs: f.per_request_us / 1000,
     eagerMs: (arch.layers * f.per_layer_us) / 1000,
+    layerFloorMs: (arch.layers * f.layer_floor_us) / 1000,
     // FP32 logits of the whole vocabulary, written by the output projection and read twice by the sampler.
     samplerMsPerToken: (3 * 4 * arch.vocab_size) / bytesPerMs,
     captureSize: d.captureSize ?? new Int32Array(0),

@@ -43,6 +43,11 @@ export interface EfficiencyFactors {
   /** Kernel launches of one layer in a pass that runs without a CUDA graph, us (a captured pass replays its graph instead). */
   per_layer_us: number;
   /**
+   * The least time one layer's kernels hold the GPU in any pass, graph or not, us: a layer runs
+   * a dozen or more kernels, and each, however little work it has, takes a few microseconds.
+   */
+  layer_floor_us: number;
+  /**
    * The routed-expert kernels' efficiency relative to the dense matmuls' (their compute and weight
    * reads reach compute x moe and memory x moe of the peaks, at most the peaks): below 1, grouped
    * kernels over few tokens per expert; above 1, fewer distinct experts than uniform routing reads.
@@ -67,6 +72,7 @@ export const EFFICIENCY_NAMES = [
   'pass_overhead_ms',
   'per_request_us',
   'per_layer_us',
+  'layer_floor_us',
   'moe',
   'frontend_ms',
   'frontend_us_per_token',
@@ -112,6 +118,7 @@ const buildEfficiencyShape = () => ({
   pass_overhead_ms: cost(),
   per_request_us: cost(),
   per_layer_us: cost(),
+  layer_floor_us: cost(),
   moe: z.number({ error: say('must be a positive finite number') }).check(z.gt(0, { error: say('must be a positive finite number') })),
   frontend_ms: cost(),
   frontend_us_per_token: cost(),
@@ -127,6 +134,8 @@ function buildFileSchema() {
     attention: z._default(factors.attention, 0.4),
     fp8_compute: z._default(factors.fp8_compute, 1),
     fp4_compute: z._default(factors.fp4_compute, 1),
+    // A table fitted before the floor existed holds it in its other costs.
+    layer_floor_us: z._default(factors.layer_floor_us, 0),
   };
   const factorsSchema = z.strictObject(fileShape);
   const entrySchema = z.strictObject({
@@ -155,7 +164,8 @@ export type EfficiencyTable = z.output<typeof fileSchema>;
  * by well-tuned inference kernels (matmuls about half the dense peak, HBM reads 85 % of the
  * bandwidth, attention kernels less than matmuls), a collective of about fifteen microseconds,
  * a millisecond of host time per pass and twenty microseconds per request, twenty microseconds
- * of launches per layer of an eager pass, twenty milliseconds of client and server path. What a
+ * of launches per layer of an eager pass, ten microseconds of kernels per layer of any pass
+ * (a dozen kernels of about a microsecond each at the least), twenty milliseconds of client and server path. What a
  * run gets where `data/efficiency.yaml` is missing.
  */
 export const UNFITTED_EFFICIENCY: EfficiencyFactors = {
@@ -169,6 +179,7 @@ export const UNFITTED_EFFICIENCY: EfficiencyFactors = {
   pass_overhead_ms: 1,
   per_request_us: 20,
   per_layer_us: 20,
+  layer_floor_us: 10,
   moe: 0.7,
   frontend_ms: 20,
   frontend_us_per_token: 1,

@@ -102,6 +102,7 @@ export interface RooflineTimingConfig {
     pass_overhead_ms?: number;
     per_request_us?: number;
     per_layer_us?: number;
+    layer_floor_us?: number;
     moe?: number;
     frontend_ms?: number;
     frontend_us_per_token?: number;

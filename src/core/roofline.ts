@@ -52,6 +52,8 @@ export interface RooflineCoefficients {
    * captured pass replays its graph and pays none of it.
    */
   eagerMs: number;
+  /** Every layer's kernels in any pass that has work, graph or not, at their least, ms. */
+  layerFloorMs: number;
   /** Logits written and read by the sampler, ms per emitted token (memory). */
   samplerMsPerToken: number;
   /**
@@ -89,6 +91,7 @@ export function createRooflinePassTime(c: RooflineCoefficients): (view: PassView
     passOverheadMs,
     perRequestMs,
     eagerMs,
+    layerFloorMs,
     samplerMsPerToken,
     captureSize,
   } = c;
@@ -141,6 +144,6 @@ export function createRooflinePassTime(c: RooflineCoefficients): (view: PassView
       ms += slidingPrefillPairMs * slidingPairs + (compute > read ? compute : read);
     }
     ms += linearMsPerToken * tokens + linearStateReadMsPerRequest * b;
-    return ms + commFixedMs + commMsPerToken * tokens + passOverheadMs + perRequestMs * b;
+    return ms + layerFloorMs + commFixedMs + commMsPerToken * tokens + passOverheadMs + perRequestMs * b;
   };
 }
