@@ -128,7 +128,6 @@ function groupBy<T>(items: readonly T[], key: (item: T) => string): [string, T[]
   return [...groups.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
 }
 
-/** Why a point is reported apart: a cold-start stall (`coldStallConcurrencies`), or its launch (`PointSetup.apart`). */
 /**
  * A disaggregated row whose worker counts neither its columns nor the config entry it was
  * measured with give: the deployment is not known, so no replay of it is a prediction of it. Such
@@ -137,6 +136,7 @@ function groupBy<T>(items: readonly T[], key: (item: T) => string): [string, T[]
 export const UNKNOWN_WORKERS_RULE =
   'deployment not known: neither the row nor the config entry it was measured with gives the worker counts (replayed with one prefill and one decode worker)';
 
+/** Why a point is reported apart: a cold-start stall (`coldStallConcurrencies`), or its launch (`PointSetup.apart`). */
 export const COLD_STALL_RULE =
   `cold-start stall: measured before ${WARMUP_FROM} (no warm-up), TTFT flat (<= 1.25x) from a concurrency to one at least ` +
   `twice as high while ITL rose >= 1.2x, TTFT >= ${COLD_STALL_MIN_TTFT_MS / 1000} s`;

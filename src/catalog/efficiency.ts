@@ -165,8 +165,8 @@ export type EfficiencyTable = z.output<typeof fileSchema>;
  * bandwidth, attention kernels less than matmuls), a collective of about fifteen microseconds,
  * a millisecond of host time per pass and twenty microseconds per request, twenty microseconds
  * of launches per layer of an eager pass, ten microseconds of kernels per layer of any pass
- * (a dozen kernels of about a microsecond each at the least), twenty milliseconds of client and server path. What a
- * run gets where `data/efficiency.yaml` is missing.
+ * (a dozen kernels of about a microsecond each at the least), twenty milliseconds of client and
+ * server path. What a run gets where `data/efficiency.yaml` is missing.
  */
 export const UNFITTED_EFFICIENCY: EfficiencyFactors = {
   compute: 0.55,

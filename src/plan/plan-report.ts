@@ -93,12 +93,6 @@ function inView(point: FrontierPoint, slo: Slo): boolean {
   return slo.bound === 'max' ? point.latency <= slo.limit * BEYOND_LIMIT : point.latency >= slo.limit / BEYOND_LIMIT;
 }
 
-/**
- * Throughput per GPU against one SLO metric: every replay (filled where it met every SLO, hollow
- * where it broke one), and per GPU type the frontier of the replays that met every SLO, a step
- * line: the most output tokens per second per GPU within that much latency. The x axis is log,
- * from just below the data to just past the SLO's limit.
- */
 const FRONTIER_WIDTH = 420;
 const SLO_LABEL_FONT = 10;
 
@@ -107,7 +101,7 @@ const SLO_LABEL_FONT = 10;
  * right edge for the label (the limit the highest value on the axis), on the side with more room.
  * The label's width is taken at 0.6 em a character, wider than the digits and signs it has.
  */
-export function labelGoesLeft(limit: number, domain: readonly [number, number] | undefined, label: string): boolean {
+function labelGoesLeft(limit: number, domain: readonly [number, number] | undefined, label: string): boolean {
   if (domain === undefined || !(limit > 0) || !(domain[0] > 0) || !(domain[1] > domain[0])) return false;
   const at = (Math.log(limit) - Math.log(domain[0])) / (Math.log(domain[1]) - Math.log(domain[0]));
   const right = (1 - at) * FRONTIER_WIDTH;
@@ -115,6 +109,12 @@ export function labelGoesLeft(limit: number, domain: readonly [number, number] |
   return right < needed && at * FRONTIER_WIDTH > right;
 }
 
+/**
+ * Throughput per GPU against one SLO metric: every replay (filled where it met every SLO, hollow
+ * where it broke one), and per GPU type the frontier of the replays that met every SLO, a step
+ * line: the most output tokens per second per GPU within that much latency. The x axis is log,
+ * from just below the data to just past the SLO's limit.
+ */
 export function frontierSpec(points: FrontierPoint[], slo: Slo, byLayout = false): Spec | null {
   const shown = points.filter((p) => inView(p, slo));
   if (shown.length === 0) return null;
@@ -139,7 +139,9 @@ export function frontierSpec(points: FrontierPoint[], slo: Slo, byLayout = false
       { zero: true },
     ),
   };
-  const gpus = [...new Set(points.map((p) => p.series))];
+  // Sorted, as the cost chart's GPU colours are (Vega-Lite's default order): a GPU has one colour in
+  // every chart of the report.
+  const gpus = [...new Set(points.map((p) => p.series))].sort();
   // The marks are hollow where a replay broke an SLO, so the legends draw their own swatches:
   // filled circles for the GPU types, a filled circle and a hollow triangle for the replays.
   const gpuLegend = {
