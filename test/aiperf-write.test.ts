@@ -10,6 +10,7 @@ import {
   AIPERF_EPOCH_NS,
   aiperfFolderName,
   buildAiperfExport,
+  equivalentAiperfCommand,
   formatFixed2,
   writeAiperfArtifacts,
 } from '../src/io/write-aiperf-artifacts.js';
@@ -247,8 +248,18 @@ describe('writing a simulated run in the AIPerf layout', () => {
     expect(document.end_time).toBe('2023-11-14T22:13:20.170800');
     expect(document.aiperf_version).toBe('servesim-0.1.0');
     expect((document.run_info as { cli_command: string }).cli_command).toBe(
-      "aiperf profile --model 'my/model' --endpoint-type chat --streaming --concurrency 2 --synthetic-input-tokens-mean 100 --synthetic-input-tokens-stddev 0 --output-tokens-mean 5 --output-tokens-stddev 0 --request-count 4",
+      "aiperf profile --model 'my/model' --endpoint-type chat --streaming --concurrency 2 --synthetic-input-tokens-mean 100 --synthetic-input-tokens-stddev 0 --output-tokens-mean 5 --output-tokens-stddev 0 --request-count 4 --num-dataset-entries 4",
     );
+    // A dataset of entries is asked for as such; without one, as many entries as requests (AIPerf repeats 100 by default).
+    const entries = {
+      ...config,
+      traffic: { ...config.traffic, source: { ...config.traffic.source, dataset_entries: 3 } },
+    } as typeof config;
+    expect(equivalentAiperfCommand(entries)).toMatch(/ --request-count 4 --num-dataset-entries 3 --dataset-sampling-strategy shuffle$/);
+    const document3 = JSON.parse(buildAiperfExport(placeholderSummary(entries), WORKED_RECORDS, entries).jsonText) as {
+      input_config: { datasets: Record<string, unknown>[] };
+    };
+    expect(document3.input_config.datasets[0]).toMatchObject({ entries: 3, sampling: 'shuffle' });
   });
 
   it('leaves warmup and incomplete requests out', () => {

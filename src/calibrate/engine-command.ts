@@ -443,6 +443,8 @@ export async function runEngineCalibration(options: EngineCommandOptions): Promi
   const spread = options.simLoad?.rangeRatio === undefined ? spreadOfRuns(measured) : undefined;
   const load = resolveSimLoad(spread ? { ...options.simLoad, rangeRatio: spread.rangeRatio, lengths: 'mean' } : options.simLoad);
   if (spread) measuredSide.notes.push(spread.note);
+  const repeats = repeatedPromptsNote(measured, loaded.config);
+  if (repeats !== null) measuredSide.notes.push(repeats);
   let choice = formOf(options.form ?? 'auto', loaded.config);
   // The physics form records trajectories of synthetic traffic; a request log is fitted in the linear form.
   if (choice.form === 'roofline' && loaded.config.traffic.source.type === 'trace') {
@@ -650,4 +652,27 @@ async function writeFormOutputs(
 /** fit.json's `form_choice`: the form asked for, the one fitted and why. */
 function formChoiceJson(choice: FormChoice): Record<string, unknown> {
   return { requested: choice.requested, form: choice.form, reason: choice.reason };
+}
+
+/**
+ * A note when measured runs sent the same prompts again (fewer dataset entries than requests,
+ * AIPerf's --num-dataset-entries) and the base config sends every prompt once: an engine with
+ * prefix caching served the repeats from its cache, which the simulated points do not unless the
+ * base config sets the dataset too. Null when nothing was repeated or the config repeats as well.
+ */
+export function repeatedPromptsNote(
+  points: readonly { source: string; dataset?: { entries: number; requests?: number } }[],
+  config: RunConfig,
+): string | null {
+  const source = config.traffic.source;
+  if (source.type === 'synthetic' && source.dataset_entries !== undefined) return null;
+  const repeating = points.filter((p) => p.dataset?.requests !== undefined && p.dataset.requests > p.dataset.entries);
+  if (repeating.length === 0) return null;
+  const first = repeating[0];
+  const entries = [...new Set(repeating.map((p) => p.dataset?.entries))].join(', ');
+  return (
+    `${repeating.length} measured run${repeating.length === 1 ? '' : 's'} repeated ${entries} prompts over more requests ` +
+    `(${first.source}: ${first.dataset?.requests} requests, AIPerf's --num-dataset-entries); with prefix caching the engine served the repeats from its cache. ` +
+    `The simulated points send every prompt once: set traffic.source.dataset_entries in the base config to replay the repeats`
+  );
 }

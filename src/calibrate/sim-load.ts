@@ -156,12 +156,19 @@ export function pointConfig(base: RunConfig, key: PointKey, constants: EngineCon
     throw new Error(`point ${JSON.stringify(key)}: no isl/osl, and the base config's source is not synthetic`);
   // As means, a length is the middle of the drawn range [ratio x top, top].
   const top = (mean: number) => (load.lengths === 'mean' ? Math.max(1, Math.round((2 * mean) / (1 + load.rangeRatio))) : mean);
+  // A base config's dataset of prompts (AIPerf's --num-dataset-entries) is kept: the measured
+  // runs repeated their prompts, and so does every simulated point.
+  const dataset =
+    source.type === 'synthetic' && source.dataset_entries !== undefined
+      ? { dataset_entries: source.dataset_entries, ...(source.dataset_sampling ? { dataset_sampling: source.dataset_sampling } : {}) }
+      : {};
   config.traffic.source = {
     type: 'synthetic',
     input_tokens: top(isl),
     output_tokens: osl === 0 ? 0 : top(osl),
     random_range_ratio: load.rangeRatio,
     seed: load.seed,
+    ...dataset,
   };
   const overhead = config.traffic.load.response_overhead;
   let unit: number;

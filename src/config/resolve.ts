@@ -24,6 +24,7 @@ import { linearTimingSpec } from './linear-timing.js';
 import { stopRequests } from './stop.js';
 import type { EngineConfig, RouterConfig, RunConfig, TimingConfig, WorkerRoleConfig } from './types.js';
 import { workerRoles, type WorkerRole } from './roles.js';
+import { syntheticLengths } from './run-checks.js';
 
 /** A trace as read, with the hash ids the prefix cache keys come from (absent: nothing is shared). */
 export interface TraceInput extends TraceRows {
@@ -181,6 +182,13 @@ function prefixKeys(config: RunConfig, role: WorkerRoleConfig, trace: TraceInput
     const streamTokens = src.turns * (src.new_input_tokens_per_turn + src.output_tokens_per_turn);
     return { kind: 'session', blocksPerSession: Math.ceil(streamTokens / kv.block_size) + 1 };
   }
+  if (src.type === 'synthetic' && src.dataset_entries !== undefined) {
+    // A dataset entry's prompt is the same tokens each time it is sent: the entry is the session
+    // (keys cover the longest prompt and output an entry can draw, so entries never share a key).
+    const lengths = syntheticLengths(src);
+    const streamTokens = (lengths?.promptMax ?? src.input_tokens) + (lengths?.outputMax ?? src.output_tokens);
+    return { kind: 'session', blocksPerSession: Math.ceil(streamTokens / kv.block_size) + 1 };
+  }
   if (src.type === 'trace' && trace !== null && trace.hashIdOffsets !== undefined && trace.hashIds !== undefined) {
     const { groups, groupCount } = groupsOf({ ...trace, hashIdOffsets: trace.hashIdOffsets, hashIds: trace.hashIds }, src.block_size);
     return { kind: 'trace', traceBlockTokens: src.block_size, rowOffsets: trace.hashIdOffsets, groups, groupCount };
@@ -279,6 +287,8 @@ export function resolveRun(config: RunConfig, trace: TraceInput | null, profile:
         inputStddev: src.input_tokens_stddev ?? 0,
         outputStddev: src.output_tokens_stddev ?? 0,
         seed: src.seed,
+        entries: src.dataset_entries ?? 0,
+        sampling: src.dataset_sampling ?? 'shuffle',
       };
       break;
     case 'synthetic-session':

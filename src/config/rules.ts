@@ -31,6 +31,14 @@ export function checkRunConfigRules(config: RunConfig): RuleViolation[] {
     }
   }
 
+  // Sampling says how requests take a dataset's entries: without entries there is nothing to take.
+  if (source.type === 'synthetic' && source.dataset_sampling !== undefined && source.dataset_entries === undefined) {
+    violations.push({
+      path: 'traffic.source.dataset_sampling',
+      reason: `is ${source.dataset_sampling} without dataset_entries: sampling chooses among a dataset's entries; set dataset_entries (AIPerf's --num-dataset-entries) or remove dataset_sampling`,
+    });
+  }
+
   for (const role of workerRoles(config.engine)) violations.push(...roleRules(config, role));
   const transfer = kvTransferOf(config.engine).problem;
   if (transfer !== null) violations.push({ path: `engine.kv_transfer.${transfer.key}`, reason: transfer.reason });

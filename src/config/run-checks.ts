@@ -35,7 +35,7 @@ interface Lengths {
   outputMean: number;
 }
 
-function syntheticLengths(source: SourceConfig): Lengths | null {
+export function syntheticLengths(source: SourceConfig): Lengths | null {
   if (source.type === 'synthetic') {
     const r = source.random_range_ratio;
     // Normal spreads (AIPerf's stddev): within [1, floor(mean + 4 sd)] (core/traffic.ts).
@@ -261,6 +261,12 @@ function prefixCacheBytes(config: RunConfig, trace: TraceLengths | null, request
     groups = load.type === 'concurrency' ? Math.min(requests, Math.ceil(requests / source.turns) + load.concurrency) : requests;
     keysPerGroup = Math.ceil((source.turns * (source.new_input_tokens_per_turn + source.output_tokens_per_turn)) / kv.block_size) + 1;
     ranksPerGroup = Math.min(ranks, source.turns);
+  } else if (source.type === 'synthetic' && source.dataset_entries !== undefined) {
+    // A dataset entry is a group, on any rank its requests were placed on.
+    const lengths = syntheticLengths(source);
+    groups = Math.min(source.dataset_entries, requests);
+    keysPerGroup = Math.ceil(((lengths?.promptMax ?? 0) + (lengths?.outputMax ?? 0)) / kv.block_size) + 1;
+    ranksPerGroup = ranks;
   } else {
     return 0;
   }

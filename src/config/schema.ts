@@ -519,6 +519,14 @@ const sourceSchema = described(
           cost(),
           "Standard deviation of the output length, as AIPerf's --osl-stddev (same rule, at least 1 token); absent or 0: fixed.",
         ),
+        dataset_entries: optional(
+          positiveInt(L.MAX_REQUESTS, 'requests'),
+          "Distinct prompts the requests repeat, as AIPerf's --num-dataset-entries (whose default is 100): each entry's lengths are drawn once, and a request that repeats an entry's prompt finds its blocks in the engine's prefix cache; absent: every request its own prompt (vLLM's and SGLang's benchmark clients).",
+        ),
+        dataset_sampling: optional(
+          z.enum(['shuffle', 'sequential', 'random'], { error: says('must be shuffle, sequential or random') }),
+          "How requests take the dataset's entries, as AIPerf's --dataset-sampling-strategy: shuffle (each pass over the entries in a fresh random order; the default), sequential (entry order) or random (independent draws). Needs dataset_entries.",
+        ),
         seed: withDefault(seed(), 0, 'Seed of the length draws.'),
       }),
       strict({

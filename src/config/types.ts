@@ -182,8 +182,19 @@ export interface SyntheticSourceConfig {
   /** AIPerf-style normal spread of the prompt and output lengths (absent: 0, fixed). */
   input_tokens_stddev?: number;
   output_tokens_stddev?: number;
+  /**
+   * Distinct prompts the requests repeat, as AIPerf's --num-dataset-entries (absent: every request
+   * its own prompt). Each entry's lengths are drawn once; a repeated prompt finds its blocks in
+   * the engine's prefix cache.
+   */
+  dataset_entries?: number;
+  /** How requests take the entries, as AIPerf's --dataset-sampling-strategy (absent: shuffle). */
+  dataset_sampling?: DatasetSampling;
   seed: number;
 }
+
+/** AIPerf's dataset sampling: a fresh random order every pass over the entries, entry order, or independent draws. */
+export type DatasetSampling = 'shuffle' | 'sequential' | 'random';
 
 export interface SyntheticSessionSourceConfig {
   type: 'synthetic-session';

@@ -8,6 +8,7 @@
  * its id when it is sent); a trace row's id is its row index.
  */
 import { uniformFloat64 } from 'pure-rand/distribution/uniformFloat64';
+import { uniformInt } from 'pure-rand/distribution/uniformInt';
 import { xoroshiro128plus } from 'pure-rand/generator/xoroshiro128plus';
 import { EventKind } from './event-queue.js';
 import type { RequestTable } from './request-table.js';
@@ -57,8 +58,20 @@ interface RequestSource {
   readonly requestCount: number;
 }
 
+/**
+ * Synthetic lengths. Without a dataset every request draws its own lengths and is its own
+ * session. With one (AIPerf's dataset entries), each entry draws its lengths once, in entry order,
+ * and a request takes an entry as the sampling says; the entry is its session, so the prefix
+ * cache shares a repeated prompt's blocks.
+ */
 class SyntheticSource implements RequestSource {
   private readonly rng: Rng;
+  /** Each entry's prompt and output tokens (empty without a dataset). */
+  private readonly entryPrompt: Int32Array;
+  private readonly entryOutput: Int32Array;
+  /** Shuffle sampling: this pass's order of the entries, and how many of it were taken. */
+  private readonly order: Int32Array;
+  private taken: number;
 
   constructor(
     private readonly sink: TrafficSink,
@@ -69,8 +82,18 @@ class SyntheticSource implements RequestSource {
     private readonly outputStddev: number,
     seed: number,
     private readonly maxRequests: number,
+    entries: number,
+    private readonly sampling: 'shuffle' | 'sequential' | 'random',
   ) {
     this.rng = xoroshiro128plus(seed);
+    this.entryPrompt = new Int32Array(entries);
+    this.entryOutput = new Int32Array(entries);
+    for (let e = 0; e < entries; e++) {
+      this.entryPrompt[e] = this.drawPrompt();
+      this.entryOutput[e] = this.drawOutput();
+    }
+    this.order = new Int32Array(sampling === 'shuffle' ? entries : 0);
+    this.taken = this.order.length;
   }
 
   get requestCount(): number {
@@ -79,20 +102,53 @@ class SyntheticSource implements RequestSource {
 
   private created = 0;
 
+  private drawPrompt(): number {
+    return this.inputStddev > 0
+      ? drawNormalLength(this.rng, this.inputTokens, this.inputStddev, 1)
+      : drawLength(this.rng, this.inputTokens, this.rangeRatio, 1);
+  }
+
+  private drawOutput(): number {
+    return this.outputStddev > 0
+      ? drawNormalLength(this.rng, this.outputTokens, this.outputStddev, 1)
+      : drawLength(this.rng, this.outputTokens, this.rangeRatio, 0);
+  }
+
+  /** The entry request number `n` (0-based) repeats. */
+  private entryOf(n: number): number {
+    const entries = this.entryPrompt.length;
+    if (this.sampling === 'sequential') return n % entries;
+    if (this.sampling === 'random') return uniformInt(this.rng, 0, entries - 1);
+    // Shuffle: a fresh Fisher-Yates order of every entry each time the last one ran out.
+    const order = this.order;
+    if (this.taken === entries) {
+      for (let e = 0; e < entries; e++) order[e] = e;
+      for (let e = entries - 1; e > 0; e--) {
+        const j = uniformInt(this.rng, 0, e);
+        const swap = order[e];
+        order[e] = order[j];
+        order[j] = swap;
+      }
+      this.taken = 0;
+    }
+    return order[this.taken++];
+  }
+
   startUnit(slot: number): void {
     if (this.created >= this.maxRequests) return;
     const id = this.sink.createRequest();
-    this.created++;
+    const n = this.created++;
     const t = this.sink.table;
-    t.prompt[id] =
-      this.inputStddev > 0
-        ? drawNormalLength(this.rng, this.inputTokens, this.inputStddev, 1)
-        : drawLength(this.rng, this.inputTokens, this.rangeRatio, 1);
-    t.outputLen[id] =
-      this.outputStddev > 0
-        ? drawNormalLength(this.rng, this.outputTokens, this.outputStddev, 1)
-        : drawLength(this.rng, this.outputTokens, this.rangeRatio, 0);
-    t.sessionId[id] = id;
+    if (this.entryPrompt.length > 0) {
+      const entry = this.entryOf(n);
+      t.prompt[id] = this.entryPrompt[entry];
+      t.outputLen[id] = this.entryOutput[entry];
+      t.sessionId[id] = entry;
+    } else {
+      t.prompt[id] = this.drawPrompt();
+      t.outputLen[id] = this.drawOutput();
+      t.sessionId[id] = id;
+    }
     t.turnIndex[id] = 0;
     this.sink.send(id, slot);
   }
@@ -352,6 +408,8 @@ export function createLoadGenerator(run: ResolvedRun, sink: TrafficSink): LoadGe
         src.outputStddev,
         src.seed,
         run.maxRequests,
+        src.entries,
+        src.sampling,
       );
       break;
     case 'session':

@@ -45,6 +45,13 @@ export type ResolvedSource =
       inputStddev: number;
       outputStddev: number;
       seed: number;
+      /**
+       * Distinct prompts the requests repeat (AIPerf's dataset entries), 0 = every request its
+       * own; a request's session id is its entry, so the prefix cache's `session` keys share a
+       * repeated prompt's blocks.
+       */
+      entries: number;
+      sampling: 'shuffle' | 'sequential' | 'random';
     }
   | { kind: 'session'; turns: number; newInputTokens: number; outputTokens: number; interTurnDelayMs: number }
   | { kind: 'trace'; trace: TraceRows };

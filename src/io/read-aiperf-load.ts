@@ -10,7 +10,7 @@ import type { AiperfLoad, AiperfSummary, LoadParameterSource } from './read-aipe
 
 type LoadField = keyof AiperfLoad['sources'];
 type LoadValues = Partial<
-  Pick<AiperfLoad, 'concurrency' | 'requestRate' | 'isl' | 'osl' | 'requestCount' | 'model' | 'islStddev' | 'oslStddev'>
+  Pick<AiperfLoad, 'concurrency' | 'requestRate' | 'isl' | 'osl' | 'requestCount' | 'model' | 'islStddev' | 'oslStddev' | 'datasetEntries'>
 >;
 
 function isObject(value: unknown): value is Record<string, unknown> {
@@ -55,6 +55,7 @@ export function loadFromInputConfig(config: unknown): LoadValues {
   if (Array.isArray(config.datasets)) {
     const datasets = config.datasets as unknown[];
     const dataset = datasets.find((entry) => isObject(entry) && entry.name === 'main') ?? datasets[0];
+    if (isObject(dataset)) found.datasetEntries = positiveNumber(dataset.entries);
     if (isObject(dataset) && isObject(dataset.prompts)) {
       found.isl = meanOf(dataset.prompts.isl);
       found.osl = meanOf(dataset.prompts.osl);
@@ -79,6 +80,8 @@ export function loadFromInputConfig(config: unknown): LoadValues {
     found.islStddev ??= stddevOf(prompt.input_tokens);
     found.oslStddev ??= stddevOf(prompt.output_tokens);
   }
+  // Early AIPerf records its dataset's entries as the number of conversations, when set.
+  if (isObject(config.input) && isObject(config.input.conversation)) found.datasetEntries ??= positiveNumber(config.input.conversation.num);
   if (isObject(config.endpoint) && Array.isArray(config.endpoint.model_names) && typeof config.endpoint.model_names[0] === 'string') {
     found.model ??= config.endpoint.model_names[0];
   }
@@ -90,6 +93,7 @@ export function loadFromInputConfig(config: unknown): LoadValues {
   found.islStddev ??= nonNegativeNumber(config.synthetic_input_tokens_stddev);
   found.oslStddev ??= nonNegativeNumber(config.output_tokens_stddev);
   found.requestCount ??= positiveNumber(config.num_prompts ?? config.request_count);
+  found.datasetEntries ??= positiveNumber(config.num_dataset_entries);
   if (typeof config.model === 'string') found.model ??= config.model;
   else if (Array.isArray(config.model) && typeof config.model[0] === 'string') found.model ??= config.model[0];
   return found;
@@ -119,6 +123,8 @@ const CLI_FLAGS: Record<string, keyof LoadValues> = {
   '--request-count': 'requestCount',
   '--num-requests': 'requestCount',
   '--num-prompts': 'requestCount',
+  '--num-dataset-entries': 'datasetEntries',
+  '--num-conversations': 'datasetEntries',
   '--model': 'model',
   '-m': 'model',
 };
@@ -157,7 +163,17 @@ export function loadFromFolderName(folder: string): LoadValues {
   return found;
 }
 
-const FIELDS: LoadField[] = ['concurrency', 'requestRate', 'isl', 'osl', 'requestCount', 'model', 'islStddev', 'oslStddev'];
+const FIELDS: LoadField[] = [
+  'concurrency',
+  'requestRate',
+  'isl',
+  'osl',
+  'requestCount',
+  'model',
+  'islStddev',
+  'oslStddev',
+  'datasetEntries',
+];
 
 /**
  * The load of a measured run, each value from the first source that has it:

@@ -116,7 +116,12 @@ export interface AiperfLoad {
   /** Standard deviations of the prompt and output lengths the run asked for (0: fixed lengths). */
   islStddev?: number;
   oslStddev?: number;
+  /** Distinct prompts the run's requests repeated (AIPerf's --num-dataset-entries), when it says. */
+  datasetEntries?: number;
   sources: Partial<
-    Record<'concurrency' | 'requestRate' | 'isl' | 'osl' | 'requestCount' | 'model' | 'islStddev' | 'oslStddev', LoadParameterSource>
+    Record<
+      'concurrency' | 'requestRate' | 'isl' | 'osl' | 'requestCount' | 'model' | 'islStddev' | 'oslStddev' | 'datasetEntries',
+      LoadParameterSource
+    >
   >;
 }

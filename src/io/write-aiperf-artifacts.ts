@@ -293,6 +293,11 @@ function inputConfigOf(config: RunConfig): Record<string, unknown> {
   const requests = stopRequests(config.traffic);
   if (requests !== null) phase.requests = requests;
   const dataset: Record<string, unknown> = { name: 'main', type: lengths.datasetType };
+  const source = config.traffic.source;
+  if (source.type === 'synthetic' && source.dataset_entries !== undefined) {
+    dataset.entries = source.dataset_entries;
+    dataset.sampling = source.dataset_sampling ?? 'shuffle';
+  }
   if (lengths.isl !== undefined && lengths.osl !== undefined) {
     dataset.prompts = { isl: { mean: lengths.isl, stddev: lengths.islSd ?? 0 }, osl: { mean: lengths.osl, stddev: lengths.oslSd ?? 0 } };
   }
@@ -323,6 +328,19 @@ export function equivalentAiperfCommand(config: RunConfig): string {
   const requests = stopRequests(config.traffic);
   if (requests !== null) words.push('--request-count', String(requests));
   if (config.report.warmup_requests > 0) words.push('--warmup-request-count', String(config.report.warmup_requests));
+  // AIPerf repeats 100 prompts unless told otherwise: a replay whose every prompt is its own asks
+  // for as many entries as it sends requests (warm-up included).
+  const source = config.traffic.source;
+  if (source.type === 'synthetic' && source.dataset_entries !== undefined) {
+    words.push(
+      '--num-dataset-entries',
+      String(source.dataset_entries),
+      '--dataset-sampling-strategy',
+      source.dataset_sampling ?? 'shuffle',
+    );
+  } else if (source.type === 'synthetic' && requests !== null) {
+    words.push('--num-dataset-entries', String(requests + config.report.warmup_requests));
+  }
   return words.join(' ');
 }
 

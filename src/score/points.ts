@@ -19,6 +19,8 @@ export interface ScorePoint {
   metrics: PointMetrics;
   /** The length spread a measured run asked for (AIPerf's stddev of ISL and OSL), when it says. */
   spread?: { islStddev?: number; oslStddev?: number };
+  /** A measured run that repeated its prompts: its dataset's entries and its request count (AIPerf's --num-dataset-entries). */
+  dataset?: { entries: number; requests?: number };
 }
 
 /** The load keys, in the order tables show them. */

@@ -224,6 +224,11 @@ function pointOfAiperfRun(run: AiperfRun): ScorePoint {
       ...(run.load.islStddev !== undefined ? { islStddev: run.load.islStddev } : {}),
       ...(run.load.oslStddev !== undefined ? { oslStddev: run.load.oslStddev } : {}),
     };
+  if (run.load.datasetEntries !== undefined)
+    point.dataset = {
+      entries: run.load.datasetEntries,
+      ...(run.load.requestCount !== undefined ? { requests: run.load.requestCount } : {}),
+    };
   return point;
 }
 
