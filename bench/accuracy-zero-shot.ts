@@ -1,6 +1,7 @@
 /**
  * `npm run bench:accuracy -- --zero-shot [--evaluate] [--all-points] [--rounds N] [--threads N] [--json]
- * [--write-efficiency FILE] [--write-accuracy FILE] [--disagg-only [--fitted]] [--max-clients N] [--first-token prefill|decode]`: predicts every aggregated and
+ * [--write-efficiency FILE] [--write-accuracy FILE] [--disagg-only [--fitted]] [--max-clients N] [--first-token prefill|decode]
+ * [--gap-entries N]`: predicts every aggregated and
  * every disaggregated deployment of the silicon sample from the catalog alone and prints how far
  * the predictions are from the measurements (docs/hardware-and-models.md, "Accuracy with no
  * measurement of the deployment").
@@ -29,7 +30,9 @@
  * whose worker counts neither the row nor its config entry gives are reported apart
  * (`UNKNOWN_WORKERS_RULE`). `--disagg-only --fitted` then fits every disaggregated deployment
  * that gives its worker counts on its three lowest points and scores the others
- * (`disagg-fit-task.ts`).
+ * (`disagg-fit-task.ts`). `--gap-entries N` replays the gap-analysis rows with AIPerf's dataset of N
+ * repeated prompts (its default is 100; the campaign does not say) and TensorRT-LLM's block reuse
+ * off, as aiconfigurator launched it.
  */
 import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
@@ -147,7 +150,11 @@ export function scopedPoints(all: boolean): {
   apart: { point: MeasuredPoint; why: string }[];
   skipped: { label: string; reason: string }[];
 } {
-  const { points, skipped } = catalogPoints(join(packageRoot(), 'data/silicon/aic-silicon-sample.csv'), all ? {} : { maxOsl: 1024 });
+  const gapEntries = argValue('--gap-entries', NaN);
+  const { points, skipped } = catalogPoints(join(packageRoot(), 'data/silicon/aic-silicon-sample.csv'), {
+    ...(all ? {} : { maxOsl: 1024 }),
+    ...(Number.isInteger(gapEntries) && gapEntries > 0 ? { gapEntries } : {}),
+  });
   const inScope = points.filter((p) => all || singleNode({ gpus: p.setup.tp * p.setup.attentionDp, hardware: p.hardware }));
   const stalls = new Map<string, Set<number>>();
   for (const p of inScope) if (!stalls.has(p.label)) stalls.set(p.label, new Set(coldStallConcurrencies(p.deployment)));
@@ -452,7 +459,8 @@ export async function zeroShotBench(): Promise<void> {
       ? `zero-shot accuracy of the disaggregated deployments alone: ${disagg.points.length} points of ${new Set(disagg.points.map((p) => p.label)).size} deployments, replayed at the shipped factors (fitted on aggregated points only); each point as measured; ${threads} threads\n${describeEnvironment(environment)}\n`
       : `zero-shot accuracy: ${points.length} points of ${new Set(points.map((p) => p.label)).size} aggregated deployments, ${models} models` +
           ` (${apart.length} points reported apart${skipped.length > 0 ? `; ${skipped.length} deployments not buildable from the catalog` : ''});` +
-          ` ${evaluate ? 'replayed at the shipped factors (in sample, no fit)' : 'leave one model out'}; each point as measured; ${threads} threads\n` +
+          ` ${evaluate ? 'replayed at the shipped factors (in sample, no fit)' : 'leave one model out'}; each point as measured` +
+          `${Number.isInteger(argValue('--gap-entries', NaN)) ? ` (gap-analysis rows: a dataset of ${argValue('--gap-entries', NaN)} prompts)` : ''}; ${threads} threads\n` +
           `${describeEnvironment(environment)}\n`,
   );
   const pool = new TrajectoryPool(threads);

@@ -16,6 +16,10 @@ import {
   readSiliconDeployments,
   WARMUP_FROM,
 } from '../src/calibrate/silicon-deployments.js';
+import { catalogPoints, measuredPointConfig } from '../src/calibrate/catalog-calibration.js';
+import { resolveSimLoad } from '../src/calibrate/sim-load.js';
+import { efficiencyFor } from '../src/catalog/efficiency.js';
+import { roleOf } from '../src/config/roles.js';
 
 const HEADER =
   'id,silicon_data_source,backend,backend_version,model_path,system,precision,mode,isl,osl,gemm_quant_mode,moe_quant_mode,batch_size,tp_size,pp_size,attention_dp_size,moe_tp_size,moe_ep_size,silicon_ttft_ms,silicon_tpot_ms';
@@ -66,6 +70,7 @@ describe('the silicon sample as it was measured', () => {
       generator: 'bench_serving',
       rangeRatio: 0.8,
       requestsPerClient: 10,
+      datasetEntries: null,
       image: 'vllm/vllm-openai:v0.19.0-cu130',
     });
     expect(protocolOf('source_file=2026-03-25.csv; model=M; silicon_concurrency=4; image=lmsysorg/sglang:v0.5.9').source).toBe(
@@ -74,7 +79,8 @@ describe('the silicon sample as it was measured', () => {
     // A file named *-gap-analysis.csv holds InferenceX rows.
     expect(protocolOf('source_file=kimi-k2.5-gap-analysis.csv; silicon_concurrency=4').source).toBe('inferencex');
     const gap = protocolOf('source_file=/Users/x/aic-auto-gap-analysis/data/h100_sxm/vllm/0.12.0/Qwen.csv; silicon_concurrency=8');
-    expect(gap).toMatchObject({ source: 'gap-analysis', generator: 'aiperf', rangeRatio: 1, requestsPerClient: 10 });
+    // AIPerf with aiconfigurator's benchmark: fixed lengths; every prompt its own unless asked.
+    expect(gap).toMatchObject({ source: 'gap-analysis', generator: 'aiperf', rangeRatio: 1, requestsPerClient: 10, datasetEntries: null });
     expect(protocolOf('something else').source).toBe('unknown');
   });
 
@@ -95,6 +101,35 @@ describe('the silicon sample as it was measured', () => {
     // SGLang rows keep the engine's defaults (the rows do not say whether its rule applied).
     expect(measuredCaps({ ...gap, backend: 'sglang' }, 8)).toEqual({});
     expect(measuredCaps({ protocol: { source: 'inferencex' }, isl: 1024, backend: 'vllm' }, 8)).toEqual({});
+  });
+
+  it('replays gap-analysis points with a dataset of repeated prompts when asked, TensorRT-LLM without block reuse', () => {
+    const gapSource = (c: number) => `source_file=/x/aic-auto-gap-analysis/data/h200_sxm/b/v/M.csv; silicon_concurrency=${c}`;
+    const point = (backend: string, entries?: number) => {
+      const line = (id: string, c: number) =>
+        `${id},"${gapSource(c)}",${backend},0.12.0,meta-llama/Llama-3.1-8B-Instruct,h200_sxm,fp8,agg,1000,100,fp8,,${c},1,1,,1,1,80,10`;
+      const { points } = catalogPoints(sample([line('a', 16), line('b', 32)]), entries === undefined ? {} : { gapEntries: entries });
+      return measuredPointConfig(points[1], efficiencyFor('h200_sxm', backend).factors, resolveSimLoad({}));
+    };
+    expect(point('vllm').traffic.source).not.toHaveProperty('dataset_entries');
+    for (const backend of ['vllm', 'sglang', 'trtllm']) {
+      const config = point(backend, 100);
+      expect(config.traffic.source).toMatchObject({
+        type: 'synthetic',
+        input_tokens: 1000,
+        output_tokens: 100,
+        random_range_ratio: 1,
+        dataset_entries: 100,
+      });
+      expect(config.traffic.stop).toEqual({ requests: 320 });
+      expect(roleOf(config.engine, 'aggregated').kv_cache.prefix_caching).toBe(backend === 'trtllm' ? false : undefined);
+    }
+    // InferenceX rows: every prompt its own.
+    const dump = `db-dump/2026-04-27; config_id=7; silicon_concurrency=16; measured=2026-03-01T00:00:00.000Z; vllm/vllm-openai:v0.19.0`;
+    const ix = `a,"${dump}",vllm,0.19.0,meta-llama/Llama-3.1-8B-Instruct,h200_sxm,fp8,agg,1000,100,fp8,,16,1,1,,1,1,80,10`;
+    const { points } = catalogPoints(sample([ix]));
+    const config = measuredPointConfig(points[0], efficiencyFor('h200_sxm', 'vllm').factors, resolveSimLoad({}));
+    expect(config.traffic.source).not.toHaveProperty('dataset_entries');
   });
 
   it("reads the engine's version from the sample or its image", () => {

@@ -64,7 +64,11 @@ export function measuredSetup(d: SiliconDeployment, i: number): PointSetup {
   const point = { isl: d.isl, osl: d.osl, concurrency: Number(d.points[i].key.concurrency) };
   const base = { tp: d.tp, attentionDp: d.attentionDp, expert: d.expert };
   if (d.protocol.source !== 'inferencex') {
-    return { ...base, launch: { scheduler: measuredCaps(d, d.info[i].batchSize) }, apart: null };
+    // aiconfigurator's TensorRT-LLM launch turns block reuse off unless asked (`enable_block_reuse:
+    // false` in every extra_engine_args template, e.g. 1.0.0rc3 and 1.3.0rc1), so its engines
+    // recompute the repeated prompts that vLLM's and SGLang's serve from their prefix caches.
+    const reuse = d.protocol.source === 'gap-analysis' && d.backend === 'trtllm' ? { kvCache: { prefix_caching: false } } : {};
+    return { ...base, launch: { scheduler: measuredCaps(d, d.info[i].batchSize), ...reuse }, apart: null };
   }
   const row = flagsOf({
     model: d.modelPath,
@@ -111,12 +115,15 @@ export function measuredSetup(d: SiliconDeployment, i: number): PointSetup {
 /** The silicon sample's points whose deployment the catalog can build (model, GPU, and memory for the weights). */
 export function catalogPoints(
   csv: string,
-  options: { maxOsl?: number } = {},
+  options: { maxOsl?: number; gapEntries?: number } = {},
 ): { points: MeasuredPoint[]; skipped: { label: string; reason: string }[] } {
   const points: MeasuredPoint[] = [];
   const skipped: { label: string; reason: string }[] = [];
   for (const d of readSiliconDeployments(csv, 1)) {
     if (options.maxOsl !== undefined && d.osl > options.maxOsl) continue;
+    // `gapEntries`: the gap-analysis rows replayed with AIPerf's dataset of that many prompts.
+    if (options.gapEntries !== undefined && d.protocol.source === 'gap-analysis')
+      d.protocol = { ...d.protocol, datasetEntries: options.gapEntries };
     d.points.forEach((p, i) => {
       const setup = measuredSetup(d, i);
       try {

@@ -19,8 +19,10 @@
  *   drained, before that none (the first burst met a cold engine);
  * - the gap-analysis campaign's rows (source files under `aic-auto-gap-analysis/`) name no
  *   protocol; they are read as AIPerf's defaults (`--isl-stddev 0`: fixed lengths) with 10 x C
- *   requests after a drained warm-up, on deployments aiconfigurator generated (`measuredCaps`),
- *   an assumption the docs state. Other files named `*-gap-analysis.csv` hold InferenceX rows
+ *   requests after a drained warm-up, every prompt its own (`--gap-entries N` of the accuracy
+ *   benchmark replays AIPerf's dataset of N repeated prompts instead), on deployments
+ *   aiconfigurator generated (`measuredCaps`; TensorRT-LLM without block reuse), an assumption
+ *   the docs state. Other files named `*-gap-analysis.csv` hold InferenceX rows
  *   (most of their values equal InferenceX's to two decimals) and are read as InferenceX's.
  */
 import { PRECISIONS } from '../catalog/schema.js';
@@ -45,6 +47,8 @@ export interface SiliconProtocol {
   rangeRatio: number;
   /** Requests measured per client. */
   requestsPerClient: number;
+  /** Distinct prompts the requests repeated (AIPerf's dataset entries); null: every request its own. */
+  datasetEntries: number | null;
   /** The container image the source names ('' when none). */
   image: string;
 }
@@ -153,6 +157,16 @@ export function sourceFields(source: string): Map<string, string> {
   return fields;
 }
 
+/**
+ * AIPerf's default dataset: 100 prompts (`NUM_DATASET_ENTRIES`, ai-dynamo/aiperf
+ * `src/aiperf/common/config/config_defaults.py`). aiconfigurator's generated benchmark runs AIPerf
+ * without --num-dataset-entries (ai-dynamo/aiconfigurator
+ * `src/aiconfigurator/generator/config/backend_templates/benchmark/bench_run.sh.j2` at 00fe6de3),
+ * so the gap-analysis rows may have repeated 100 prompts; the campaign does not say, and the
+ * accuracy benchmark replays them so only when asked (`--gap-entries`).
+ */
+export const AIPERF_DEFAULT_ENTRIES = 100;
+
 /** The measuring protocol of a row's source text (docs/hardware-and-models.md, "How the sample was measured"). */
 export function protocolOf(source: string): SiliconProtocol {
   const fields = sourceFields(source);
@@ -160,12 +174,12 @@ export function protocolOf(source: string): SiliconProtocol {
   const dump = source.trimStart().startsWith('db-dump/');
   const image = fields.get('image') ?? (dump ? (fields.get('') ?? '') : '');
   if (/aic-auto-gap-analysis\//.test(file)) {
-    return { source: 'gap-analysis', generator: 'aiperf', rangeRatio: 1, requestsPerClient: 10, image };
+    return { source: 'gap-analysis', generator: 'aiperf', rangeRatio: 1, requestsPerClient: 10, datasetEntries: null, image };
   }
   if (dump || /^\d{4}-\d{2}-\d{2}\.csv$/.test(file) || /^[^/]*-gap-analysis\.csv$/.test(file)) {
-    return { source: 'inferencex', generator: 'bench_serving', rangeRatio: 0.8, requestsPerClient: 10, image };
+    return { source: 'inferencex', generator: 'bench_serving', rangeRatio: 0.8, requestsPerClient: 10, datasetEntries: null, image };
   }
-  return { source: 'unknown', generator: 'aiperf', rangeRatio: 1, requestsPerClient: 10, image };
+  return { source: 'unknown', generator: 'aiperf', rangeRatio: 1, requestsPerClient: 10, datasetEntries: null, image };
 }
 
 /** A row's measurement date and warm-up regime. */
@@ -824,7 +838,14 @@ export function catalogBaseConfig(
         // taken the request (docs/replay-model.md, "Disaggregated prefill and decode").
         ...(d.pools !== undefined ? { kv_transfer: { first_token: 'decode' } } : {}),
       },
-      traffic: { source: { type: 'synthetic', input_tokens: d.isl, output_tokens: d.osl } },
+      traffic: {
+        source: {
+          type: 'synthetic',
+          input_tokens: d.isl,
+          output_tokens: d.osl,
+          ...(d.protocol?.datasetEntries ? { dataset_entries: d.protocol.datasetEntries } : {}),
+        },
+      },
     },
     `${d.modelPath} on ${d.system} (catalog)`,
   );
