@@ -75,6 +75,8 @@ import type { DisaggFitResult, DisaggFitTask } from './disagg-fit-task.js';
 
 const argValue = (name: string, fallback: number) =>
   process.argv.includes(name) ? Number(process.argv[process.argv.indexOf(name) + 1]) : fallback;
+/** `--gap-entries N`: the gap-analysis rows replayed with AIPerf's dataset of N repeated prompts. */
+const GAP_ENTRIES = ((n: number) => (Number.isInteger(n) && n > 0 ? n : undefined))(argValue('--gap-entries', NaN));
 const argText = (name: string) => (process.argv.includes(name) ? process.argv[process.argv.indexOf(name) + 1] : undefined);
 
 /** Single-node: at most 8 GPUs (4 on GB200/GB300, whose nodes hold 4). */
@@ -150,10 +152,9 @@ export function scopedPoints(all: boolean): {
   apart: { point: MeasuredPoint; why: string }[];
   skipped: { label: string; reason: string }[];
 } {
-  const gapEntries = argValue('--gap-entries', NaN);
   const { points, skipped } = catalogPoints(join(packageRoot(), 'data/silicon/aic-silicon-sample.csv'), {
     ...(all ? {} : { maxOsl: 1024 }),
-    ...(Number.isInteger(gapEntries) && gapEntries > 0 ? { gapEntries } : {}),
+    ...(GAP_ENTRIES !== undefined ? { gapEntries: GAP_ENTRIES } : {}),
   });
   const inScope = points.filter((p) => all || singleNode({ gpus: p.setup.tp * p.setup.attentionDp, hardware: p.hardware }));
   const stalls = new Map<string, Set<number>>();
@@ -460,7 +461,7 @@ export async function zeroShotBench(): Promise<void> {
       : `zero-shot accuracy: ${points.length} points of ${new Set(points.map((p) => p.label)).size} aggregated deployments, ${models} models` +
           ` (${apart.length} points reported apart${skipped.length > 0 ? `; ${skipped.length} deployments not buildable from the catalog` : ''});` +
           ` ${evaluate ? 'replayed at the shipped factors (in sample, no fit)' : 'leave one model out'}; each point as measured` +
-          `${Number.isInteger(argValue('--gap-entries', NaN)) ? ` (gap-analysis rows: a dataset of ${argValue('--gap-entries', NaN)} prompts)` : ''}; ${threads} threads\n` +
+          `${GAP_ENTRIES !== undefined ? ` (gap-analysis rows: a dataset of ${GAP_ENTRIES} prompts)` : ''}; ${threads} threads\n` +
           `${describeEnvironment(environment)}\n`,
   );
   const pool = new TrajectoryPool(threads);

@@ -157,16 +157,6 @@ export function sourceFields(source: string): Map<string, string> {
   return fields;
 }
 
-/**
- * AIPerf's default dataset: 100 prompts (`NUM_DATASET_ENTRIES`, ai-dynamo/aiperf
- * `src/aiperf/common/config/config_defaults.py`). aiconfigurator's generated benchmark runs AIPerf
- * without --num-dataset-entries (ai-dynamo/aiconfigurator
- * `src/aiconfigurator/generator/config/backend_templates/benchmark/bench_run.sh.j2` at 00fe6de3),
- * so the gap-analysis rows may have repeated 100 prompts; the campaign does not say, and the
- * accuracy benchmark replays them so only when asked (`--gap-entries`).
- */
-export const AIPERF_DEFAULT_ENTRIES = 100;
-
 /** The measuring protocol of a row's source text (docs/hardware-and-models.md, "How the sample was measured"). */
 export function protocolOf(source: string): SiliconProtocol {
   const fields = sourceFields(source);

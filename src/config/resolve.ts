@@ -24,7 +24,7 @@ import { linearTimingSpec } from './linear-timing.js';
 import { stopRequests } from './stop.js';
 import type { EngineConfig, RouterConfig, RunConfig, TimingConfig, WorkerRoleConfig } from './types.js';
 import { workerRoles, type WorkerRole } from './roles.js';
-import { syntheticLengths } from './run-checks.js';
+import { blocksPerDatasetEntry } from './run-checks.js';
 
 /** A trace as read, with the hash ids the prefix cache keys come from (absent: nothing is shared). */
 export interface TraceInput extends TraceRows {
@@ -183,11 +183,8 @@ function prefixKeys(config: RunConfig, role: WorkerRoleConfig, trace: TraceInput
     return { kind: 'session', blocksPerSession: Math.ceil(streamTokens / kv.block_size) + 1 };
   }
   if (src.type === 'synthetic' && src.dataset_entries !== undefined) {
-    // A dataset entry's prompt is the same tokens each time it is sent: the entry is the session
-    // (keys cover the longest prompt and output an entry can draw, so entries never share a key).
-    const lengths = syntheticLengths(src);
-    const streamTokens = (lengths?.promptMax ?? src.input_tokens) + (lengths?.outputMax ?? src.output_tokens);
-    return { kind: 'session', blocksPerSession: Math.ceil(streamTokens / kv.block_size) + 1 };
+    // A dataset entry's prompt is the same tokens each time it is sent: the entry is the session.
+    return { kind: 'session', blocksPerSession: blocksPerDatasetEntry(src, kv.block_size) };
   }
   if (src.type === 'trace' && trace !== null && trace.hashIdOffsets !== undefined && trace.hashIds !== undefined) {
     const { groups, groupCount } = groupsOf({ ...trace, hashIdOffsets: trace.hashIdOffsets, hashIds: trace.hashIds }, src.block_size);

@@ -22,7 +22,7 @@ import { MAX_REQUESTS, formatBytes, formatCount } from './limits.js';
 import type { RuleViolation } from './rules.js';
 import { stopRequests } from './stop.js';
 import { NORMAL_LENGTH_SPAN } from '../core/traffic.js';
-import type { RunConfig, SourceConfig } from './types.js';
+import type { RunConfig, SourceConfig, SyntheticSourceConfig } from './types.js';
 import { entryRole, workerRoles, type WorkerRole, type WorkerRoleName } from './roles.js';
 
 /** Prompt and output lengths a synthetic source draws from: [min, max] of each. */
@@ -35,7 +35,16 @@ interface Lengths {
   outputMean: number;
 }
 
-export function syntheticLengths(source: SourceConfig): Lengths | null {
+/**
+ * Prefix-cache keys of one dataset entry: blocks of the longest prompt and output an entry can
+ * draw, and one more, so that no two entries share a key.
+ */
+export function blocksPerDatasetEntry(source: SyntheticSourceConfig, blockSize: number): number {
+  const lengths = syntheticLengths(source) as Lengths;
+  return Math.ceil((lengths.promptMax + lengths.outputMax) / blockSize) + 1;
+}
+
+function syntheticLengths(source: SourceConfig): Lengths | null {
   if (source.type === 'synthetic') {
     const r = source.random_range_ratio;
     // Normal spreads (AIPerf's stddev): within [1, floor(mean + 4 sd)] (core/traffic.ts).
@@ -263,9 +272,8 @@ function prefixCacheBytes(config: RunConfig, trace: TraceLengths | null, request
     ranksPerGroup = Math.min(ranks, source.turns);
   } else if (source.type === 'synthetic' && source.dataset_entries !== undefined) {
     // A dataset entry is a group, on any rank its requests were placed on.
-    const lengths = syntheticLengths(source);
     groups = Math.min(source.dataset_entries, requests);
-    keysPerGroup = Math.ceil(((lengths?.promptMax ?? 0) + (lengths?.outputMax ?? 0)) / kv.block_size) + 1;
+    keysPerGroup = blocksPerDatasetEntry(source, kv.block_size);
     ranksPerGroup = ranks;
   } else {
     return 0;
