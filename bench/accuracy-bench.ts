@@ -1,7 +1,7 @@
 /**
  * `npm run bench:accuracy [-- --per-stratum K] [--backends B,B] [--policy own|vllm] [--check-set] [--ablation] [--refine N] [--json] [--points]
  * [--prior-ratio R] [--prior-weight W] [--prefill-overlap H] [--point-weights uniform|W,W,W] [--exponents MOE,DENSE] [--oracle]
- * [--train-points N] [--score-above K]`: held-out accuracy of the
+ * [--train-points N] [--score-above K] [--kv auto|unlimited]`: held-out accuracy of the
  * engine fit on real silicon (docs/calibration.md; docs/calibration.md).
  *
  * Deployments: from `data/silicon/aic-silicon-sample.csv` (`silicon-deployments.ts`), every
@@ -28,7 +28,9 @@
  * out of the question. `--train-points N` fits on the N lowest points instead of 3 (and scores the
  * rest): what one more measured load point buys. `--score-above K` scores only the points above
  * each sweep's K lowest, to compare such fits on the same points (`--train-points 3 --score-above
- * 4` against `--train-points 4`). Run after `npm run build`.
+ * 4` against `--train-points 4`). `--kv auto` replays every linear fit with the catalog's KV
+ * capacity instead of unlimited KV, and every fit with the KV flags and parallelism its deployment
+ * was launched with (`KV`). Run after `npm run build`.
  */
 import { availableParallelism } from 'node:os';
 import { fileURLToPath } from 'node:url';
@@ -49,9 +51,9 @@ import type { ScorePoint } from '../src/score/points.js';
 import { PointPool } from '../src/sweep/pool.js';
 import { COLD_STALL_RULE, zeroShotBench } from './accuracy-zero-shot.js';
 import { benchEnvironment, describeEnvironment, JSON_OUTPUT, say } from './environment.js';
-import { TrajectoryPool } from '../src/calibrate/catalog-calibration.js';
+import { measuredSetup, TrajectoryPool } from '../src/calibrate/catalog-calibration.js';
 import { calibrateRoofline, type RooflineCalibration } from '../src/calibrate/roofline-calibration.js';
-import { catalogBaseConfig, coldStallConcurrencies } from '../src/calibrate/silicon-deployments.js';
+import { catalogBaseConfig, coldStallConcurrencies, type LaunchSettings } from '../src/calibrate/silicon-deployments.js';
 import { chooseForm, fitFormsFileText, type FitFormsRow } from '../src/calibrate/form-choice.js';
 import { stratumOf } from '../src/catalog/accuracy.js';
 import { writeOutputFile } from '../src/io/write-output.js';
@@ -90,6 +92,8 @@ interface Case {
   points: ScorePoint[];
   /** Concurrencies reported apart: cold-start stalls (`COLD_STALL_RULE`), not scored. */
   apart: number[];
+  /** How its highest point was launched (parallelism that ran, KV flags), for the KV capacity. */
+  launch?: { tp: number; attentionDp: number; expert: number; kvCache?: LaunchSettings['kvCache'] };
 }
 
 /**
@@ -101,6 +105,17 @@ const POLICY = process.argv.includes('--policy') ? process.argv[process.argv.ind
 const BACKENDS = process.argv.includes('--backends')
   ? String(process.argv[process.argv.indexOf('--backends') + 1]).split(',')
   : ['vllm', 'sglang', 'trtllm'];
+
+/** The parallelism and KV flags a deployment's highest point ran with (`measuredSetup`). */
+function launchOf(d: SiliconDeployment): NonNullable<Case['launch']> {
+  const setup = measuredSetup(d, d.points.length - 1);
+  return {
+    tp: setup.tp,
+    attentionDp: setup.attentionDp,
+    expert: setup.expert,
+    ...(setup.launch.kvCache ? { kvCache: setup.launch.kvCache } : {}),
+  };
+}
 
 export function selectCases(perStratum: number): Case[] {
   const all = readSiliconDeployments(SAMPLE, 5).filter((d) => d.osl <= 1024);
@@ -115,6 +130,7 @@ export function selectCases(perStratum: number): Case[] {
           label: d.label,
           stratum: `${backend} ${moe ? 'MoE' : 'dense'}`,
           deployment: d,
+          launch: launchOf(d),
           points: d.points,
           apart: coldStallConcurrencies(d),
         });
@@ -208,6 +224,15 @@ interface Row {
 
 /** `--oracle`: fit on every point, and score the points the benchmark holds out (what the model can reach at best). */
 const ORACLE = process.argv.includes('--oracle');
+/**
+ * Each fitted deployment's KV capacity: unlimited (the default: a request never waits for KV), or
+ * with `--kv auto` sized from the catalog's model, GPU and precision with the KV flags and
+ * parallelism its highest point was launched with (`launchOf`), as `calibrate engine` sizes it for a
+ * base config that names a catalog model and GPU. docs/benchmarks.md ("KV capacity in the fits")
+ * says why unlimited stays the default.
+ */
+const KV: 'auto' | 'unlimited' =
+  process.argv.includes('--kv') && process.argv[process.argv.indexOf('--kv') + 1] === 'auto' ? 'auto' : 'unlimited';
 /** `--train-points N`: the lowest N concurrency points are the training points (3 by default). */
 const TRAIN_POINTS = Math.max(1, Math.floor(argValue('--train-points', 3)));
 /**
@@ -300,7 +325,15 @@ async function runVariant(
     all.map((c) =>
       form === 'roofline'
         ? calibrateRoofline({
-            base: catalogBaseConfig(c.deployment),
+            // The physics form always sizes KV from the catalog; with `--kv auto`, with the launch's KV flags too.
+            base:
+              KV === 'unlimited' || c.launch === undefined
+                ? catalogBaseConfig(c.deployment)
+                : catalogBaseConfig(
+                    { ...c.deployment, tp: c.launch.tp, attentionDp: c.launch.attentionDp, expert: c.launch.expert },
+                    undefined,
+                    c.launch.kvCache !== undefined ? { kvCache: c.launch.kvCache } : {},
+                  ),
             baseDir: ROOT,
             measured: c.points,
             trainIndices: trainIndices(c),
@@ -310,7 +343,11 @@ async function runVariant(
             trajectoryPool: trajectoryPool,
           })
         : calibrateEngine({
-            base: deploymentBaseConfig(c.deployment, { backend: POLICY === 'own' ? c.deployment.backend : 'vllm' }),
+            base: deploymentBaseConfig(c.deployment, {
+              backend: POLICY === 'own' ? c.deployment.backend : 'vllm',
+              kv: KV,
+              ...(c.launch !== undefined ? { launch: c.launch } : {}),
+            }),
             baseDir: ROOT,
             measured: c.points,
             trainIndices: ORACLE ? c.points.map((_, k) => k) : Array.from({ length: TRAIN_POINTS }, (_, k) => k),
@@ -525,7 +562,7 @@ async function main(): Promise<void> {
   }> = [];
   try {
     say(
-      `accuracy of the engine fit: ${cases.length} silicon deployments (${perStratum} per stratum${checkSet ? ", check set: without the benchmark's" : ''})${checkSet ? '' : ' + the B200 dynosim sweep'}; ${ORACLE ? 'fit on all points (--oracle)' : `fit on the ${TRAIN_POINTS} lowest concurrencies`}, scored on ${SCORE_ABOVE === TRAIN_POINTS && !ORACLE ? 'the rest' : `the points above the ${SCORE_ABOVE} lowest`}; ${threads} threads\n${describeEnvironment(environment)}\n`,
+      `accuracy of the engine fit: ${cases.length} silicon deployments (${perStratum} per stratum${checkSet ? ", check set: without the benchmark's" : ''})${checkSet ? '' : ' + the B200 dynosim sweep'}; ${ORACLE ? 'fit on all points (--oracle)' : `fit on the ${TRAIN_POINTS} lowest concurrencies`}, scored on ${SCORE_ABOVE === TRAIN_POINTS && !ORACLE ? 'the rest' : `the points above the ${SCORE_ABOVE} lowest`}; KV ${KV === 'auto' ? 'from the catalog' : 'unlimited'}; ${threads} threads\n${describeEnvironment(environment)}\n`,
     );
     for (const variant of variants(ablation)) {
       const started = performance.now();

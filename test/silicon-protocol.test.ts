@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import {
   coldStallConcurrencies,
+  deploymentBaseConfig,
   engineVersionOf,
   measuredCaps,
   measuredOf,
@@ -20,6 +21,8 @@ import { catalogPoints, measuredPointConfig } from '../src/calibrate/catalog-cal
 import { resolveSimLoad } from '../src/calibrate/sim-load.js';
 import { efficiencyFor } from '../src/catalog/efficiency.js';
 import { roleOf } from '../src/config/roles.js';
+import { kvBlocksPerRank } from '../src/config/kv-capacity.js';
+import { parseRunConfig } from '../src/config/load.js';
 
 const HEADER =
   'id,silicon_data_source,backend,backend_version,model_path,system,precision,mode,isl,osl,gemm_quant_mode,moe_quant_mode,batch_size,tp_size,pp_size,attention_dp_size,moe_tp_size,moe_ep_size,silicon_ttft_ms,silicon_tpot_ms';
@@ -201,5 +204,76 @@ describe('the silicon sample as it was measured', () => {
         ]),
       ),
     ).toEqual([]);
+  });
+});
+
+describe('the engine fit base config', () => {
+  // vLLM 0.18 MiniMax-M2.5 FP8 on four H100, TP 4 / EP 4, 8192/1024: measured saturated from 32 clients.
+  const d = {
+    model: 'MiniMax-M2.5',
+    modelPath: 'MiniMaxAI/MiniMax-M2.5',
+    backend: 'vllm',
+    version: '0.18.0',
+    precision: 'fp8',
+    expert: 4,
+    system: 'h100_sxm',
+    tp: 4,
+    attentionDp: 1,
+    isl: 8192,
+    osl: 1024,
+  };
+  it('keeps unlimited KV unless asked, and sizes it from the catalog with kv auto', () => {
+    const unlimited = deploymentBaseConfig(d, { backend: 'vllm' });
+    expect(kvBlocksPerRank(unlimited.engine, roleOf(unlimited.engine, 'aggregated'))).toBeNull();
+    const auto = deploymentBaseConfig(d, { backend: 'vllm', kv: 'auto' });
+    const role = roleOf(auto.engine, 'aggregated');
+    expect(role.kv_cache.capacity.type).toBe('auto');
+    // The same deployment written by hand as a user would.
+    const hand = parseRunConfig(
+      {
+        engine: {
+          model: 'MiniMaxAI/MiniMax-M2.5',
+          hardware: 'h100_sxm',
+          precision: 'fp8',
+          backend: 'vllm',
+          backend_version: '0.18.0',
+          workers: {
+            aggregated: {
+              parallelism: { tensor: 4, expert: 4 },
+              scheduler: { max_batched_tokens: 8192, chunked_prefill: true },
+            },
+          },
+        },
+      },
+      'hand.yaml',
+    );
+    const blocks = kvBlocksPerRank(auto.engine, role);
+    expect(blocks).toBe(kvBlocksPerRank(hand.engine, roleOf(hand.engine, 'aggregated')));
+    // A closed loop of C clients holds about C x (ISL + OSL / 2) tokens: room for 16 clients
+    // (139,264 tokens), not for 64 (557,056), as the measured saturation between 16 and 32 says.
+    const tokens = (blocks as number) * role.kv_cache.block_size;
+    expect(tokens).toBeGreaterThan(16 * (8192 + 512));
+    expect(tokens).toBeLessThan(64 * (8192 + 512));
+  });
+
+  it('takes the KV flags the deployment was launched with', () => {
+    const bf16 = deploymentBaseConfig(d, { backend: 'vllm', kv: 'auto' });
+    const fp8 = deploymentBaseConfig(d, {
+      backend: 'vllm',
+      kv: 'auto',
+      launch: { tp: 4, attentionDp: 1, expert: 4, kvCache: { dtype: 'fp8', gpu_memory_utilization: 0.9 } },
+    });
+    const role = roleOf(fp8.engine, 'aggregated');
+    expect(role.kv_cache.dtype).toBe('fp8');
+    // vLLM keeps BF16 KV unless told (dtype auto): one byte an element instead of two, so twice
+    // the blocks from the same memory (to the block the division rounds down).
+    const half = kvBlocksPerRank(bf16.engine, roleOf(bf16.engine, 'aggregated')) as number;
+    const blocks = kvBlocksPerRank(fp8.engine, role) as number;
+    expect(blocks).toBeGreaterThanOrEqual(2 * half);
+    expect(blocks).toBeLessThanOrEqual(2 * half + 1);
+    // Without kv auto the launch is ignored: unlimited KV, the row's own parallelism.
+    const unlimited = deploymentBaseConfig(d, { backend: 'vllm', launch: { tp: 8, attentionDp: 1, expert: 1 } });
+    expect(roleOf(unlimited.engine, 'aggregated').parallelism.tensor).toBe(4);
+    expect(kvBlocksPerRank(unlimited.engine, roleOf(unlimited.engine, 'aggregated'))).toBeNull();
   });
 });

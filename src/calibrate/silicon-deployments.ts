@@ -656,31 +656,55 @@ function poolLabel(role: string, p: SiliconPool): string {
 }
 
 /**
- * A base run config for a deployment: its parallelism, unlimited KV, and the scheduler limits its
- * engine starts with (data/engine-defaults.yaml: by backend, the row's backend version when it
+ * A base run config for a deployment: its parallelism, its KV capacity, and the scheduler limits
+ * its engine starts with (data/engine-defaults.yaml: by backend, the row's backend version when it
  * states one, and the GPU), as the sample's engines were launched without flags that change them;
  * `backend`: the engine whose scheduler and defaults to use (docs/replay-model.md, "Schedulers"),
- * vLLM's when absent.
+ * vLLM's when absent. KV is unlimited unless `kv` is `auto`: then the config names the catalog's
+ * model (`modelPath`), its precision and expert split, and leaves the capacity to its default, sized
+ * from the GPU's memory (unlimited where the model or GPU is not in the catalog).
  */
 export function deploymentBaseConfig(
   d: Pick<SiliconDeployment, 'model' | 'system' | 'tp' | 'attentionDp' | 'isl' | 'osl'> &
-    Partial<Pick<SiliconDeployment, 'backend' | 'version'>>,
-  scheduler: { maxBatchedTokens?: number; backend?: string } = {},
+    Partial<Pick<SiliconDeployment, 'backend' | 'version' | 'modelPath' | 'precision' | 'expert'>>,
+  scheduler: {
+    maxBatchedTokens?: number;
+    backend?: string;
+    kv?: 'unlimited' | 'auto';
+    /** With `kv: 'auto'`: the parallelism that ran and the KV flags it was launched with (`measuredSetup`). */
+    launch?: { tp: number; attentionDp: number; expert: number; kvCache?: LaunchSettings['kvCache'] };
+  } = {},
 ): RunConfig {
   const version =
     scheduler.backend !== undefined && scheduler.backend === d.backend && d.version && isVersion(d.version) ? d.version : undefined;
+  // KV from memory needs the catalog's model (by its path), its precision and the expert split.
+  const auto = scheduler.kv === 'auto' && d.modelPath !== undefined;
+  const precision = auto && d.precision !== undefined ? siliconPrecision(d.precision) : undefined;
+  const ran = auto && scheduler.launch !== undefined ? scheduler.launch : { tp: d.tp, attentionDp: d.attentionDp, expert: d.expert ?? 1 };
+  const expert = auto && (ran.tp * ran.attentionDp) % ran.expert === 0 ? ran.expert : 1;
+  const kvFlags = auto ? (scheduler.launch?.kvCache ?? {}) : {};
   return parseRunConfig(
     {
       engine: {
-        model: d.model,
+        model: auto ? d.modelPath : d.model,
         hardware: d.system,
+        ...(precision !== undefined ? { precision } : {}),
         ...(scheduler.backend !== undefined ? { backend: scheduler.backend } : {}),
         ...(version !== undefined ? { backend_version: version } : {}),
         workers: {
           aggregated: {
-            parallelism: { tensor: d.tp, attention_data: d.attentionDp },
+            parallelism: { tensor: ran.tp, attention_data: ran.attentionDp, ...(expert > 1 ? { expert } : {}) },
             scheduler: { max_batched_tokens: scheduler.maxBatchedTokens ?? 8192, chunked_prefill: true },
-            kv_cache: { capacity: { type: 'unlimited' } },
+            // Left out, capacity is auto: from the catalog, unlimited where the model or GPU is not in it.
+            kv_cache: auto
+              ? {
+                  ...(kvFlags.dtype !== undefined ? { dtype: kvFlags.dtype } : {}),
+                  ...(kvFlags.block_size !== undefined ? { block_size: kvFlags.block_size } : {}),
+                  ...(kvFlags.gpu_memory_utilization !== undefined
+                    ? { capacity: { type: 'auto', gpu_memory_utilization: kvFlags.gpu_memory_utilization } }
+                    : {}),
+                }
+              : { capacity: { type: 'unlimited' } },
           },
         },
       },
