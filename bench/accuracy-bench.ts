@@ -57,6 +57,8 @@ import { catalogBaseConfig, coldStallConcurrencies, type LaunchSettings } from '
 import { chooseForm, fitFormsFileText, type FitFormsRow } from '../src/calibrate/form-choice.js';
 import { stratumOf } from '../src/catalog/accuracy.js';
 import { writeOutputFile } from '../src/io/write-output.js';
+import { ConfigError } from '../src/config/errors.js';
+import type { RunConfig } from '../src/config/types.js';
 
 /**
  * `--form roofline`: fit each deployment with physics (the catalog's efficiency factors, each held
@@ -105,6 +107,23 @@ const POLICY = process.argv.includes('--policy') ? process.argv[process.argv.ind
 const BACKENDS = process.argv.includes('--backends')
   ? String(process.argv[process.argv.indexOf('--backends') + 1]).split(',')
   : ['vllm', 'sglang', 'trtllm'];
+
+/**
+ * A linear fit's base config: unlimited KV, or with `--kv auto` the catalog's capacity; a
+ * deployment whose weights leave no room for KV in the catalog's reading keeps unlimited KV, and
+ * the bench says so.
+ */
+function linearBase(c: Case): RunConfig {
+  const backend = POLICY === 'own' ? c.deployment.backend : 'vllm';
+  if (KV === 'unlimited') return deploymentBaseConfig(c.deployment, { backend });
+  try {
+    return deploymentBaseConfig(c.deployment, { backend, kv: 'auto', ...(c.launch !== undefined ? { launch: c.launch } : {}) });
+  } catch (error) {
+    if (!(error instanceof ConfigError)) throw error;
+    say(`${c.label}: KV capacity from the catalog refused (${error.message}); fitted with unlimited KV\n`);
+    return deploymentBaseConfig(c.deployment, { backend });
+  }
+}
 
 /** The parallelism and KV flags a deployment's highest point ran with (`measuredSetup`). */
 function launchOf(d: SiliconDeployment): NonNullable<Case['launch']> {
@@ -343,11 +362,7 @@ async function runVariant(
             trajectoryPool: trajectoryPool,
           })
         : calibrateEngine({
-            base: deploymentBaseConfig(c.deployment, {
-              backend: POLICY === 'own' ? c.deployment.backend : 'vllm',
-              kv: KV,
-              ...(c.launch !== undefined ? { launch: c.launch } : {}),
-            }),
+            base: linearBase(c),
             baseDir: ROOT,
             measured: c.points,
             trainIndices: ORACLE ? c.points.map((_, k) => k) : Array.from({ length: TRAIN_POINTS }, (_, k) => k),
