@@ -1,7 +1,7 @@
 /**
  * `npm run bench:accuracy -- --zero-shot [--evaluate] [--all-points] [--rounds N] [--threads N] [--json]
  * [--write-efficiency FILE] [--write-accuracy FILE] [--disagg-only [--fitted]] [--max-clients N] [--first-token prefill|decode]
- * [--gap-entries N]`: predicts every aggregated and
+ * [--gap-entries N] [--gap-output-spread S]`: predicts every aggregated and
  * every disaggregated deployment of the silicon sample from the catalog alone and prints how far
  * the predictions are from the measurements (docs/hardware-and-models.md, "Accuracy with no
  * measurement of the deployment").
@@ -32,7 +32,8 @@
  * that gives its worker counts on its three lowest points and scores the others
  * (`disagg-fit-task.ts`). `--gap-entries N` replays the gap-analysis rows with AIPerf's dataset of N
  * repeated prompts (its default is 100; the campaign does not say) and TensorRT-LLM's block reuse
- * off, as aiconfigurator launched it.
+ * off, as aiconfigurator launched it. `--gap-output-spread S` replays them with output lengths of
+ * standard deviation S x OSL (an experiment: the campaign's served lengths are not measured).
  */
 import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
@@ -77,6 +78,8 @@ const argValue = (name: string, fallback: number) =>
   process.argv.includes(name) ? Number(process.argv[process.argv.indexOf(name) + 1]) : fallback;
 /** `--gap-entries N`: the gap-analysis rows replayed with AIPerf's dataset of N repeated prompts. */
 const GAP_ENTRIES = ((n: number) => (Number.isInteger(n) && n > 0 ? n : undefined))(argValue('--gap-entries', NaN));
+/** `--gap-output-spread S`: the gap-analysis rows replayed with output lengths of standard deviation S x OSL. */
+const GAP_SPREAD = ((x: number) => (x > 0 && x < 1 ? x : undefined))(argValue('--gap-output-spread', NaN));
 const argText = (name: string) => (process.argv.includes(name) ? process.argv[process.argv.indexOf(name) + 1] : undefined);
 
 /** Single-node: at most 8 GPUs (4 on GB200/GB300, whose nodes hold 4). */
@@ -155,6 +158,7 @@ export function scopedPoints(all: boolean): {
   const { points, skipped } = catalogPoints(join(packageRoot(), 'data/silicon/aic-silicon-sample.csv'), {
     ...(all ? {} : { maxOsl: 1024 }),
     ...(GAP_ENTRIES !== undefined ? { gapEntries: GAP_ENTRIES } : {}),
+    ...(GAP_SPREAD !== undefined ? { gapOutputSpread: GAP_SPREAD } : {}),
   });
   const inScope = points.filter((p) => all || singleNode({ gpus: p.setup.tp * p.setup.attentionDp, hardware: p.hardware }));
   const stalls = new Map<string, Set<number>>();
@@ -461,7 +465,8 @@ export async function zeroShotBench(): Promise<void> {
       : `zero-shot accuracy: ${points.length} points of ${new Set(points.map((p) => p.label)).size} aggregated deployments, ${models} models` +
           ` (${apart.length} points reported apart${skipped.length > 0 ? `; ${skipped.length} deployments not buildable from the catalog` : ''});` +
           ` ${evaluate ? 'replayed at the shipped factors (in sample, no fit)' : 'leave one model out'}; each point as measured` +
-          `${GAP_ENTRIES !== undefined ? ` (gap-analysis rows: a dataset of ${GAP_ENTRIES} prompts)` : ''}; ${threads} threads\n` +
+          `${GAP_ENTRIES !== undefined ? ` (gap-analysis rows: a dataset of ${GAP_ENTRIES} prompts)` : ''}` +
+          `${GAP_SPREAD !== undefined ? ` (gap-analysis rows: output lengths of standard deviation ${GAP_SPREAD} x OSL)` : ''}; ${threads} threads\n` +
           `${describeEnvironment(environment)}\n`,
   );
   const pool = new TrajectoryPool(threads);

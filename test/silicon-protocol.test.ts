@@ -23,6 +23,7 @@ import { efficiencyFor } from '../src/catalog/efficiency.js';
 import { roleOf } from '../src/config/roles.js';
 import { kvBlocksPerRank } from '../src/config/kv-capacity.js';
 import { parseRunConfig } from '../src/config/load.js';
+import { replay } from '../src/replay.js';
 
 const HEADER =
   'id,silicon_data_source,backend,backend_version,model_path,system,precision,mode,isl,osl,gemm_quant_mode,moe_quant_mode,batch_size,tp_size,pp_size,attention_dp_size,moe_tp_size,moe_ep_size,silicon_ttft_ms,silicon_tpot_ms';
@@ -133,6 +134,29 @@ describe('the silicon sample as it was measured', () => {
     const { points } = catalogPoints(sample([ix]));
     const config = measuredPointConfig(points[0], efficiencyFor('h200_sxm', 'vllm').factors, resolveSimLoad({}));
     expect(config.traffic.source).not.toHaveProperty('dataset_entries');
+  });
+
+  it('replays gap-analysis points with spread output lengths when asked', () => {
+    const gap = `"source_file=/x/aic-auto-gap-analysis/data/h200_sxm/b/v/M.csv; silicon_concurrency=16"`;
+    const dump = `"db-dump/2026-04-27; config_id=7; silicon_concurrency=16; measured=2026-03-01T00:00:00.000Z; vllm/vllm-openai:v0.19.0"`;
+    const row = (id: string, source: string) =>
+      `${id},${source},vllm,0.12.0,meta-llama/Llama-3.1-8B-Instruct,h200_sxm,fp8,agg,1000,100,fp8,,16,1,1,,1,1,80,10`;
+    const config = (source: string, spread?: number) => {
+      const { points } = catalogPoints(sample([row('a', source)]), spread === undefined ? {} : { gapOutputSpread: spread });
+      return measuredPointConfig(points[0], efficiencyFor('h200_sxm', 'vllm').factors, resolveSimLoad({}));
+    };
+    expect(config(gap).traffic.source).not.toHaveProperty('output_tokens_stddev');
+    // 0.03 x OSL 100 = 3 tokens of standard deviation, prompts still fixed.
+    const spread = config(gap, 0.03);
+    expect(spread.traffic.source).toMatchObject({ input_tokens: 1000, output_tokens: 100, random_range_ratio: 1, output_tokens_stddev: 3 });
+    const r = replay(spread, { baseDir: '.' }).summary.metrics.output_sequence_length;
+    if (r === undefined) throw new Error('no output lengths');
+    // 160 requests of normal(100, 3) lengths: the mean within 1 token, the spread between 2 and 4.
+    expect(Math.abs(r.avg - 100)).toBeLessThan(1);
+    expect(r.std).toBeGreaterThan(2);
+    expect(r.std).toBeLessThan(4);
+    // InferenceX rows keep their own spread (lengths in [0.8 L, L]).
+    expect(config(dump, 0.03).traffic.source).not.toHaveProperty('output_tokens_stddev');
   });
 
   it("reads the engine's version from the sample or its image", () => {

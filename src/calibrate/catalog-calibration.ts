@@ -115,7 +115,7 @@ export function measuredSetup(d: SiliconDeployment, i: number): PointSetup {
 /** The silicon sample's points whose deployment the catalog can build (model, GPU, and memory for the weights). */
 export function catalogPoints(
   csv: string,
-  options: { maxOsl?: number; gapEntries?: number } = {},
+  options: { maxOsl?: number; gapEntries?: number; gapOutputSpread?: number } = {},
 ): { points: MeasuredPoint[]; skipped: { label: string; reason: string }[] } {
   const points: MeasuredPoint[] = [];
   const skipped: { label: string; reason: string }[] = [];
@@ -124,6 +124,8 @@ export function catalogPoints(
     // `gapEntries`: the gap-analysis rows replayed with AIPerf's dataset of that many prompts.
     if (options.gapEntries !== undefined && d.protocol.source === 'gap-analysis')
       d.protocol = { ...d.protocol, datasetEntries: options.gapEntries };
+    if (options.gapOutputSpread !== undefined && d.protocol.source === 'gap-analysis')
+      d.protocol = { ...d.protocol, outputSpread: options.gapOutputSpread };
     d.points.forEach((p, i) => {
       const setup = measuredSetup(d, i);
       try {
@@ -173,7 +175,11 @@ export function measuredPointConfig(point: MeasuredPoint, factors: EfficiencyFac
   );
   const asMeasured: SimLoadOptions =
     load.protocol === false ? load : { ...load, rangeRatio: d.protocol.rangeRatio, requestsPerSlot: d.protocol.requestsPerClient };
-  return pointConfig(base, { concurrency: point.concurrency, isl: d.isl, osl: d.osl }, null, asMeasured);
+  const config = pointConfig(base, { concurrency: point.concurrency, isl: d.isl, osl: d.osl }, null, asMeasured);
+  const source = config.traffic.source;
+  if (d.protocol.outputSpread !== undefined && source.type === 'synthetic' && source.random_range_ratio === 1)
+    source.output_tokens_stddev = d.protocol.outputSpread * d.osl;
+  return config;
 }
 
 /** A pool of trajectory recordings (`trajectory-task.ts`). */

@@ -49,6 +49,8 @@ export interface SiliconProtocol {
   requestsPerClient: number;
   /** Distinct prompts the requests repeated (AIPerf's dataset entries); null: every request its own. */
   datasetEntries: number | null;
+  /** Output lengths' standard deviation as a share of the OSL (an experiment of the accuracy bench); absent: none. */
+  outputSpread?: number;
   /** The container image the source names ('' when none). */
   image: string;
 }
