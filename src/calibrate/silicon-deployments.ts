@@ -698,15 +698,7 @@ export function deploymentBaseConfig(
             parallelism: { tensor: ran.tp, attention_data: ran.attentionDp, ...(expert > 1 ? { expert } : {}) },
             scheduler: { max_batched_tokens: scheduler.maxBatchedTokens ?? 8192, chunked_prefill: true },
             // Left out, capacity is auto: from the catalog, unlimited where the model or GPU is not in it.
-            kv_cache: auto
-              ? {
-                  ...(kvFlags.dtype !== undefined ? { dtype: kvFlags.dtype } : {}),
-                  ...(kvFlags.block_size !== undefined ? { block_size: kvFlags.block_size } : {}),
-                  ...(kvFlags.gpu_memory_utilization !== undefined
-                    ? { capacity: { type: 'auto', gpu_memory_utilization: kvFlags.gpu_memory_utilization } }
-                    : {}),
-                }
-              : { capacity: { type: 'unlimited' } },
+            kv_cache: auto ? launchKvCache(kvFlags, false) : { capacity: { type: 'unlimited' } },
           },
         },
       },
@@ -754,6 +746,21 @@ export function siliconPrecision(precision: string): Precision | undefined {
  * with its own launch settings where `launch.pools` gives them (else both the same) and the same
  * timing (the KV transfer's bandwidth and bytes from the catalog).
  */
+/**
+ * A launch's KV flags as a worker's `kv_cache` block, its capacity `auto` (from the catalog):
+ * written when `writeCapacity` (refused without catalog entries) or when a memory share is given,
+ * else left to the default (which falls back to unlimited without catalog entries).
+ */
+function launchKvCache(kv: NonNullable<LaunchSettings['kvCache']>, writeCapacity: boolean): Record<string, unknown> {
+  const share = kv.gpu_memory_utilization !== undefined ? { gpu_memory_utilization: kv.gpu_memory_utilization } : {};
+  return {
+    ...(kv.dtype !== undefined ? { dtype: kv.dtype } : {}),
+    ...(kv.prefix_caching !== undefined ? { prefix_caching: kv.prefix_caching } : {}),
+    ...(kv.block_size !== undefined ? { block_size: kv.block_size } : {}),
+    ...(writeCapacity || kv.gpu_memory_utilization !== undefined ? { capacity: { type: 'auto', ...share } } : {}),
+  };
+}
+
 /** What a measured point's launch set beyond the engine's defaults (`measuredSetup`). */
 export interface LaunchSettings {
   scheduler?: {
@@ -822,15 +829,7 @@ export function catalogBaseConfig(
         expert: gpus % p.expert === 0 ? p.expert : 1,
       },
       scheduler: own.scheduler ?? {},
-      kv_cache: {
-        ...(kv.dtype !== undefined ? { dtype: kv.dtype } : {}),
-        ...(kv.prefix_caching !== undefined ? { prefix_caching: kv.prefix_caching } : {}),
-        ...(kv.block_size !== undefined ? { block_size: kv.block_size } : {}),
-        capacity: {
-          type: 'auto',
-          ...(kv.gpu_memory_utilization !== undefined ? { gpu_memory_utilization: kv.gpu_memory_utilization } : {}),
-        },
-      },
+      kv_cache: launchKvCache(kv, true),
       timing: { type: 'roofline', ...(efficiency !== undefined ? { efficiency } : {}) },
     };
   };
