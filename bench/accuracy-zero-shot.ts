@@ -1,7 +1,7 @@
 /**
  * `npm run bench:accuracy -- --zero-shot [--evaluate] [--all-points] [--rounds N] [--threads N] [--json]
  * [--write-efficiency FILE] [--write-accuracy FILE] [--disagg-only [--fitted]] [--max-clients N] [--first-token prefill|decode]
- * [--gap-entries N] [--gap-output-spread S]`: predicts every aggregated and
+ * [--gap-entries N] [--gap-output-spread S] [--gap-output-tokens N]`: predicts every aggregated and
  * every disaggregated deployment of the silicon sample from the catalog alone and prints how far
  * the predictions are from the measurements (docs/hardware-and-models.md, "Accuracy with no
  * measurement of the deployment").
@@ -33,15 +33,18 @@
  * (`disagg-fit-task.ts`). `--gap-entries N` replays the gap-analysis rows with AIPerf's dataset of N
  * repeated prompts (its default is 100; the campaign does not say) and TensorRT-LLM's block reuse
  * off, as aiconfigurator launched it. `--gap-output-spread S` replays them with output lengths of
- * standard deviation S x OSL (an experiment: the campaign's served lengths are not measured).
+ * standard deviation S x OSL, `--gap-output-tokens N` with N tokens whatever the OSL (experiments: the
+ * campaign's served lengths are not measured).
  */
 import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import {
   catalogPoints,
+  costliestFirst,
   efficiencyFileText,
   efficiencyTableOf,
   recordPoints,
+  replayCost,
   replayedMetrics,
   TrajectoryPool,
   zeroShot,
@@ -80,6 +83,8 @@ const argValue = (name: string, fallback: number) =>
 const GAP_ENTRIES = ((n: number) => (Number.isInteger(n) && n > 0 ? n : undefined))(argValue('--gap-entries', NaN));
 /** `--gap-output-spread S`: the gap-analysis rows replayed with output lengths of standard deviation S x OSL. */
 const GAP_SPREAD = ((x: number) => (x > 0 && x < 1 ? x : undefined))(argValue('--gap-output-spread', NaN));
+/** `--gap-output-tokens N`: the gap-analysis rows replayed with output lengths of standard deviation N tokens. */
+const GAP_TOKENS = ((x: number) => (x > 0 && x < 1e6 ? x : undefined))(argValue('--gap-output-tokens', NaN));
 const argText = (name: string) => (process.argv.includes(name) ? process.argv[process.argv.indexOf(name) + 1] : undefined);
 
 /** Single-node: at most 8 GPUs (4 on GB200/GB300, whose nodes hold 4). */
@@ -159,6 +164,7 @@ export function scopedPoints(all: boolean): {
     ...(all ? {} : { maxOsl: 1024 }),
     ...(GAP_ENTRIES !== undefined ? { gapEntries: GAP_ENTRIES } : {}),
     ...(GAP_SPREAD !== undefined ? { gapOutputSpread: GAP_SPREAD } : {}),
+    ...(GAP_TOKENS !== undefined ? { gapOutputTokens: GAP_TOKENS } : {}),
   });
   const inScope = points.filter((p) => all || singleNode({ gpus: p.setup.tp * p.setup.attentionDp, hardware: p.hardware }));
   const stalls = new Map<string, Set<number>>();
@@ -251,45 +257,54 @@ async function replayDisagg(
   factorsOf: (p: MeasuredPoint) => EfficiencyFactors,
   load: SimLoadOptions,
 ): Promise<ZeroShotPoint[]> {
-  return Promise.all(
-    list.map(async (p) => {
-      const config = measuredPointConfig(p, factorsOf(p), load);
-      if (FIRST_TOKEN !== undefined) {
-        config.engine.kv_transfer = {
-          ...(config.engine.kv_transfer ?? { latency_ms: 0, max_local_prefill_tokens: 0 }),
-          first_token: FIRST_TOKEN,
-        };
-      }
-      const decode = deploymentOf(config.engine, roleOf(config.engine, 'decode')).deployment;
-      if (decode === null) throw new Error(`${p.label}: not in the catalog`);
-      const gpus = (['prefill', 'decode'] as const).reduce((sum, role) => {
-        const q = roleOf(config.engine, role).parallelism;
-        return sum + q.replicas * q.tensor * q.attention_data;
-      }, 0);
-      const t = await pool.record(config);
-      return {
-        label: p.label,
-        model: p.model,
-        hardware: p.hardware,
-        backend: p.backend,
-        moe: decode.model.architecture.moe !== undefined,
-        gpus,
-        concurrency: p.concurrency,
-        measured: p.measured,
-        predicted: { ttftMs: t.ttftMs ?? 0, itlMs: t.itlMs ?? 0 },
+  return costliestFirst(list, replayCost, async (p) => {
+    const config = measuredPointConfig(p, factorsOf(p), load);
+    if (FIRST_TOKEN !== undefined) {
+      config.engine.kv_transfer = {
+        ...(config.engine.kv_transfer ?? { latency_ms: 0, max_local_prefill_tokens: 0 }),
+        first_token: FIRST_TOKEN,
       };
-    }),
-  );
+    }
+    const decode = deploymentOf(config.engine, roleOf(config.engine, 'decode')).deployment;
+    if (decode === null) throw new Error(`${p.label}: not in the catalog`);
+    const gpus = (['prefill', 'decode'] as const).reduce((sum, role) => {
+      const q = roleOf(config.engine, role).parallelism;
+      return sum + q.replicas * q.tensor * q.attention_data;
+    }, 0);
+    const t = await pool.record(config);
+    return {
+      label: p.label,
+      model: p.model,
+      hardware: p.hardware,
+      backend: p.backend,
+      moe: decode.model.architecture.moe !== undefined,
+      gpus,
+      concurrency: p.concurrency,
+      measured: p.measured,
+      predicted: { ttftMs: t.ttftMs ?? 0, itlMs: t.itlMs ?? 0 },
+    };
+  });
 }
 
 /**
  * Leave one model out for the disaggregated points: each model's points at the factors fitted on
  * the aggregated points of the other models (from the trajectories of the fit on all of them, as
- * `zeroShot` does); a model with no aggregated point takes the fit on all of them.
+ * `zeroShot` does, whose fits `done` holds and are taken as they are); a model with no aggregated
+ * point takes the fit on all of them.
  */
-function leftOutFits(all: FactorFit, recorded: readonly FitPoint[], models: readonly string[]): Map<string, FactorFit> {
+function leftOutFits(
+  all: FactorFit,
+  recorded: readonly FitPoint[],
+  models: readonly string[],
+  done: ReadonlyMap<string, FactorFit>,
+): Map<string, FactorFit> {
   const fits = new Map<string, FactorFit>();
   for (const model of models) {
+    const known = done.get(model);
+    if (known !== undefined) {
+      fits.set(model, known);
+      continue;
+    }
     const others = recorded.filter((p) => p.model !== model);
     fits.set(model, others.length === recorded.length ? all : fitFactors(others, all.layout, { start: all.x }));
   }
@@ -466,7 +481,8 @@ export async function zeroShotBench(): Promise<void> {
           ` (${apart.length} points reported apart${skipped.length > 0 ? `; ${skipped.length} deployments not buildable from the catalog` : ''});` +
           ` ${evaluate ? 'replayed at the shipped factors (in sample, no fit)' : 'leave one model out'}; each point as measured` +
           `${GAP_ENTRIES !== undefined ? ` (gap-analysis rows: a dataset of ${GAP_ENTRIES} prompts)` : ''}` +
-          `${GAP_SPREAD !== undefined ? ` (gap-analysis rows: output lengths of standard deviation ${GAP_SPREAD} x OSL)` : ''}; ${threads} threads\n` +
+          `${GAP_SPREAD !== undefined ? ` (gap-analysis rows: output lengths of standard deviation ${GAP_SPREAD} x OSL)` : ''}` +
+          `${GAP_TOKENS !== undefined ? ` (gap-analysis rows: output lengths of standard deviation ${GAP_TOKENS} tokens)` : ''}; ${threads} threads\n` +
           `${describeEnvironment(environment)}\n`,
   );
   const pool = new TrajectoryPool(threads);
@@ -511,15 +527,16 @@ export async function zeroShotBench(): Promise<void> {
   let disaggPredictions: ZeroShotPoint[];
   let disaggApart: ZeroShotPoint[];
   // The disaggregated points scored, then those reported apart, at the factors `factorsOf` gives.
-  const replayDisaggAll = async (factorsOf: (p: MeasuredPoint) => EfficiencyFactors) => [
-    await replayDisagg(pool, disagg.points, factorsOf, load),
-    await replayDisagg(
-      pool,
-      disagg.apart.map((a) => a.point),
-      factorsOf,
-      load,
-    ),
-  ];
+  const replayDisaggAll = (factorsOf: (p: MeasuredPoint) => EfficiencyFactors) =>
+    Promise.all([
+      replayDisagg(pool, disagg.points, factorsOf, load),
+      replayDisagg(
+        pool,
+        disagg.apart.map((a) => a.point),
+        factorsOf,
+        load,
+      ),
+    ]);
   try {
     if (disaggOnly) {
       [disaggPredictions, disaggApart] = await replayDisaggAll(shipped);
@@ -534,8 +551,11 @@ export async function zeroShotBench(): Promise<void> {
       return;
     }
     if (evaluate) {
-      predictions = await replayAtShipped(points);
-      [disaggPredictions, disaggApart] = await replayDisaggAll(shipped);
+      [predictions, [disaggPredictions, disaggApart], apartPredictions] = await Promise.all([
+        replayAtShipped(points),
+        replayDisaggAll(shipped),
+        replayAtShipped(apart.map((a) => a.point)),
+      ]);
     } else {
       const result = await zeroShot(pool, points, load, { rounds: argValue('--rounds', 2), log: (line) => say(`  ${line}\n`) });
       predictions = result.predictions;
@@ -553,13 +573,18 @@ export async function zeroShotBench(): Promise<void> {
         );
         say(`wrote ${write}\n`);
       }
-      const fits = leftOutFits(result.all, result.recorded, [
-        ...new Set([...disagg.points, ...disagg.apart.map((a) => a.point)].map((p) => p.model)),
-      ]);
+      const fits = leftOutFits(
+        result.all,
+        result.recorded,
+        [...new Set([...disagg.points, ...disagg.apart.map((a) => a.point)].map((p) => p.model))],
+        result.leftOut,
+      );
       const leftOutFactors = (p: MeasuredPoint) => factorsFor(fits.get(p.model) as FactorFit, p.hardware, p.backend, p.family);
-      [disaggPredictions, disaggApart] = await replayDisaggAll(leftOutFactors);
+      [[disaggPredictions, disaggApart], apartPredictions] = await Promise.all([
+        replayDisaggAll(leftOutFactors),
+        replayAtShipped(apart.map((a) => a.point)),
+      ]);
     }
-    apartPredictions = await replayAtShipped(apart.map((a) => a.point));
   } finally {
     await pool.destroy();
   }

@@ -157,6 +157,13 @@ describe('the silicon sample as it was measured', () => {
     expect(r.std).toBeLessThan(4);
     // InferenceX rows keep their own spread (lengths in [0.8 L, L]).
     expect(config(dump, 0.03).traffic.source).not.toHaveProperty('output_tokens_stddev');
+    // A spread in tokens is the same whatever the OSL: 16 tokens on OSL 100.
+    const tokens = (source: string) => {
+      const { points } = catalogPoints(sample([row('a', source)]), { gapOutputTokens: 16 });
+      return measuredPointConfig(points[0], efficiencyFor('h200_sxm', 'vllm').factors, resolveSimLoad({}));
+    };
+    expect(tokens(gap).traffic.source).toMatchObject({ output_tokens: 100, random_range_ratio: 1, output_tokens_stddev: 16 });
+    expect(tokens(dump).traffic.source).not.toHaveProperty('output_tokens_stddev');
   });
 
   it("reads the engine's version from the sample or its image", () => {

@@ -115,7 +115,7 @@ export function measuredSetup(d: SiliconDeployment, i: number): PointSetup {
 /** The silicon sample's points whose deployment the catalog can build (model, GPU, and memory for the weights). */
 export function catalogPoints(
   csv: string,
-  options: { maxOsl?: number; gapEntries?: number; gapOutputSpread?: number } = {},
+  options: { maxOsl?: number; gapEntries?: number; gapOutputSpread?: number; gapOutputTokens?: number } = {},
 ): { points: MeasuredPoint[]; skipped: { label: string; reason: string }[] } {
   const points: MeasuredPoint[] = [];
   const skipped: { label: string; reason: string }[] = [];
@@ -126,6 +126,8 @@ export function catalogPoints(
       d.protocol = { ...d.protocol, datasetEntries: options.gapEntries };
     if (options.gapOutputSpread !== undefined && d.protocol.source === 'gap-analysis')
       d.protocol = { ...d.protocol, outputSpread: options.gapOutputSpread };
+    if (options.gapOutputTokens !== undefined && d.protocol.source === 'gap-analysis')
+      d.protocol = { ...d.protocol, outputSpreadTokens: options.gapOutputTokens };
     d.points.forEach((p, i) => {
       const setup = measuredSetup(d, i);
       try {
@@ -177,8 +179,10 @@ export function measuredPointConfig(point: MeasuredPoint, factors: EfficiencyFac
     load.protocol === false ? load : { ...load, rangeRatio: d.protocol.rangeRatio, requestsPerSlot: d.protocol.requestsPerClient };
   const config = pointConfig(base, { concurrency: point.concurrency, isl: d.isl, osl: d.osl }, null, asMeasured);
   const source = config.traffic.source;
-  if (d.protocol.outputSpread !== undefined && source.type === 'synthetic' && source.random_range_ratio === 1)
-    source.output_tokens_stddev = d.protocol.outputSpread * d.osl;
+  if (source.type === 'synthetic' && source.random_range_ratio === 1) {
+    if (d.protocol.outputSpread !== undefined) source.output_tokens_stddev = d.protocol.outputSpread * d.osl;
+    else if (d.protocol.outputSpreadTokens !== undefined) source.output_tokens_stddev = d.protocol.outputSpreadTokens;
+  }
   return config;
 }
 
@@ -199,6 +203,24 @@ export function factorsFor(fit: Pick<FactorFit, 'layout' | 'x'>, hardware: strin
   return fit.layout.factors(fit.x, hardware, backend, family);
 }
 
+/**
+ * Runs `task` on every item, submitted costliest first so that a pool ends on short tasks instead
+ * of one long one with its other threads idle; the results come back in the items' order.
+ */
+export async function costliestFirst<T, R>(items: readonly T[], cost: (item: T) => number, task: (item: T) => Promise<R>): Promise<R[]> {
+  const order = items.map((_, i) => i).sort((a, b) => cost(items[b]) - cost(items[a]) || a - b);
+  const results = new Array<R>(items.length);
+  await Promise.all(
+    order.map(async (i) => {
+      results[i] = await task(items[i]);
+    }),
+  );
+  return results;
+}
+
+/** What a measured point's replay costs, roughly: its clients' output tokens. */
+export const replayCost = (p: MeasuredPoint): number => p.concurrency * p.deployment.osl;
+
 /** Records every point's trajectory with the factors of its pair. */
 export async function recordPoints(
   pool: TrajectoryPool,
@@ -206,27 +228,25 @@ export async function recordPoints(
   factorsOf: (p: MeasuredPoint) => EfficiencyFactors,
   load: SimLoadOptions,
 ): Promise<FitPoint[]> {
-  return Promise.all(
-    points.map(async (p) => {
-      const factors = factorsOf(p);
-      const config = measuredPointConfig(p, factors, load);
-      const found = deploymentOf(config.engine, roleOf(config.engine, 'aggregated'));
-      if (found.deployment === null) throw new Error(`${p.label}: not in the catalog`);
-      const trajectory = await pool.record(config);
-      return {
-        label: p.label,
-        model: p.model,
-        hardware: p.hardware,
-        backend: p.backend,
-        family: p.family,
-        concurrency: p.concurrency,
-        deployment: found.deployment,
-        measured: p.measured,
-        trajectory,
-        recordedWith: factors,
-      };
-    }),
-  );
+  return costliestFirst(points, replayCost, async (p) => {
+    const factors = factorsOf(p);
+    const config = measuredPointConfig(p, factors, load);
+    const found = deploymentOf(config.engine, roleOf(config.engine, 'aggregated'));
+    if (found.deployment === null) throw new Error(`${p.label}: not in the catalog`);
+    const trajectory = await pool.record(config);
+    return {
+      label: p.label,
+      model: p.model,
+      hardware: p.hardware,
+      backend: p.backend,
+      family: p.family,
+      concurrency: p.concurrency,
+      deployment: found.deployment,
+      measured: p.measured,
+      trajectory,
+      recordedWith: factors,
+    };
+  });
 }
 
 export interface CatalogFitRound {
@@ -381,14 +401,23 @@ export async function zeroShot(
   points: readonly MeasuredPoint[],
   load: SimLoadOptions,
   options: { rounds?: number; log?: (line: string) => void } = {},
-): Promise<{ predictions: ZeroShotPoint[]; all: FactorFit; recorded: FitPoint[]; rounds: CatalogFitRound[] }> {
+): Promise<{
+  predictions: ZeroShotPoint[];
+  all: FactorFit;
+  recorded: FitPoint[];
+  rounds: CatalogFitRound[];
+  /** Each model's fit on the other models' points (the fit that predicted it). */
+  leftOut: Map<string, FactorFit>;
+}> {
   const { fit: all, recorded, rounds } = await fitCatalogFactors(pool, points, load, options);
   const models = [...new Set(points.map((p) => p.model))].sort();
   const predictions: ZeroShotPoint[] = [];
+  const leftOut = new Map<string, FactorFit>();
   for (const model of models) {
     const started = performance.now();
     const others = recorded.filter((p) => p.model !== model);
     const fit = fitFactors(others, all.layout, { start: all.x });
+    leftOut.set(model, fit);
     const mine = points.filter((p) => p.model === model);
     const replayed = await recordPoints(pool, mine, (p) => factorsFor(fit, p.hardware, p.backend, p.family), load);
     replayed.forEach((r, i) => {
@@ -407,7 +436,7 @@ export async function zeroShot(
     });
     options.log?.(`left out ${model}: ${mine.length} points predicted (${((performance.now() - started) / 1000).toFixed(0)} s)`);
   }
-  return { predictions, all, recorded, rounds };
+  return { predictions, all, recorded, rounds, leftOut };
 }
 
 /** The text of an efficiency table file: a header saying what it was fitted on, then the table. */

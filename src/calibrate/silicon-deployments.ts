@@ -51,6 +51,8 @@ export interface SiliconProtocol {
   datasetEntries: number | null;
   /** Output lengths' standard deviation as a share of the OSL (an experiment of the accuracy bench); absent: none. */
   outputSpread?: number;
+  /** Output lengths' standard deviation in tokens, whatever the OSL (an experiment of the accuracy bench); absent: none. */
+  outputSpreadTokens?: number;
   /** The container image the source names ('' when none). */
   image: string;
 }

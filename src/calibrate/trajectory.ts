@@ -89,7 +89,9 @@ export function recordTrajectory(config: RunConfig): Trajectory {
 export function recordRunTrajectory(run: ResolvedRun): Trajectory {
   if (run.source.kind === 'trace') throw new Error('a trajectory is recorded for synthetic traffic only');
   const logs: PassLog[] = [];
+  // The fits read the means only: no pooled token gaps (no `token_gap` in the summary).
   const result = new Simulation(run, {
+    tokenGaps: false,
     onPass: (worker, start, end, view) => {
       const log = (logs[worker] ??= newLog());
       log.start.push(start);

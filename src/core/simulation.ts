@@ -67,6 +67,12 @@ export interface SimulationOptions {
   onTokenEmitted?: (id: number, atMs: number) => void;
   onTokenReceived?: (id: number, atMs: number) => void;
   onResponseEnd?: (id: number, atMs: number) => void;
+  /**
+   * Pool every token gap for the `token_gap` statistic (default true). A run whose reader needs
+   * only the per-request metrics (the fits, which read the means) turns it off: the summary then
+   * has no `token_gap`, and the run neither buffers nor sorts its gaps.
+   */
+  tokenGaps?: boolean;
 }
 
 /** What a live driver reads of the engine for its gauges (`Simulation.readLoad`), summed over every rank. */
@@ -95,6 +101,8 @@ export class Simulation implements TrafficSink {
   /** The pool of each worker, by its number across pools (a pass end's event target). */
   private readonly poolOfWorker: Int32Array;
   private readonly gaps: TokenGapPool;
+  /** Whether token gaps are pooled (SimulationOptions.tokenGaps). */
+  private readonly keepGaps: boolean;
   private readonly traffic: LoadGenerator;
 
   // Client-path servers: the time each becomes free.
@@ -163,7 +171,11 @@ export class Simulation implements TrafficSink {
     const table = this.table;
     // Without a time cap every request that receives tokens completes, so every gap counts.
     // The buffer is sized from the run's token count when it is known: no doubling and copying.
-    this.gaps = new TokenGapPool(Number.isFinite(run.capMs) ? (id) => table.status[id] === Status.Completed : null, expectedGaps(run));
+    this.keepGaps = options.tokenGaps !== false;
+    this.gaps = new TokenGapPool(
+      Number.isFinite(run.capMs) ? (id) => table.status[id] === Status.Completed : null,
+      this.keepGaps ? expectedGaps(run) : 0,
+    );
 
     this.tokFreeMs = new Float64Array(run.tokenization ? run.tokenization.serversPerWorker * this.entry.workers : 0);
     this.detokFreeMs = new Float64Array(detokServers * workers);
@@ -518,6 +530,7 @@ export class Simulation implements TrafficSink {
     const lastReceivedMs = t.lastReceivedMs;
     const isWarmup = t.isWarmup;
     const gaps = this.gaps;
+    const keepGaps = this.keepGaps;
     const tokenReceivedMs = this.tokenReceivedMs;
     const onToken = this.onTokenReceived;
     const endOfCount = start + count;
@@ -528,7 +541,7 @@ export class Simulation implements TrafficSink {
         t.firstReceivedMs[id] = atMs;
       } else {
         if (n === 1) t.secondReceivedMs[id] = atMs;
-        if (isWarmup[id] === 0) gaps.push(atMs - lastReceivedMs[id], id);
+        if (keepGaps && isWarmup[id] === 0) gaps.push(atMs - lastReceivedMs[id], id);
       }
       lastReceivedMs[id] = atMs;
       if (tokenReceivedMs !== null) tokenReceivedMs[id].push(atMs);
@@ -549,6 +562,7 @@ export class Simulation implements TrafficSink {
     const lastReceivedMs = t.lastReceivedMs;
     const isWarmup = t.isWarmup;
     const gaps = this.gaps;
+    const keepGaps = this.keepGaps;
     const tokenReceivedMs = this.tokenReceivedMs;
     const onToken = this.onTokenReceived;
     const capMs = this.cfg.capMs;
@@ -561,7 +575,7 @@ export class Simulation implements TrafficSink {
         t.firstReceivedMs[id] = atMs;
       } else {
         if (n === 1) t.secondReceivedMs[id] = atMs;
-        if (isWarmup[id] === 0) gaps.push(atMs - lastReceivedMs[id], id);
+        if (keepGaps && isWarmup[id] === 0) gaps.push(atMs - lastReceivedMs[id], id);
       }
       lastReceivedMs[id] = atMs;
       if (tokenReceivedMs !== null) tokenReceivedMs[id].push(atMs);
@@ -597,6 +611,7 @@ export class Simulation implements TrafficSink {
     const lastReceivedMs = t.lastReceivedMs;
     const isWarmup = t.isWarmup;
     const gaps = this.gaps;
+    const keepGaps = this.keepGaps;
     const tokenReceivedMs = this.tokenReceivedMs;
     const onToken = this.onTokenReceived;
     const capMs = this.cfg.capMs;
@@ -611,7 +626,7 @@ export class Simulation implements TrafficSink {
         t.firstReceivedMs[id] = atMs;
       } else {
         if (n === 1) t.secondReceivedMs[id] = atMs;
-        if (isWarmup[id] === 0) gaps.push(atMs - lastReceivedMs[id], id);
+        if (keepGaps && isWarmup[id] === 0) gaps.push(atMs - lastReceivedMs[id], id);
       }
       lastReceivedMs[id] = atMs;
       if (tokenReceivedMs !== null) tokenReceivedMs[id].push(atMs);
