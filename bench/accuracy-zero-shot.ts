@@ -39,15 +39,16 @@
 import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import {
+  aggregatedPrediction,
   catalogPoints,
   costliestFirst,
   efficiencyFileText,
   efficiencyTableOf,
   recordPoints,
   replayCost,
-  replayedMetrics,
   TrajectoryPool,
   zeroShot,
+  zeroShotPoint,
   type MeasuredPoint,
   type ZeroShotPoint,
 } from '../src/calibrate/catalog-calibration.js';
@@ -272,17 +273,7 @@ async function replayDisagg(
       return sum + q.replicas * q.tensor * q.attention_data;
     }, 0);
     const t = await pool.record(config);
-    return {
-      label: p.label,
-      model: p.model,
-      hardware: p.hardware,
-      backend: p.backend,
-      moe: decode.model.architecture.moe !== undefined,
-      gpus,
-      concurrency: p.concurrency,
-      measured: p.measured,
-      predicted: { ttftMs: t.ttftMs ?? 0, itlMs: t.itlMs ?? 0 },
-    };
+    return zeroShotPoint(p, { ttftMs: t.ttftMs ?? 0, itlMs: t.itlMs ?? 0 }, gpus, decode.model.architecture.moe !== undefined);
   });
 }
 
@@ -488,17 +479,6 @@ export async function zeroShotBench(): Promise<void> {
   const pool = new TrajectoryPool(threads);
   let predictions: ZeroShotPoint[];
   let apartPredictions: ZeroShotPoint[];
-  const toPrediction = (p: MeasuredPoint, predicted: { ttftMs: number; itlMs: number }, gpus: number, moe: boolean): ZeroShotPoint => ({
-    label: p.label,
-    model: p.model,
-    hardware: p.hardware,
-    backend: p.backend,
-    moe,
-    gpus,
-    concurrency: p.concurrency,
-    measured: p.measured,
-    predicted,
-  });
   // `--factor NAME=VALUE` (repeatable): an efficiency factor overridden for every pair.
   const overrides: Partial<EfficiencyFactors> = {};
   process.argv.forEach((arg, i) => {
@@ -516,14 +496,7 @@ export async function zeroShotBench(): Promise<void> {
     ...overrides,
   });
   const replayAtShipped = async (list: readonly MeasuredPoint[]) =>
-    (await recordPoints(pool, list, shipped, load)).map((r, i) =>
-      toPrediction(
-        list[i],
-        replayedMetrics(r),
-        r.deployment.tensor * r.deployment.attentionData,
-        r.deployment.model.architecture.moe !== undefined,
-      ),
-    );
+    (await recordPoints(pool, list, shipped, load)).map((r, i) => aggregatedPrediction(list[i], r));
   let disaggPredictions: ZeroShotPoint[];
   let disaggApart: ZeroShotPoint[];
   // The disaggregated points scored, then those reported apart, at the factors `factorsOf` gives.

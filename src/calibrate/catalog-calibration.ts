@@ -391,6 +391,31 @@ export interface ZeroShotPoint {
   predicted: { ttftMs: number; itlMs: number };
 }
 
+/** A measured point with what a replay predicted, on `gpus` GPUs of a dense or MoE model. */
+export function zeroShotPoint(p: MeasuredPoint, predicted: { ttftMs: number; itlMs: number }, gpus: number, moe: boolean): ZeroShotPoint {
+  return {
+    label: p.label,
+    model: p.model,
+    hardware: p.hardware,
+    backend: p.backend,
+    moe,
+    gpus,
+    concurrency: p.concurrency,
+    measured: p.measured,
+    predicted,
+  };
+}
+
+/** An aggregated point with the metrics of its recorded replay `r`. */
+export function aggregatedPrediction(p: MeasuredPoint, r: FitPoint): ZeroShotPoint {
+  return zeroShotPoint(
+    p,
+    replayedMetrics(r),
+    r.deployment.tensor * r.deployment.attentionData,
+    r.deployment.model.architecture.moe !== undefined,
+  );
+}
+
 /**
  * Leave one model out: fit the factors on every point of the other models (from the trajectories
  * of the fit on all points, so each fit starts where that one ended), then replay the left-out
@@ -422,17 +447,7 @@ export async function zeroShot(
     const replayed = await recordPoints(pool, mine, (p) => factorsFor(fit, p.hardware, p.backend, p.family), load);
     replayed.forEach((r, i) => {
       const p = mine[i];
-      predictions.push({
-        label: p.label,
-        model: p.model,
-        hardware: p.hardware,
-        backend: p.backend,
-        moe: r.deployment.model.architecture.moe !== undefined,
-        gpus: r.deployment.tensor * r.deployment.attentionData,
-        concurrency: p.concurrency,
-        measured: p.measured,
-        predicted: replayedMetrics(r),
-      });
+      predictions.push(aggregatedPrediction(p, r));
     });
     options.log?.(`left out ${model}: ${mine.length} points predicted (${((performance.now() - started) / 1000).toFixed(0)} s)`);
   }

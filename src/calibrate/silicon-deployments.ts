@@ -741,14 +741,6 @@ export function siliconPrecision(precision: string): Precision | undefined {
 }
 
 /**
- * A base run config predicting a deployment from the catalog alone: its model, GPU, backend,
- * precision and parallelism, roofline timing (the catalog's efficiency factors, or `efficiency`),
- * KV capacity from memory, and a scheduler that admits the whole concurrency. With `pools` (a
- * disaggregated deployment): a prefill and a decode pool of their workers and parallelism, each
- * with its own launch settings where `launch.pools` gives them (else both the same) and the same
- * timing (the KV transfer's bandwidth and bytes from the catalog).
- */
-/**
  * A launch's KV flags as a worker's `kv_cache` block, its capacity `auto` (from the catalog):
  * written when `writeCapacity` (refused without catalog entries) or when a memory share is given,
  * else left to the default (which falls back to unlimited without catalog entries).
@@ -808,6 +800,14 @@ export function recipeLaunch(recipe: FlagFileRow | undefined, isl = 0): LaunchSe
   return { pools: { prefill: pool(recipe.flags.prefill, 'prefill'), decode: pool(recipe.flags.decode, 'decode') } };
 }
 
+/**
+ * A base run config predicting a deployment from the catalog alone: its model, GPU, backend,
+ * precision and parallelism, roofline timing (the catalog's efficiency factors, or `efficiency`),
+ * KV capacity from memory, and a scheduler that admits the whole concurrency. With `pools` (a
+ * disaggregated deployment): a prefill and a decode pool of their workers and parallelism, each
+ * with its own launch settings where `launch.pools` gives them (else both the same) and the same
+ * timing (the KV transfer's bandwidth and bytes from the catalog).
+ */
 export function catalogBaseConfig(
   d: Pick<SiliconDeployment, 'modelPath' | 'system' | 'backend' | 'precision' | 'tp' | 'attentionDp' | 'expert' | 'isl' | 'osl'> &
     Partial<Pick<SiliconDeployment, 'replicas' | 'version' | 'protocol' | 'pools'>>,
