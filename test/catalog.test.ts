@@ -387,9 +387,11 @@ describe('roofline pass time', () => {
     const touched = 1 - (62 / 64) ** 4;
     const experts = Math.max((2 * 2 * perExpert * 2 * 4) / 1e11, (2 * 64 * perExpert * 2 * touched) / 1e9);
     const attention = (2 * 2 * 8 * 128 * 2 * 4000) / 1e9;
-    expect(ms).toBeCloseTo(matmuls + head + experts + attention, 12);
+    // Activations: 2 layers x 2 pairs a token x (3 x 1024 + 6 x 512) BF16 values, for 4 tokens.
+    const activations = (4 * 2 * 2 * (3 * 1024 + 6 * 512) * 2) / 1e9;
+    expect(ms).toBeCloseTo(matmuls + head + experts + attention + activations, 12);
     // Far less than reading every expert.
-    expect(ms).toBeLessThan(matmuls + head + (2 * 64 * perExpert * 2) / 1e9);
+    expect(ms).toBeLessThan(matmuls + head + activations + (2 * 64 * perExpert * 2) / 1e9);
   });
 
   it("a MoE pass's experts take the tokens of every attention-DP rank of the worker", () => {
@@ -402,8 +404,26 @@ describe('roofline pass time', () => {
     const experts = (workerTokens: number) => Math.max((2 * 2 * perExpert * 2 * workerTokens) / 4 / 1e11, (2 * 16 * perExpert * 2) / 1e9);
     const alone = passTime(view({ prefillTokens: 4096, prefillPairs: 4096 * 2048, emittedTokens: 1 }));
     const alike = passTime(view({ prefillTokens: 4096, prefillPairs: 4096 * 2048, emittedTokens: 1, workerTokens: 4 * 4096 }));
-    expect(alike - alone).toBeCloseTo(experts(4 * 4096) - experts(4096), 12);
+    // Each GPU serves a quarter of the 2 pairs of every worker token: 2 layers x 0.5 pairs x
+    // (3 x 1024 + 6 x 512) BF16 activation values per worker token.
+    const activations = (workerTokens: number) => (workerTokens * 2 * 0.5 * (3 * 1024 + 6 * 512) * 2) / 1e9;
+    expect(alike - alone).toBeCloseTo(experts(4 * 4096) - experts(4096) + activations(4 * 4096) - activations(4096), 12);
     expect(experts(4 * 4096) - experts(4096)).toBeGreaterThan(0.01);
+  });
+
+  it("a MoE pass writes and reads its experts' activations, split by expert parallelism, sliced by tensor parallelism", () => {
+    // Tensor 2, experts not split: each GPU serves both pairs of every token with half of each
+    // expert's 512 columns: 2 layers x 2 pairs x (3 x 1024 + 6 x 256) BF16 values.
+    const sliced = rooflineCoefficients(toy({ model: toyMoeModel, tensor: 2 }), ideal);
+    expect(sliced.expertActivationMsPerWorkerToken).toBeCloseTo((2 * 2 * (3 * 1024 + 6 * 256) * 2) / 1e9, 15);
+    // Attention DP 2, expert parallel 2: each GPU serves one of a token's 2 pairs, whole experts.
+    const split = rooflineCoefficients(toy({ model: toyMoeModel, attentionData: 2, expert: 2 }), ideal);
+    expect(split.expertActivationMsPerWorkerToken).toBeCloseTo((2 * 1 * (3 * 1024 + 6 * 512) * 2) / 1e9, 15);
+    // A dense model has none; a 1000-token prefill pays the term on every token.
+    expect(rooflineCoefficients(toy(), ideal).expertActivationMsPerWorkerToken).toBe(0);
+    const pass = view({ prefillTokens: 1000, prefillPairs: 500_000, emittedTokens: 1 });
+    const without = createRooflinePassTime({ ...sliced, expertActivationMsPerWorkerToken: 0 })(pass);
+    expect(createRooflinePassTime(sliced)(pass) - without).toBeCloseTo(1000 * sliced.expertActivationMsPerWorkerToken, 12);
   });
 
   it("an attention-DP worker's MoE layers move a token once per other GPU holding one of its experts", () => {

@@ -268,6 +268,18 @@ export function rooflineCoefficients(d: Deployment, f: EfficiencyFactors): Roofl
     lmHeadWeightMs: (outputProjection * BF16) / bytesPerMs,
     expertMsPerWorkerToken: moe ? (2 * moe.experts_per_token * p.perExpert * moeLayers) / gpus / expertFlopsPerMs : 0,
     expertWeightMs: moe ? ((p.routedExperts / gpus) * w.experts) / expertBytesPerMs : 0,
+    // Per (token, expert) pair a GPU serves (k / expert groups per token), BF16 activations: the
+    // hidden state read, the gate-and-up output (2 x its slice of the expert's width) written and
+    // read, the activation (one slice) written and read, the pair's output written and read by
+    // the weighted sum: 3 x hidden + 6 x slice elements (vLLM's fused_experts: intermediate caches
+    // 1 to 3 and moe_sum).
+    expertActivationMsPerWorkerToken: moe
+      ? (moeLayers *
+          (moe.experts_per_token / d.expert) *
+          (3 * arch.hidden_size + (6 * moe.expert_intermediate_size * d.expert) / gpus) *
+          BF16) /
+        bytesPerMs
+      : 0,
     expertMissLog: moe ? Math.log1p(-moe.experts_per_token / moe.experts) : 0,
     prefillPairMs: (kinds.full * pairFlops) / attentionFlopsPerMs,
     decodeKvComputeMs: (kinds.full * decodeFlopsPerKv) / attentionFlopsPerMs,

@@ -21,6 +21,13 @@ export interface RooflineCoefficients {
   expertMsPerWorkerToken: number;
   /** Reading every routed expert held by one GPU, ms; a pass reads the share its tokens touch. */
   expertWeightMs: number;
+  /**
+   * The experts' activations written and read, ms per token of the worker (memory): each
+   * (token, expert) pair a GPU serves reads the token's hidden state, writes and reads the
+   * gate-and-up output and the activation, and writes the pair's output, which the weighted sum
+   * over the token's experts reads back.
+   */
+  expertActivationMsPerWorkerToken: number;
   /** ln(1 - experts_per_token / experts): a pass of T worker tokens touches 1 - exp(T x this) of the experts. 0 = dense model. */
   expertMissLog: number;
   /** Prefill attention of the full-attention layers, ms per causal token pair. */
@@ -73,6 +80,7 @@ export function createRooflinePassTime(c: RooflineCoefficients): (view: PassView
     lmHeadWeightMs,
     expertMsPerWorkerToken,
     expertWeightMs,
+    expertActivationMsPerWorkerToken,
     expertMissLog,
     prefillPairMs,
     decodeKvComputeMs,
@@ -118,7 +126,7 @@ export function createRooflinePassTime(c: RooflineCoefficients): (view: PassView
       const workerTokens = v.workerTokens + (rows - b);
       const compute = expertMsPerWorkerToken * workerTokens;
       const read = expertWeightMs * (1 - Math.exp(workerTokens * expertMissLog));
-      ms += compute > read ? compute : read;
+      ms += (compute > read ? compute : read) + expertActivationMsPerWorkerToken * workerTokens;
     }
     // Attention: prefill pairs (compute-bound), decode context (the larger of compute and KV reads).
     let pairs = v.prefillPairs;
