@@ -87,6 +87,11 @@ const GAP_SPREAD = ((x: number) => (x > 0 && x < 1 ? x : undefined))(argValue('-
 /** `--gap-output-tokens N`: the gap-analysis rows replayed with output lengths of standard deviation N tokens. */
 const GAP_TOKENS = ((x: number) => (x > 0 && x < 1e6 ? x : undefined))(argValue('--gap-output-tokens', NaN));
 const argText = (name: string) => (process.argv.includes(name) ? process.argv[process.argv.indexOf(name) + 1] : undefined);
+/**
+ * `--measured-link`: the fit holds `link` at each GPU's measured all-reduce share
+ * (`interconnect.all_reduce_share` in its catalog file) instead of fitting it.
+ */
+const MEASURED_LINK = process.argv.includes('--measured-link');
 
 /** Single-node: at most 8 GPUs (4 on GB200/GB300, whose nodes hold 4). */
 export const singleNode = (p: { gpus: number; hardware: string }) => p.gpus <= (p.hardware === 'gb200' || p.hardware === 'gb300' ? 4 : 8);
@@ -473,7 +478,7 @@ export async function zeroShotBench(): Promise<void> {
           ` ${evaluate ? 'replayed at the shipped factors (in sample, no fit)' : 'leave one model out'}; each point as measured` +
           `${GAP_ENTRIES !== undefined ? ` (gap-analysis rows: a dataset of ${GAP_ENTRIES} prompts)` : ''}` +
           `${GAP_SPREAD !== undefined ? ` (gap-analysis rows: output lengths of standard deviation ${GAP_SPREAD} x OSL)` : ''}` +
-          `${GAP_TOKENS !== undefined ? ` (gap-analysis rows: output lengths of standard deviation ${GAP_TOKENS} tokens)` : ''}; ${threads} threads\n` +
+          `${GAP_TOKENS !== undefined ? ` (gap-analysis rows: output lengths of standard deviation ${GAP_TOKENS} tokens)` : ''}${MEASURED_LINK ? " (link held at each GPU's measured all-reduce share)" : ''}; ${threads} threads\n` +
           `${describeEnvironment(environment)}\n`,
   );
   const pool = new TrajectoryPool(threads);
@@ -530,7 +535,11 @@ export async function zeroShotBench(): Promise<void> {
         replayAtShipped(apart.map((a) => a.point)),
       ]);
     } else {
-      const result = await zeroShot(pool, points, load, { rounds: argValue('--rounds', 2), log: (line) => say(`  ${line}\n`) });
+      const result = await zeroShot(pool, points, load, {
+        rounds: argValue('--rounds', 2),
+        log: (line) => say(`  ${line}\n`),
+        measuredLink: MEASURED_LINK,
+      });
       predictions = result.predictions;
       const write = argText('--write-efficiency');
       if (write !== undefined) {

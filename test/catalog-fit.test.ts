@@ -14,6 +14,8 @@ import {
   type FitPoint,
 } from '../src/calibrate/catalog-fit.js';
 import { deploymentPriorSd, MEASUREMENT_NOISE } from '../src/calibrate/roofline-calibration.js';
+import { measuredFactors } from '../src/calibrate/catalog-calibration.js';
+import { loadCatalog } from '../src/catalog/load.js';
 import { EFFICIENCY_NAMES } from '../src/catalog/efficiency.js';
 import { catalogBaseConfig } from '../src/calibrate/silicon-deployments.js';
 import { pointConfig, resolveSimLoad } from '../src/calibrate/sim-load.js';
@@ -85,6 +87,37 @@ describe('trajectories', () => {
       const actual = pointOf(other, concurrency).trajectory;
       expect(Math.abs(predicted.ttftMs / (actual.ttftMs as number) - 1)).toBeLessThan(0.03);
       expect(Math.abs(predicted.itlMs / (actual.itlMs as number) - 1)).toBeLessThan(0.03);
+    }
+  });
+});
+
+describe('factors a GPU has measured', () => {
+  it('take their measured value on that GPU whatever the parameters, and leave other GPUs to the fit', () => {
+    const layout = new ParameterLayout(['b200_sxm', 'h100_sxm'], ['vllm'], ['h100_sxm|vllm'], [], { h100_sxm: { link: 0.65 } });
+    const x = layout.start();
+    const j = EFFICIENCY_NAMES.indexOf('link');
+    // Move the global link and both GPUs' link effects: only the unmeasured GPU follows.
+    x[j] += 1;
+    const [, h100] = layout.blocks('h100_sxm', 'vllm');
+    const [, b200] = layout.blocks('b200_sxm', 'vllm');
+    x[h100 + j] -= 3;
+    x[b200 + j] += 0.5;
+    expect(layout.factors(x, 'h100_sxm', 'vllm').link).toBe(0.65);
+    // logit: unfitted 0.5 -> z 0; z = 1 + 0.5 -> 1 / (1 + e^-1.5)
+    expect(layout.factors(x, 'b200_sxm', 'vllm').link).toBeCloseTo(1 / (1 + Math.exp(-1.5)), 12);
+    // The other factors of the measured GPU still come from the parameters.
+    expect(layout.factors(x, 'h100_sxm', 'vllm').compute).toBe(layout.factors(x, 'b200_sxm', 'vllm').compute);
+  });
+
+  it("are the catalog GPUs' all-reduce shares, each in (0, 1]", () => {
+    const measured = measuredFactors(loadCatalog().hardware);
+    expect(measured.h100_sxm).toEqual({ link: 0.65 });
+    expect(measured.b200_sxm).toEqual({ link: 0.47 });
+    // PCIe cards and GPUs the tables do not cover keep the fitted link.
+    expect(measured.l40s).toBeUndefined();
+    for (const v of Object.values(measured)) {
+      expect(v.link).toBeGreaterThan(0);
+      expect(v.link).toBeLessThanOrEqual(1);
     }
   });
 });

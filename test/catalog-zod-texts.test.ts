@@ -24,14 +24,14 @@ function reasonsOf(read: () => unknown): string[] {
   throw new Error('the file was accepted');
 }
 
-/** A GPU entry with a zero bandwidth, a bad price date, a list item of sources that is a number and an unknown key. */
+/** A GPU entry with a zero bandwidth, an all-reduce share above 1, a bad price date, a list item of sources that is a number and an unknown key. */
 const BAD_GPU = `id: gpu
 name: A GPU
 vendor: nvidia
 architecture: hopper
 memory: { capacity_gb: 80, bandwidth_gb_per_s: 0 }
 compute: { bf16: 989.5, fp8: 1979, fp4: null }
-interconnect: { scale_up: nvlink, scale_up_gb_per_s: 900, scale_up_domain_gpus: 8, pcie_gb_per_s: 128 }
+interconnect: { scale_up: nvlink, scale_up_gb_per_s: 900, scale_up_domain_gpus: 8, pcie_gb_per_s: 128, all_reduce_share: 1.5 }
 tdp_w: 700
 price: { per_gpu_hour: 3.99, date: 2026-9-20, source: a list }
 sources: { datasheet: a page, other: [7] }
@@ -67,6 +67,7 @@ const cases: [string, () => unknown, string[]][] = [
     () => parseCatalogEntry('hardware', BAD_GPU, 'gpu.yaml'),
     [
       'memory.bandwidth_gb_per_s: must be a positive finite number, got 0',
+      'interconnect.all_reduce_share: must be a number in (0, 1], got 1.5',
       'price.date: must be a date, YYYY-MM-DD, got "2026-9-20"',
       'sources.other.0: must be a string, got 7',
       expect.stringMatching(/^bogus: unknown key \(allowed: id, name, /),

@@ -10,10 +10,20 @@ import { stringify } from 'yaml';
 import { deploymentOf } from '../config/deployment.js';
 import type { RunConfig } from '../config/types.js';
 import { loadCatalog } from '../catalog/load.js';
+import type { HardwareEntry } from '../catalog/schema.js';
 import { EFFICIENCY_NAMES, versionFamily, type EfficiencyFactors, type EfficiencyTable } from '../catalog/efficiency.js';
 import { BACKENDS } from '../config/types.js';
 import { compiledModule, WorkerPool } from '../sweep/worker-pool.js';
-import { fitByRounds, fitFactors, logErrors, ParameterLayout, predictPoint, type FactorFit, type FitPoint } from './catalog-fit.js';
+import {
+  fitByRounds,
+  fitFactors,
+  logErrors,
+  ParameterLayout,
+  predictPoint,
+  type FactorFit,
+  type FitPoint,
+  type MeasuredFactors,
+} from './catalog-fit.js';
 import {
   catalogBaseConfig,
   engineVersionOf,
@@ -274,13 +284,27 @@ function mape(points: readonly FitPoint[], predict: (p: FitPoint) => { ttftMs: n
 /** Replayed metrics of a recorded point (the trajectory's own). */
 export const replayedMetrics = (p: FitPoint) => ({ ttftMs: p.trajectory.ttftMs ?? 0, itlMs: p.trajectory.itlMs ?? 0 });
 
-export function layoutFor(points: readonly { hardware: string; backend: string }[]): ParameterLayout {
+export function layoutFor(
+  points: readonly { hardware: string; backend: string }[],
+  options: { measuredLink?: boolean } = {},
+): ParameterLayout {
   const catalog = loadCatalog();
   return ParameterLayout.of(
     points,
     catalog.hardware.map((h) => h.id),
     [...BACKENDS],
+    options.measuredLink === true ? measuredFactors(catalog.hardware) : {},
   );
+}
+
+/**
+ * The factors the catalog measures for a GPU rather than the fit: `link`, the share of its
+ * scale-up links' bandwidth its engines' all-reduce reaches (`interconnect.all_reduce_share`).
+ */
+export function measuredFactors(hardware: readonly HardwareEntry[]): MeasuredFactors {
+  const out: Record<string, Partial<EfficiencyFactors>> = {};
+  for (const h of hardware) if (h.interconnect.all_reduce_share !== undefined) out[h.id] = { link: h.interconnect.all_reduce_share };
+  return out;
 }
 
 /**
@@ -292,9 +316,9 @@ export async function fitCatalogFactors(
   pool: TrajectoryPool,
   points: readonly MeasuredPoint[],
   load: SimLoadOptions,
-  options: { rounds?: number; log?: (line: string) => void } = {},
+  options: { rounds?: number; log?: (line: string) => void; measuredLink?: boolean } = {},
 ): Promise<{ fit: FactorFit; recorded: FitPoint[]; rounds: CatalogFitRound[] }> {
-  const layout = layoutFor(points);
+  const layout = layoutFor(points, options);
   const rounds: CatalogFitRound[] = [];
   const count = options.rounds ?? 3;
   let started = performance.now();
@@ -425,7 +449,7 @@ export async function zeroShot(
   pool: TrajectoryPool,
   points: readonly MeasuredPoint[],
   load: SimLoadOptions,
-  options: { rounds?: number; log?: (line: string) => void } = {},
+  options: { rounds?: number; log?: (line: string) => void; measuredLink?: boolean } = {},
 ): Promise<{
   predictions: ZeroShotPoint[];
   all: FactorFit;

@@ -96,9 +96,14 @@ export interface FitPoint {
   recordedWith: EfficiencyFactors;
 }
 
+/** Factors a GPU has from measurements of its own, not fitted: GPU id to factor values. */
+export type MeasuredFactors = Readonly<Record<string, Partial<EfficiencyFactors>>>;
+
 /**
  * Where each effect sits in the parameter vector: the global level, one block per GPU, per
- * backend, per (GPU, backend) pair measured and per (backend, version family) measured.
+ * backend, per (GPU, backend) pair measured and per (backend, version family) measured. A factor
+ * measured for a GPU (`measured`) takes that value on the GPU whatever the parameters: the fit
+ * does not move it there.
  */
 export class ParameterLayout {
   readonly hardware: string[];
@@ -106,13 +111,21 @@ export class ParameterLayout {
   readonly pairs: string[];
   /** `backend|family` of the families measured. */
   readonly families: string[];
+  readonly measured: MeasuredFactors;
   readonly size: number;
 
-  constructor(hardware: readonly string[], backends: readonly string[], pairs: readonly string[], families: readonly string[] = []) {
+  constructor(
+    hardware: readonly string[],
+    backends: readonly string[],
+    pairs: readonly string[],
+    families: readonly string[] = [],
+    measured: MeasuredFactors = {},
+  ) {
     this.hardware = [...hardware].sort();
     this.backends = [...backends].sort();
     this.pairs = [...pairs].sort();
     this.families = [...families].sort();
+    this.measured = measured;
     this.size = K * (1 + this.hardware.length + this.backends.length + this.pairs.length + this.families.length);
   }
 
@@ -120,12 +133,14 @@ export class ParameterLayout {
     points: readonly { hardware: string; backend: string; family?: string }[],
     hardware: readonly string[],
     backends: readonly string[],
+    measured: MeasuredFactors = {},
   ): ParameterLayout {
     return new ParameterLayout(
       hardware,
       backends,
       [...new Set(points.map((p) => `${p.hardware}|${p.backend}`))],
       [...new Set(points.filter((p) => (p.family ?? '') !== '').map((p) => `${p.backend}|${p.family}`))],
+      measured,
     );
   }
 
@@ -167,6 +182,8 @@ export class ParameterLayout {
       for (const offset of blocks) if (offset >= 0) z += x[offset + k];
       out[name] = fromZ(k, z);
     });
+    const measured = this.measured[hardware];
+    if (measured !== undefined) Object.assign(out, measured);
     return out;
   }
 }

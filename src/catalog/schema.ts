@@ -23,6 +23,8 @@ const POSITIVE = 'must be a positive finite number';
 const positiveInt = () => z.int({ error: says(POSITIVE_INT) }).check(z.minimum(1, { error: says(POSITIVE_INT) }));
 const nonNegativeInt = () => z.int({ error: says(NON_NEGATIVE_INT) }).check(z.minimum(0, { error: says(NON_NEGATIVE_INT) }));
 const positive = () => z.number({ error: says(POSITIVE) }).check(z.gt(0, { error: says(POSITIVE) }));
+const SHARE = 'must be a number in (0, 1]';
+const share = () => z.number({ error: says(SHARE) }).check(z.gt(0, { error: says(SHARE) }), z.maximum(1, { error: says(SHARE) }));
 const text = () => z.string({ error: says('must be a string') }).check(z.minLength(1, { error: says('must be a non-empty string') }));
 const flag = () => z.boolean({ error: says('must be true or false') });
 
@@ -129,6 +131,12 @@ function hardwareEntry() {
       scale_up_domain_gpus: positiveInt(),
       pcie_gb_per_s: positive(),
       network_gb_per_s: z.optional(positive()),
+      /**
+       * Share of scale_up_gb_per_s / 2 that the engines' all-reduce reaches as bus bandwidth on
+       * prefill-sized messages, measured (docs/hardware-and-models.md): with `--measured-link`,
+       * the accuracy benchmark's catalog fit holds `link` there on this GPU.
+       */
+      all_reduce_share: z.optional(share()),
     }),
     tdp_w: positive(),
     /** An on-demand list price (USD per GPU-hour), where one can be cited: the default of a replay's cost. */
