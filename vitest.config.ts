@@ -15,11 +15,20 @@ export default defineConfig({
     projects: [
       {
         extends: true,
-        test: { name: 'unit', include: ['test/**/*.test.ts'], exclude: ['test/**/*.e2e.test.ts'] },
+        test: {
+          name: 'unit',
+          include: ['test/**/*.test.ts'],
+          exclude: ['test/**/*.e2e.test.ts'],
+          globalSetup: ['test/helpers/temp-root.ts'],
+        },
       },
       {
         extends: true,
-        test: { name: 'e2e', include: ['test/**/*.e2e.test.ts'], globalSetup: ['test/helpers/fresh-dist.ts'] },
+        test: {
+          name: 'e2e',
+          include: ['test/**/*.e2e.test.ts'],
+          globalSetup: ['test/helpers/fresh-dist.ts', 'test/helpers/temp-root.ts'],
+        },
       },
     ],
   },
