@@ -119,6 +119,11 @@ function satisfiesSafe(version: string, specifier: string): boolean {
   }
 }
 
+/** Whether a backend version (`0.17.0`, `v0.19.0-cu130`) is at least `minimum` (`0.14.0`). */
+export function versionAtLeast(version: string, minimum: string): boolean {
+  return satisfiesSafe(version.replace(/^v/, ''), `>=${minimum}`);
+}
+
 /** Whether a backend version is written as PEP 440 allows (`0.12.0`, `1.1.0rc2.post2`, `v0.19.0`). */
 export function isVersion(version: string): boolean {
   return valid(version.replace(/^v/, '')) !== null;

@@ -86,6 +86,12 @@ function modelEntry() {
     precision: precision(),
     /** Which weights `precision` covers: all matmuls, or only the routed experts (the rest BF16). */
     quantized: z._default(z.enum(['all', 'experts'], { error: says('must be all or experts') }), 'all'),
+    /**
+     * The KV cache type the checkpoint's quantization config asks for (`kv_cache_quant_algo`, or an
+     * 8-bit float `kv_cache_scheme`); absent: none. Engines that honour it use it when launched
+     * without a KV cache type (`kvPrecisionOf` in config/deployment.ts).
+     */
+    kv_cache_dtype: z.optional(z.enum(['fp8'], { error: says('must be fp8 (the only type checkpoints ask for here)') })),
     parameters: strict({ total: positive(), active: positive(), note: z.optional(text()) }),
     architecture: strict({
       layers: positiveInt(),

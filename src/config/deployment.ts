@@ -5,9 +5,10 @@
  */
 import { findHardware, findModel } from '../catalog/load.js';
 import { efficiencyFor, type EfficiencyFactors } from '../catalog/efficiency.js';
-import { captureTable, engineMemory, type EngineMemory } from '../catalog/engine-defaults.js';
+import { captureTable, engineMemory, versionAtLeast, type EngineMemory } from '../catalog/engine-defaults.js';
 import { kvCapacity, rooflineCoefficients, weightBytesPerGpu, type Deployment, type KvCapacity } from '../catalog/deployment.js';
 import type { RooflineCoefficients } from '../core/roofline.js';
+import type { ModelEntry } from '../catalog/schema.js';
 import type { Price } from './cost.js';
 import type { EngineConfig, Precision, WorkerRoleConfig } from './types.js';
 import { entryRole, isDisaggregated, roleOf } from './roles.js';
@@ -38,6 +39,37 @@ export function defaultMemoryFraction(engine: EngineConfig, role: WorkerRoleConf
   return defaultMemory(engine, role).fraction;
 }
 
+/**
+ * vLLM releases that give a launch without `--kv-cache-dtype` the checkpoint's KV cache type
+ * (`resolve_kv_cache_dtype_string`, vllm/utils/torch_utils.py): the change (vllm-project/vllm
+ * PR #30785) was merged on 2025-12-16, so 0.14.0 is the first minor release taken to have it;
+ * 0.13.0, cut about then, is not known to and keeps BF16.
+ */
+export const VLLM_CHECKPOINT_KV_FROM = '0.14.0';
+
+/**
+ * The KV cache type of a worker role (docs/hardware-and-models.md): `kv_cache.dtype` when written;
+ * under `auto`, what the engine starts with when launched without a KV cache type. A checkpoint
+ * may ask for one: NVIDIA Model Optimizer's NVFP4 exports ask for FP8, so `engine.precision: fp4`
+ * on a model whose own checkpoint is not FP4 (served from such an export) does, and a catalog
+ * model says so itself (`kv_cache_dtype`). TensorRT-LLM takes FP8 with FP8 or FP4 weights
+ * (quantized beyond the experts); vLLM takes the checkpoint's from VLLM_CHECKPOINT_KV_FROM (or
+ * when no version is given); SGLang and the others keep BF16.
+ */
+export function kvPrecisionOf(engine: EngineConfig, role: WorkerRoleConfig, model: ModelEntry): Precision {
+  const dtype = role.kv_cache.dtype;
+  if (dtype !== 'auto') return dtype;
+  const precision: Precision = engine.precision ?? model.precision;
+  const expertsOnly = engine.precision === undefined && model.quantized === 'experts';
+  const asked = engine.precision === 'fp4' && model.precision !== 'fp4' ? 'fp8' : model.kv_cache_dtype;
+  if (engine.backend === 'trtllm') return asked ?? ((precision === 'fp8' || precision === 'fp4') && !expertsOnly ? 'fp8' : 'bf16');
+  if (engine.backend === 'vllm' && asked !== undefined) {
+    const version = engine.backend_version;
+    if (version === undefined || versionAtLeast(version, VLLM_CHECKPOINT_KV_FROM)) return asked;
+  }
+  return 'bf16';
+}
+
 /** The deployment of a config's engine and worker role, or why there is none (a name not in the catalog). */
 export function deploymentOf(
   engine: EngineConfig,
@@ -49,9 +81,7 @@ export function deploymentOf(
   if (hardware === undefined) return { deployment: null, missing: 'hardware' };
   const precision: Precision = engine.precision ?? model.precision;
   const expertsOnly = engine.precision === undefined && model.quantized === 'experts';
-  const dtype = role.kv_cache.dtype;
-  const kvPrecision: Precision =
-    dtype !== 'auto' ? dtype : engine.backend === 'trtllm' && (precision === 'fp8' || precision === 'fp4') && !expertsOnly ? 'fp8' : 'bf16';
+  const kvPrecision = kvPrecisionOf(engine, role, model);
   return {
     deployment: {
       model,

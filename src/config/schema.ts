@@ -227,7 +227,7 @@ const kvCacheSchema = strict({
   dtype: withDefault(
     z.enum(['auto', ...PRECISIONS], { error: says(`must be one of auto, ${PRECISIONS.join(', ')}`) }),
     'auto',
-    'KV cache element type (auto: BF16, FP8 under trtllm with FP8 or FP4 weights); sizes the cache of capacity auto and the KV reads of roofline timing.',
+    'KV cache element type (auto: what the engine starts with: FP8 under trtllm with FP8 or FP4 weights, and under vllm from 0.14 when the checkpoint asks for it, as NVFP4 exports do; BF16 otherwise); sizes the cache of capacity auto and the KV reads of roofline timing.',
   ),
   capacity: z.prefault(capacitySchema, {}),
   prefix_caching: optional(
