@@ -28,9 +28,10 @@
  * out of the question. `--train-points N` fits on the N lowest points instead of 3 (and scores the
  * rest): what one more measured load point buys. `--score-above K` scores only the points above
  * each sweep's K lowest, to compare such fits on the same points (`--train-points 3 --score-above
- * 4` against `--train-points 4`). `--kv auto` replays every linear fit with the catalog's KV
- * capacity instead of unlimited KV, and every fit with the KV flags and parallelism its deployment
- * was launched with (`KV`). Run after `npm run build`.
+ * 4` against `--train-points 4`). Every fit replays with the catalog's KV capacity and the KV
+ * flags and parallelism its deployment was launched with where that launch is known, unlimited KV
+ * where it is not; `--kv unlimited` replays every linear fit with unlimited KV (`KV`). Run after
+ * `npm run build`.
  */
 import { availableParallelism } from 'node:os';
 import { fileURLToPath } from 'node:url';
@@ -51,7 +52,7 @@ import type { ScorePoint } from '../src/score/points.js';
 import { PointPool } from '../src/sweep/pool.js';
 import { COLD_STALL_RULE, zeroShotBench } from './accuracy-zero-shot.js';
 import { benchEnvironment, describeEnvironment, JSON_OUTPUT, say } from './environment.js';
-import { measuredSetup, TrajectoryPool } from '../src/calibrate/catalog-calibration.js';
+import { launchKnown, measuredSetup, TrajectoryPool } from '../src/calibrate/catalog-calibration.js';
 import { calibrateRoofline, type RooflineCalibration } from '../src/calibrate/roofline-calibration.js';
 import { catalogBaseConfig, coldStallConcurrencies, type LaunchSettings } from '../src/calibrate/silicon-deployments.js';
 import { chooseForm, fitFormsFileText, type FitFormsRow } from '../src/calibrate/form-choice.js';
@@ -94,8 +95,11 @@ interface Case {
   points: ScorePoint[];
   /** Concurrencies reported apart: cold-start stalls (`COLD_STALL_RULE`), not scored. */
   apart: number[];
-  /** How its highest point was launched (parallelism that ran, KV flags), for the KV capacity. */
-  launch?: { tp: number; attentionDp: number; expert: number; kvCache?: LaunchSettings['kvCache'] };
+  /**
+   * How its highest point was launched (parallelism that ran, KV flags), for the KV capacity;
+   * `known`: whether the launch is known (`launchKnown`) rather than read from the sample's columns.
+   */
+  launch?: { tp: number; attentionDp: number; expert: number; kvCache?: LaunchSettings['kvCache']; known: boolean };
 }
 
 /**
@@ -109,13 +113,13 @@ const BACKENDS = process.argv.includes('--backends')
   : ['vllm', 'sglang', 'trtllm'];
 
 /**
- * A linear fit's base config: unlimited KV, or with `--kv auto` the catalog's capacity; a
- * deployment whose weights leave no room for KV in the catalog's reading keeps unlimited KV, and
- * the bench says so.
+ * A linear fit's base config: the catalog's KV capacity where the deployment's launch is known
+ * (`--kv unlimited`: unlimited everywhere); unlimited where it is not, or where the weights leave
+ * no room for KV in the catalog's reading, and the bench says so for the latter.
  */
 function linearBase(c: Case): RunConfig {
   const backend = POLICY === 'own' ? c.deployment.backend : 'vllm';
-  if (KV === 'unlimited') return deploymentBaseConfig(c.deployment, { backend });
+  if (KV === 'unlimited' || c.launch?.known !== true) return deploymentBaseConfig(c.deployment, { backend });
   try {
     return deploymentBaseConfig(c.deployment, { backend, kv: 'auto', ...(c.launch !== undefined ? { launch: c.launch } : {}) });
   } catch (error) {
@@ -125,14 +129,16 @@ function linearBase(c: Case): RunConfig {
   }
 }
 
-/** The parallelism and KV flags a deployment's highest point ran with (`measuredSetup`). */
+/** The parallelism and KV flags a deployment's highest point ran with (`measuredSetup`), and whether they are known. */
 function launchOf(d: SiliconDeployment): NonNullable<Case['launch']> {
-  const setup = measuredSetup(d, d.points.length - 1);
+  const last = d.points.length - 1;
+  const setup = measuredSetup(d, last);
   return {
     tp: setup.tp,
     attentionDp: setup.attentionDp,
     expert: setup.expert,
     ...(setup.launch.kvCache ? { kvCache: setup.launch.kvCache } : {}),
+    known: launchKnown(d, last),
   };
 }
 
@@ -244,14 +250,14 @@ interface Row {
 /** `--oracle`: fit on every point, and score the points the benchmark holds out (what the model can reach at best). */
 const ORACLE = process.argv.includes('--oracle');
 /**
- * Each fitted deployment's KV capacity: unlimited (the default: a request never waits for KV), or
- * with `--kv auto` sized from the catalog's model, GPU and precision with the KV flags and
- * parallelism its highest point was launched with (`launchOf`), as `calibrate engine` sizes it for a
- * base config that names a catalog model and GPU. docs/benchmarks.md ("KV capacity in the fits")
- * says why unlimited stays the default.
+ * Each fitted deployment's KV capacity: by default (`--kv auto`) sized from the catalog's model,
+ * GPU and precision with the KV flags and parallelism its highest point was launched with
+ * (`launchOf`), as `calibrate engine` sizes it for a base config that names a catalog model and
+ * GPU, where that launch is known, and unlimited where it is not; `--kv unlimited`: unlimited for
+ * every deployment (a request never waits for KV). docs/benchmarks.md, "KV capacity in the fits".
  */
 const KV: 'auto' | 'unlimited' =
-  process.argv.includes('--kv') && process.argv[process.argv.indexOf('--kv') + 1] === 'auto' ? 'auto' : 'unlimited';
+  process.argv.includes('--kv') && process.argv[process.argv.indexOf('--kv') + 1] === 'unlimited' ? 'unlimited' : 'auto';
 /** `--train-points N`: the lowest N concurrency points are the training points (3 by default). */
 const TRAIN_POINTS = Math.max(1, Math.floor(argValue('--train-points', 3)));
 /**
@@ -344,9 +350,9 @@ async function runVariant(
     all.map((c) =>
       form === 'roofline'
         ? calibrateRoofline({
-            // The physics form always sizes KV from the catalog; with `--kv auto`, with the launch's KV flags too.
+            // The physics form always sizes KV from the catalog; by default with the launch's KV flags too where it is known.
             base:
-              KV === 'unlimited' || c.launch === undefined
+              KV === 'unlimited' || c.launch?.known !== true
                 ? catalogBaseConfig(c.deployment)
                 : catalogBaseConfig(
                     { ...c.deployment, tp: c.launch.tp, attentionDp: c.launch.attentionDp, expert: c.launch.expert },
@@ -577,7 +583,7 @@ async function main(): Promise<void> {
   }> = [];
   try {
     say(
-      `accuracy of the engine fit: ${cases.length} silicon deployments (${perStratum} per stratum${checkSet ? ", check set: without the benchmark's" : ''})${checkSet ? '' : ' + the B200 dynosim sweep'}; ${ORACLE ? 'fit on all points (--oracle)' : `fit on the ${TRAIN_POINTS} lowest concurrencies`}, scored on ${SCORE_ABOVE === TRAIN_POINTS && !ORACLE ? 'the rest' : `the points above the ${SCORE_ABOVE} lowest`}; KV ${KV === 'auto' ? 'from the catalog' : 'unlimited'}; ${threads} threads\n${describeEnvironment(environment)}\n`,
+      `accuracy of the engine fit: ${cases.length} silicon deployments (${perStratum} per stratum${checkSet ? ", check set: without the benchmark's" : ''})${checkSet ? '' : ' + the B200 dynosim sweep'}; ${ORACLE ? 'fit on all points (--oracle)' : `fit on the ${TRAIN_POINTS} lowest concurrencies`}, scored on ${SCORE_ABOVE === TRAIN_POINTS && !ORACLE ? 'the rest' : `the points above the ${SCORE_ABOVE} lowest`}; KV ${KV === 'auto' ? 'from the catalog where the launch is known, else unlimited' : 'unlimited'}; ${threads} threads\n${describeEnvironment(environment)}\n`,
     );
     for (const variant of variants(ablation)) {
       const started = performance.now();

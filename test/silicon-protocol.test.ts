@@ -17,7 +17,7 @@ import {
   readSiliconDeployments,
   WARMUP_FROM,
 } from '../src/calibrate/silicon-deployments.js';
-import { catalogPoints, measuredPointConfig } from '../src/calibrate/catalog-calibration.js';
+import { catalogPoints, launchKnown, measuredPointConfig } from '../src/calibrate/catalog-calibration.js';
 import { resolveSimLoad } from '../src/calibrate/sim-load.js';
 import { efficiencyFor } from '../src/catalog/efficiency.js';
 import { roleOf } from '../src/config/roles.js';
@@ -306,5 +306,34 @@ describe('the engine fit base config', () => {
     const unlimited = deploymentBaseConfig(d, { backend: 'vllm', launch: { tp: 8, attentionDp: 1, expert: 1 } });
     expect(roleOf(unlimited.engine, 'aggregated').parallelism.tensor).toBe(4);
     expect(kvBlocksPerRank(unlimited.engine, roleOf(unlimited.engine, 'aggregated'))).toBeNull();
+  });
+});
+
+describe('whether a deployment was launched as known', () => {
+  const shipped = readSiliconDeployments(join(import.meta.dirname, '..', 'data', 'silicon', 'aic-silicon-sample.csv'), 5);
+  const find = (pattern: RegExp) => {
+    const d = shipped.find((x) => pattern.test(x.label));
+    if (d === undefined) throw new Error(`no deployment ${pattern}`);
+    return d;
+  };
+  it('knows an InferenceX recipe and an aiconfigurator-generated launch, not the columns of a row without either', () => {
+    // vLLM 0.17 Kimi-K2.5 FP4 on B200: its script is in data/silicon/inferencex-flags.yaml.
+    const kimi = find(/^vllm 0\.17\.0 Kimi-K2\.5 b200_sxm fp4 8192\/1024/);
+    expect(launchKnown(kimi, kimi.points.length - 1)).toBe(true);
+    // aiconfigurator's gap-analysis campaign: launched as aiconfigurator generates deployments.
+    const gap = find(/^trtllm 1\.0\.0rc3 Llama-3\.1-8B-Instruct h100_sxm - 1024\/128 tp1/);
+    expect(gap.protocol.source).toBe('gap-analysis');
+    expect(launchKnown(gap, 0)).toBe(true);
+    // SGLang DeepSeek-R1 on GB200 "tp72": an InferenceX row no recipe matches.
+    const gb200 = find(/^sglang - DeepSeek-R1 gb200 fp8 1024\/1024 tp72/);
+    expect(gb200.protocol.source).toBe('inferencex');
+    expect(launchKnown(gb200, gb200.points.length - 1)).toBe(false);
+    // A row of no known campaign.
+    const [other] = readSiliconDeployments(
+      sample([row('a', 'my-run.csv', 8, 2, '', 200, 10), row('b', 'my-run.csv', 16, 2, '', 260, 12)]),
+      2,
+    );
+    expect(other.protocol.source).toBe('unknown');
+    expect(launchKnown(other, 1)).toBe(false);
   });
 });

@@ -64,6 +64,35 @@ export interface PointSetup {
   apart: string | null;
 }
 
+/** The InferenceX recipe a point was launched with (data/silicon/inferencex-flags.yaml), if one matches. */
+function recipeOf(d: SiliconDeployment, i: number): ReturnType<typeof flagsOf> {
+  return flagsOf({
+    model: d.modelPath,
+    system: d.system,
+    backend: d.backend,
+    precision: d.precision,
+    measured: d.info[i].measured,
+    image: d.protocol.image,
+    tpSize: d.columns.tpSize,
+    moeEpSize: d.columns.moeEpSize,
+    attentionDpSize: d.columns.attentionDpSize,
+    isl: d.isl,
+    osl: d.osl,
+    concurrency: Number(d.points[i].key.concurrency),
+  });
+}
+
+/**
+ * Whether a point's launch is known: an aiconfigurator gap-analysis row (launched as
+ * aiconfigurator generates deployments, `measuredCaps`) or an InferenceX row whose recipe is in
+ * data/silicon/inferencex-flags.yaml. Otherwise its parallelism comes from the sample's columns
+ * and its flags are the engine's defaults, guesses that a KV capacity from memory depends on.
+ */
+export function launchKnown(d: SiliconDeployment, i: number): boolean {
+  if (d.protocol.source === 'gap-analysis') return true;
+  return d.protocol.source === 'inferencex' && recipeOf(d, i) !== undefined;
+}
+
 /**
  * A measured point as it was launched: InferenceX rows take their script's flags and the
  * parallelism that ran (data/silicon/inferencex-flags.yaml); gap-analysis rows aiconfigurator's
@@ -80,18 +109,7 @@ export function measuredSetup(d: SiliconDeployment, i: number): PointSetup {
     const reuse = d.protocol.source === 'gap-analysis' && d.backend === 'trtllm' ? { kvCache: { prefix_caching: false } } : {};
     return { ...base, launch: { scheduler: measuredCaps(d, d.info[i].batchSize), ...reuse }, apart: null };
   }
-  const row = flagsOf({
-    model: d.modelPath,
-    system: d.system,
-    backend: d.backend,
-    precision: d.precision,
-    measured: d.info[i].measured,
-    image: d.protocol.image,
-    tpSize: d.columns.tpSize,
-    moeEpSize: d.columns.moeEpSize,
-    attentionDpSize: d.columns.attentionDpSize,
-    ...point,
-  });
+  const row = recipeOf(d, i);
   if (row === undefined) return { ...base, launch: {}, apart: null };
   const f = row.flags;
   const at = (v: LinearValue | undefined) => (v === undefined ? undefined : Math.max(1, Math.round(valueAt(v, point))));
