@@ -1,9 +1,9 @@
 /**
- * Bad catalog files (a GPU entry, the engine-defaults file, the accuracy table): each mistake named
- * by its dotted field, in the schema's own words where it has them and in zod's English
- * otherwise, whichever zod locale the process has.
+ * Bad catalog files (a GPU entry, a model entry, the engine-defaults file, the accuracy table):
+ * each mistake named by its dotted field, in the schema's own words where it has them and in
+ * zod's English otherwise, whichever zod locale the process has.
  */
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -56,6 +56,9 @@ rows:
     deployments: 2
 `;
 
+/** A real model file asking for a KV cache type no checkpoint asks for here. */
+const BAD_MODEL = `${readFileSync(join(import.meta.dirname, '..', 'data', 'models', 'qwen3-8b.yaml'), 'utf8')}\nkv_cache_dtype: bf16\n`;
+
 const locale = z.config().localeError;
 afterEach(() => {
   z.config({ localeError: locale });
@@ -72,6 +75,11 @@ const cases: [string, () => unknown, string[]][] = [
       'sources.other.0: must be a string, got 7',
       expect.stringMatching(/^bogus: unknown key \(allowed: id, name, /),
     ] as string[],
+  ],
+  [
+    'a model entry',
+    () => parseCatalogEntry('models', BAD_MODEL, 'model.yaml'),
+    ['kv_cache_dtype: must be fp8 (the only type checkpoints ask for here), got "bf16"'],
   ],
   [
     'the engine-defaults file',
