@@ -121,7 +121,7 @@ function linearBase(c: Case): RunConfig {
   const backend = POLICY === 'own' ? c.deployment.backend : 'vllm';
   if (KV === 'unlimited' || c.launch?.known !== true) return deploymentBaseConfig(c.deployment, { backend });
   try {
-    return deploymentBaseConfig(c.deployment, { backend, kv: 'auto', ...(c.launch !== undefined ? { launch: c.launch } : {}) });
+    return deploymentBaseConfig(c.deployment, { backend, kv: 'auto', launch: c.launch });
   } catch (error) {
     if (!(error instanceof ConfigError)) throw error;
     say(`${c.label}: KV capacity from the catalog refused (${error.message}); fitted with unlimited KV\n`);

@@ -39,6 +39,11 @@ export function defaultMemoryFraction(engine: EngineConfig, role: WorkerRoleConf
   return defaultMemory(engine, role).fraction;
 }
 
+/** The weights' precision (`engine.precision`, else the checkpoint's) and whether it covers the routed experts only. */
+function weightsOf(engine: EngineConfig, model: ModelEntry): { precision: Precision; expertsOnly: boolean } {
+  return { precision: engine.precision ?? model.precision, expertsOnly: engine.precision === undefined && model.quantized === 'experts' };
+}
+
 /**
  * vLLM releases that give a launch without `--kv-cache-dtype` the checkpoint's KV cache type
  * (`resolve_kv_cache_dtype_string`, vllm/utils/torch_utils.py): the change (vllm-project/vllm
@@ -59,8 +64,7 @@ export const VLLM_CHECKPOINT_KV_FROM = '0.14.0';
 export function kvPrecisionOf(engine: EngineConfig, role: WorkerRoleConfig, model: ModelEntry): Precision {
   const dtype = role.kv_cache.dtype;
   if (dtype !== 'auto') return dtype;
-  const precision: Precision = engine.precision ?? model.precision;
-  const expertsOnly = engine.precision === undefined && model.quantized === 'experts';
+  const { precision, expertsOnly } = weightsOf(engine, model);
   const asked = engine.precision === 'fp4' && model.precision !== 'fp4' ? 'fp8' : model.kv_cache_dtype;
   if (engine.backend === 'trtllm') return asked ?? ((precision === 'fp8' || precision === 'fp4') && !expertsOnly ? 'fp8' : 'bf16');
   if (engine.backend === 'vllm' && asked !== undefined) {
@@ -79,8 +83,7 @@ export function deploymentOf(
   if (model === undefined) return { deployment: null, missing: 'model' };
   const hardware = findHardware(engine.hardware);
   if (hardware === undefined) return { deployment: null, missing: 'hardware' };
-  const precision: Precision = engine.precision ?? model.precision;
-  const expertsOnly = engine.precision === undefined && model.quantized === 'experts';
+  const { precision, expertsOnly } = weightsOf(engine, model);
   const kvPrecision = kvPrecisionOf(engine, role, model);
   return {
     deployment: {
