@@ -347,8 +347,8 @@ function reportDisagg(
   split('worker counts given by the row', (p) => p.deployment.pools?.decode.workersFrom === 'row');
   split('worker counts from InferenceX config', (p) => p.deployment.pools?.decode.workersFrom === 'inferencex-config');
   split('worker counts not known (1 + 1 assumed)', (p) => p.deployment.pools?.decode.workersFrom === 'unknown');
-  // Each pool's launch flags from the recipe the config entry names (data/silicon/disagg-flags.csv), or the defaults.
-  split('launch flags from the recipe', (p) => p.setup.launch.pools !== undefined);
+  // Each pool's launch flags (data/silicon/disagg-flags.csv, disagg-db-flags.csv), or the defaults.
+  split('launch flags known (recipe, name, settings)', (p) => p.setup.launch.pools !== undefined);
   split("launch flags not known (engines' defaults)", (p) => p.setup.launch.pools === undefined);
   split('series is one curve', (p) => p.deployment.mixed == null);
   split('series mixes runs (workers not given)', (p) => p.deployment.mixed != null);
@@ -433,6 +433,13 @@ async function fittedDisagg(
       `  ${label.padEnd(96)} prefill x${fit.prefillScale.toFixed(2)} decode fixed x${fit.decodeFixedScale.toFixed(2)} per batch x${fit.decodeBatchScale.toFixed(2)} frontend ${fit.frontendMs.toFixed(0)} ms (${fit.iterations} iterations)\n`,
     );
     list.forEach((p, i) => {
+      if (process.argv.includes('--points')) {
+        const q = fit.predicted[i];
+        say(
+          `    c=${String(p.concurrency).padEnd(6)}${i < FIT_TRAIN_POINTS ? 'train' : 'held '} TTFT ${p.measured.ttftMs.toFixed(0).padStart(7)} -> ${q.ttftMs.toFixed(0).padStart(7)} ms` +
+            `  ITL ${p.measured.itlMs.toFixed(2).padStart(7)} -> ${q.itlMs.toFixed(2).padStart(7)} ms\n`,
+        );
+      }
       if (i < FIT_TRAIN_POINTS) return;
       scored.push({
         label,

@@ -10,7 +10,15 @@ import { join } from 'node:path';
 import { parse } from 'yaml';
 import { describe, expect, it } from 'vitest';
 import { InputError } from '../src/config/errors.js';
-import { FLAG_COLUMNS, loadDisaggFlags, recipeFlags } from '../src/calibrate/disagg-flags.js';
+import {
+  configSettingsFlags,
+  DB_FLAG_COLUMNS,
+  FLAG_COLUMNS,
+  loadDisaggDbFlags,
+  loadDisaggFlags,
+  recipeFlags,
+  recipeNameFlags,
+} from '../src/calibrate/disagg-flags.js';
 import { WORKER_COLUMNS } from '../src/calibrate/disagg-workers.js';
 import { catalogBaseConfig, readSiliconDeployments, recipeLaunch } from '../src/calibrate/silicon-deployments.js';
 import { roleOf } from '../src/config/roles.js';
@@ -98,9 +106,42 @@ describe('a recipe read', () => {
     });
   });
 
+  it("takes vLLM's per-engine limits (each DP rank an engine), memory share, KV dtype, chunking and prefix caching", () => {
+    const recipe = `
+backend:
+  type: vllm
+  vllm_config:
+    prefill:
+      kv-cache-dtype: fp8
+      data-parallel-size: 4
+      max-num-seqs: 64
+      max-num-batched-tokens: 16384
+      no-enable-prefix-caching: true
+      no-enable-chunked-prefill: true
+      gpu-memory-utilization: 0.9
+    decode:
+      tensor-parallel-size: 4
+      max-num-seqs: 16
+      max-num-batched-tokens: 10240
+      enable-chunked-prefill: true
+`;
+    expect(recipeFlags(parse(recipe))).toEqual({
+      prefill: {
+        maxSequences: 64,
+        maxBatchedTokens: 16384,
+        memoryFraction: 0.9,
+        kvCacheDtype: 'fp8',
+        chunkedPrefill: false,
+        prefixCaching: false,
+      },
+      decode: { maxSequences: 16, maxBatchedTokens: 10240, chunkedPrefill: true },
+    });
+  });
+
   it('reads nothing from a recipe of another shape', () => {
     expect(recipeFlags(parse('base: other.yaml\nbackend: { sglang_config: { prefill: {}, decode: {} } }'))).toBeNull();
-    expect(recipeFlags(parse('backend: { vllm_config: { prefill: {}, decode: {} } }'))).toBeNull();
+    expect(recipeFlags(parse('backend: { other_config: { prefill: {}, decode: {} } }'))).toBeNull();
+    expect(recipeFlags(parse('backend: { vllm_config: { prefill: {} } }'))).toBeNull();
   });
 });
 
@@ -125,6 +166,7 @@ function flagRow(c: number, over: Record<string, string> = {}): string {
     decode_kv_cache_dtype: 'fp8',
     decode_cuda_graph_max_batch: '48',
     decode_cuda_graph_padding: 'true',
+    read_from: 'recipe',
     recipe_repository: 'csahithi/srt-slurm',
     recipe_path: 'recipes/trtllm/gb200-fp4/1k1k/stp/ctx1_gen4_tep8_batch48.yaml',
     recipe_commit: 'b'.repeat(40),
@@ -153,6 +195,18 @@ describe('the flags file', () => {
     expect(error.message).toBe(`${file}:3: column "${column}": must be ${what}, got "${value}"`);
   });
 
+  it('refuses a read_from it does not know', () => {
+    const file = flagsFile('read-from.csv', [flagRow(8, { read_from: 'guess' })]);
+    expect(thrownBy(() => loadDisaggFlags(file), InputError).message).toBe(
+      `${file}:2: column "read_from": must be one of recipe, recipe name, config settings, got "guess"`,
+    );
+    expect(
+      loadDisaggFlags(flagsFile('by-name.csv', [flagRow(8, { read_from: 'recipe name' })]))
+        .values()
+        .next().value?.readFrom,
+    ).toBe('recipe name');
+  });
+
   it('refuses a bad commit, a repeated key and a missing column', () => {
     const commit = flagsFile('commit.csv', [flagRow(8, { recipe_commit: 'abc' })]);
     expect(thrownBy(() => loadDisaggFlags(commit), InputError).message).toBe(
@@ -163,6 +217,53 @@ describe('the flags file', () => {
     const short = join(dir, 'short.csv');
     writeFileSync(short, 'model,system\nDeepSeek-R1,gb200\n');
     expect(thrownBy(() => loadDisaggFlags(short), InputError).message).toMatch(/short\.csv:1: has no column "backend", /);
+  });
+});
+
+describe('flags where the recipe is not read', () => {
+  it("reads a TensorRT-LLM recipe's decode batch limit from its name, and nothing from another name", () => {
+    expect(recipeNameFlags('recipes/trtllm/gb200-fp4/1k1k/stp/ctx1_gen4_tep8_batch32_eplb0_mtp0.yaml')).toEqual({
+      prefill: {},
+      decode: { maxSequences: 32 },
+    });
+    expect(recipeNameFlags('recipes/trtllm/gb200-fp8/8k1k/stp/ctx4_gen1_dep32_batch16_eplb0_mtp0_666.yaml')?.decode).toEqual({
+      maxSequences: 16,
+    });
+    expect(
+      recipeNameFlags('recipes/kimi2.5/trtllm_dynamo/disagg/gb200Nvfp4/ISL8K_OSL1K/STP/ctx1dep4_gen5tep4_batch16_eplb0_mtp0.yaml')?.decode,
+    ).toEqual({ maxSequences: 16 });
+    expect(recipeNameFlags('recipes/trtllm/h200/8k1k/stp/c128_ctx1_gen1_dep8_batch256_eplb0_mtp0.yaml')?.decode).toEqual({
+      maxSequences: 256,
+    });
+    expect(recipeNameFlags('recipes/gb200-fp4/1k1k/low-latency.yaml')).toBeNull();
+    // Plain-TP decode workers' names do not follow their limit: not read.
+    expect(recipeNameFlags('recipes/trtllm/b200-fp8/1k1k/stp/ctx1_gen3_tp8_batch1024_eplb0_mtp0_32.yaml')).toBeNull();
+    expect(recipeNameFlags('recipes/trtllm/x/ctx1_gen4_tep8_batch0_eplb0_mtp0.yaml')).toBeNull();
+  });
+
+  it("reads the sizes an entry without a recipe gives Dynamo's TensorRT-LLM sweep", () => {
+    const settings = [
+      'PREFILL_MAX_NUM_TOKENS=4608',
+      'PREFILL_MAX_BATCH_SIZE=4',
+      'DECODE_MAX_NUM_TOKENS=128',
+      'DECODE_MAX_BATCH_SIZE=32',
+      'DECODE_GPU_MEM_FRACTION=0.9',
+    ];
+    expect(configSettingsFlags(settings)).toEqual({
+      prefill: { maxSequences: 4, maxBatchedTokens: 4608, memoryFraction: 0.85, kvCacheDtype: 'fp8', prefixCaching: false },
+      decode: {
+        maxSequences: 32,
+        maxBatchedTokens: 128,
+        memoryFraction: 0.9,
+        kvCacheDtype: 'fp8',
+        cudaGraphPadding: true,
+        prefixCaching: false,
+      },
+    });
+    // A size missing, or a fraction above 1: not read.
+    expect(configSettingsFlags(settings.slice(1))).toBeNull();
+    expect(configSettingsFlags([...settings.slice(0, 4), 'DECODE_GPU_MEM_FRACTION=90'])).toBeNull();
+    expect(configSettingsFlags(['CONFIG_FILE=recipes/trtllm/x.yaml'])).toBeNull();
   });
 });
 
@@ -270,6 +371,55 @@ describe('a row replayed with its recipe', () => {
     expect(read('3').find(([from]) => from === 'row')).toEqual(['row', [[8, undefined]]]);
   });
 
+  it("gives a database-dump point the flags its own row id has in the database rows' file", () => {
+    const dumpRow = (c: number) =>
+      [
+        `dsr1_gb200_trtllm_fp4_disagg_1024x1024_c${c}_cfg7`,
+        `"db-dump/x; config_id=7; silicon_concurrency=${c}; measured=2026-03-23T00:00:00.000Z"`,
+        'trtllm,,deepseek-ai/DeepSeek-R1,gb200,fp4,disagg,1024,1024,nvfp4,nvfp4',
+        ',,,,,',
+        ...['', '1', '4', '1', '1', '1', '4'],
+        ...['', '4', '8', '1', '1', '1', '8'],
+        '300,10',
+      ].join(',');
+    const sample = join(dir, 'dump-own.csv');
+    writeFileSync(sample, `${[HEADER, dumpRow(96), dumpRow(192)].join('\n')}\n`);
+    const dbRow = (c: number, over: Record<string, string> = {}) => {
+      const cells: Record<string, string> = {
+        ...Object.fromEntries(DB_FLAG_COLUMNS.map((k) => [k, ''])),
+        id: `dsr1_gb200_trtllm_fp4_disagg_1024x1024_c${c}_cfg7`,
+        config: 'dsr1-fp4-gb200-dynamo-trt',
+        config_commit: 'c'.repeat(40),
+        decode_max_sequences: '32',
+        read_from: 'recipe name',
+        recipe_repository: 'SemiAnalysisAI/InferenceX',
+        recipe_path: 'recipes/trtllm/gb200-fp4/1k1k/stp/ctx1_gen4_tep8_batch32_eplb0_mtp0.yaml',
+        recipe_commit: 'c'.repeat(40),
+        recipe_date: '2026-03-29T01:33:41-04:00',
+        ...over,
+      };
+      return DB_FLAG_COLUMNS.map((k) => cells[k]).join(',');
+    };
+    const dbFlagsFile = join(dir, 'db-flags.csv');
+    writeFileSync(dbFlagsFile, `${[DB_FLAG_COLUMNS.join(','), dbRow(192)].join('\n')}\n`);
+    const [d] = readSiliconDeployments(sample, 1, { mode: 'disagg', flagsFile: join(dir, 'none.csv'), dbFlagsFile });
+    expect(d.info.map((i) => [i.clients, i.recipe?.readFrom, i.recipe?.flags.decode.maxSequences])).toEqual([
+      [96, undefined, undefined],
+      [192, 'recipe name', 32],
+    ]);
+    const config = catalogBaseConfig(d, undefined, recipeLaunch(d.info[1].recipe));
+    expect(roleOf(config.engine, 'decode').scheduler.max_sequences).toBe(32);
+    // A repeated id or a bad commit: refused, naming the file and the line.
+    const twice = join(dir, 'db-twice.csv');
+    writeFileSync(twice, `${[DB_FLAG_COLUMNS.join(','), dbRow(192), dbRow(192)].join('\n')}\n`);
+    expect(thrownBy(() => loadDisaggDbFlags(twice), InputError).message).toBe(`${twice}:3: repeats the id of line 2`);
+    const bad = join(dir, 'db-bad.csv');
+    writeFileSync(bad, `${[DB_FLAG_COLUMNS.join(','), dbRow(192, { config_commit: 'x' })].join('\n')}\n`);
+    expect(thrownBy(() => loadDisaggDbFlags(bad), InputError).message).toBe(
+      `${bad}:2: column "config_commit": must be a 40-digit commit hash, got "x"`,
+    );
+  });
+
   it('keeps a decode token budget below the prompt, chunking only what the decode pool would recompute', () => {
     const row = loadDisaggFlags(flagsFile('small-decode.csv', [flagRow(8, { decode_max_batched_tokens: '32' })]))
       .values()
@@ -279,11 +429,13 @@ describe('a row replayed with its recipe', () => {
       { max_batched_tokens: 16384, max_sequences: 16 },
       { max_batched_tokens: 32, max_sequences: 48, chunked_prefill: true, cuda_graph_max_batch: 48, cuda_graph_padding: true },
     ]);
-    // A budget the prompt fits in, or one the recipe says how to chunk, is left as it is.
+    // A budget the prompt fits in is left as it is; below the prompt, chunked prefill is on even
+    // where the recipe turns it off (a pool that could never prefill the prompt is refused).
     expect(recipeLaunch(row, 32).pools?.decode.scheduler?.chunked_prefill).toBeUndefined();
     const told = loadDisaggFlags(flagsFile('told.csv', [flagRow(8, { decode_max_batched_tokens: '32', decode_chunked_prefill: 'false' })]))
       .values()
       .next().value;
-    expect(recipeLaunch(told, 1024).pools?.decode.scheduler?.chunked_prefill).toBe(false);
+    expect(recipeLaunch(told, 1024).pools?.decode.scheduler?.chunked_prefill).toBe(true);
+    expect(recipeLaunch(told, 32).pools?.decode.scheduler?.chunked_prefill).toBe(false);
   });
 });

@@ -8,15 +8,17 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { InputError } from '../src/config/errors.js';
 import {
+  dbRowFactsOf,
   entriesOfMasterConfig,
   loadDisaggWorkers,
+  matchDbEntry,
   matchWorkers,
   WORKER_COLUMNS,
   type ConfigEntry,
   type ConfigVersion,
   type RowFacts,
 } from '../src/calibrate/disagg-workers.js';
-import { readSiliconDeployments } from '../src/calibrate/silicon-deployments.js';
+import { readSiliconDeployments, sourceFields } from '../src/calibrate/silicon-deployments.js';
 import { thrownBy } from './helpers/errors.js';
 
 /** An entry of a DeepSeek-R1 FP4 GB200 TensorRT-LLM 1k/1k config: prefill 4 GPUs EP 4, decode TP 8. */
@@ -57,6 +59,80 @@ const version = (date: string, entries: ConfigEntry[], commit = date.slice(0, 10
   commit,
   date,
   entries,
+});
+
+/** A database-dump row of the sample (its cells): prefill 1 worker of TP 1 x attention DP 4, EP 4; decode 4 workers of TP 8, EP 8. */
+const dbCells = (over: Record<string, string> = {}): Record<string, string> => ({
+  id: 'dsr1_gb200_trtllm_fp4_disagg_1024x1024_c16_cfg388',
+  silicon_data_source:
+    'db-dump/2026-04-27; config_id=388; silicon_concurrency=16; measured=2026-02-10T00:00:00.000Z; workflow_run_id=333; image',
+  backend: 'trtllm',
+  system: 'gb200',
+  precision: 'fp4',
+  mode: 'disagg',
+  isl: '1024',
+  osl: '1024',
+  prefill_num_workers: '1',
+  prefill_tp_size: '1',
+  prefill_attention_dp_size: '4',
+  prefill_moe_ep_size: '4',
+  decode_num_workers: '4',
+  decode_tp_size: '8',
+  decode_attention_dp_size: '1',
+  decode_moe_ep_size: '8',
+  ...over,
+});
+const dbFacts = (over: Record<string, string> = {}) => {
+  const cells = dbCells(over);
+  return dbRowFactsOf(cells, sourceFields(cells.silicon_data_source));
+};
+
+describe('matching a database-dump row to the master config', () => {
+  it("reads each pool's GPUs per worker (TP x attention DP), EP and attention DP, and the model from the id", () => {
+    expect(dbFacts()).toEqual({
+      id: 'dsr1_gb200_trtllm_fp4_disagg_1024x1024_c16_cfg388',
+      model: 'DeepSeek-R1',
+      system: 'gb200',
+      backend: 'trtllm',
+      precision: 'fp4',
+      isl: 1024,
+      osl: 1024,
+      concurrency: 16,
+      measured: '2026-02-10T00:00:00.000Z',
+      prefill: { workers: 1, tp: 4, ep: 4, dpAttention: true },
+      decode: { workers: 4, tp: 8, ep: 8, dpAttention: false },
+    });
+    expect(dbFacts({ id: 'kimik2_5_gb200_trtllm_fp4_disagg_1024x1024_c5_cfg763' })?.model).toBe('Kimi-K2.5');
+    // An export row, an aggregated row, or a model prefix no config uses: none.
+    expect(
+      dbFacts({ silicon_data_source: 'source_file=2026-03-25.csv; model=DeepSeek-R1; silicon_concurrency=16; measured=2026-02-10' }),
+    ).toBeNull();
+    expect(dbFacts({ mode: 'agg' })).toBeNull();
+    expect(dbFacts({ id: 'llama_gb200_trtllm_fp4_disagg_1024x1024_c16_cfg1' })).toBeNull();
+  });
+
+  it('takes the one entry of its pools, concurrency and no speculative decoding, around its measurement', () => {
+    const row = dbFacts();
+    if (row === null) throw new Error('no facts');
+    const ours = entry({ pw: 1, dw: 4, settings: ['CONFIG_FILE=recipes/a.yaml'] });
+    const mtp = entry({ pw: 1, dw: 4, spec: 'mtp' });
+    const other = entry({ pw: 1, dw: 2 });
+    const m = matchDbEntry(row, [version('2026-02-01T00:00:00Z', [mtp, other, ours])]);
+    expect(m.kind === 'one' && m.entry).toBe(ours);
+    // An entry that differs only in attention DP: taken where no entry has the row's, passed over where one does.
+    const dp = entry({ pw: 1, dw: 4, decodeDpAttention: true });
+    const alone = matchDbEntry(row, [version('2026-02-01T00:00:00Z', [dp])]);
+    expect(alone.kind === 'one' && alone.entry).toBe(dp);
+    const exact = matchDbEntry(row, [version('2026-02-01T00:00:00Z', [dp, ours])]);
+    expect(exact.kind === 'one' && exact.entry).toBe(ours);
+    // Other prefill workers, a concurrency not listed: none.
+    expect(matchDbEntry(row, [version('2026-02-01T00:00:00Z', [entry({ pw: 2, dw: 4 })])]).kind).toBe('none');
+    expect(matchDbEntry(row, [version('2026-02-01T00:00:00Z', [entry({ pw: 1, dw: 4, concurrency: [8] })])]).kind).toBe('none');
+    // Two distinct entries of the same pools: several; a version merged after the window: not looked at.
+    const twin = entry({ pw: 1, dw: 4, config: 'dsr1-fp4-gb200-dynamo-trt-b' });
+    expect(matchDbEntry(row, [version('2026-02-01T00:00:00Z', [ours, twin])]).kind).toBe('several');
+    expect(matchDbEntry(row, [version('2026-02-01T00:00:00Z', [ours]), version('2026-02-20T00:00:00Z', [twin])]).kind).toBe('one');
+  });
 });
 
 describe('matching an export row to the master config', () => {

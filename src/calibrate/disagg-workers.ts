@@ -206,14 +206,7 @@ function entryKey(e: ConfigEntry): string {
  * give none.
  */
 export function matchWorkers(row: RowFacts, versions: readonly ConfigVersion[]): WorkerMatch {
-  const at = Date.parse(row.measured);
-  if (!Number.isFinite(at)) return { kind: 'none' };
-  const sorted = [...versions].sort((a, b) => Date.parse(a.date) - Date.parse(b.date));
-  const inForce = sorted.findLastIndex((v) => Date.parse(v.date) <= at);
-  const until = at + WINDOW_DAYS * 86_400_000;
-  const window = sorted
-    .slice(Math.max(inForce, 0))
-    .filter((v, i) => (i === 0 && inForce >= 0) || (Date.parse(v.date) > at && Date.parse(v.date) <= until));
+  const window = versionsAround(row.measured, versions);
   const gpu = row.system.split('_')[0];
   const found = new Map<string, { entry: ConfigEntry; reading: 'worker' | 'deployment'; version: ConfigVersion }>();
   for (const version of window) {
@@ -226,6 +219,117 @@ export function matchWorkers(row: RowFacts, versions: readonly ConfigVersion[]):
   }
   if (found.size === 0) return { kind: 'none' };
   if (found.size > 1) return { kind: 'several', entries: [...found.values()].map((f) => f.entry) };
+  return { kind: 'one', ...[...found.values()][0] };
+}
+
+/** The versions of `versions` in force at `measured` or merged within `WINDOW_DAYS` after it, oldest first. */
+function versionsAround(measured: string, versions: readonly ConfigVersion[]): ConfigVersion[] {
+  const at = Date.parse(measured);
+  if (!Number.isFinite(at)) return [];
+  const sorted = [...versions].sort((a, b) => Date.parse(a.date) - Date.parse(b.date));
+  const inForce = sorted.findLastIndex((v) => Date.parse(v.date) <= at);
+  const until = at + WINDOW_DAYS * 86_400_000;
+  return sorted
+    .slice(Math.max(inForce, 0))
+    .filter((v, i) => (i === 0 && inForce >= 0) || (Date.parse(v.date) > at && Date.parse(v.date) <= until));
+}
+
+/** What a database-dump row of the sample says of its deployment: the export rows' facts, and each pool's shape. */
+export interface DbRowFacts {
+  /** The sample's row id (`dsr1_gb200_trtllm_fp4_disagg_1024x1024_c192_cfg388`). */
+  id: string;
+  /** The model as InferenceX's configs name it, from the id's model prefix (`dsr1`: DeepSeek-R1). */
+  model: string;
+  system: string;
+  backend: string;
+  precision: string;
+  isl: number;
+  osl: number;
+  concurrency: number;
+  measured: string;
+  prefill: EntryPool;
+  decode: EntryPool;
+}
+
+/**
+ * The facts of a disaggregated database-dump row (`db-dump/...; config_id=...`), whose columns give
+ * each pool's workers, TP, attention DP and EP, or null for another row. A pool's GPUs per worker
+ * (TP x attention DP) are its config entry's `tp`, attention DP above 1 its `dp-attn`.
+ */
+export function dbRowFactsOf(cells: Record<string, string>, fields: Map<string, string>): DbRowFacts | null {
+  if (cells.mode !== 'disagg' || !(cells.silicon_data_source ?? '').startsWith('db-dump/') || !fields.has('config_id')) return null;
+  const gpu = (cells.system ?? '').split('_')[0];
+  const at = (cells.id ?? '').indexOf(`_${gpu}_`);
+  const model =
+    at > 0
+      ? MODEL_OF_PREFIX[
+          cells.id
+            .slice(0, at)
+            .toLowerCase()
+            .replace(/[^a-z0-9]/g, '')
+        ]
+      : undefined;
+  const measured = fields.get('measured') ?? '';
+  const concurrency = Number(fields.get('silicon_concurrency'));
+  if (model === undefined || measured === '' || !(concurrency > 0)) return null;
+  const pool = (prefix: string): EntryPool => {
+    const dp = Number(cells[`${prefix}attention_dp_size`]) || 1;
+    return {
+      workers: Number(cells[`${prefix}num_workers`]) || 0,
+      tp: (Number(cells[`${prefix}tp_size`]) || 1) * dp,
+      ep: Number(cells[`${prefix}moe_ep_size`]) || 1,
+      dpAttention: dp > 1,
+    };
+  };
+  return {
+    id: cells.id,
+    model,
+    system: cells.system,
+    backend: cells.backend,
+    precision: cells.precision,
+    isl: Number(cells.isl),
+    osl: Number(cells.osl),
+    concurrency,
+    measured,
+    prefill: pool('prefill_'),
+    decode: pool('decode_'),
+  };
+}
+
+/**
+ * The config entry a database-dump row ran: among the entries of the versions around its
+ * measurement (as for `matchWorkers`) of its model, GPU, engine, precision and lengths that list its
+ * concurrency, run no speculative decoding (the sample's importer takes no such record without
+ * acceptance figures) and have both its pools' workers, GPUs per worker, EP and attention DP; one
+ * distinct entry (with the newest version of the window holding it), or none. Where no entry has
+ * the row's attention DP, the entries that differ from it only there are looked at.
+ */
+export function matchDbEntry(
+  row: DbRowFacts,
+  versions: readonly ConfigVersion[],
+): { kind: 'one'; entry: ConfigEntry; version: ConfigVersion } | { kind: 'none' | 'several' } {
+  const gpu = row.system.split('_')[0];
+  const window = versionsAround(row.measured, versions);
+  const search = (dpAttention: boolean) => {
+    const same = (a: EntryPool, b: EntryPool) =>
+      a.workers === b.workers && a.tp === b.tp && a.ep === b.ep && (!dpAttention || a.dpAttention === b.dpAttention);
+    const found = new Map<string, { entry: ConfigEntry; version: ConfigVersion }>();
+    for (const version of window) {
+      for (const e of version.entries) {
+        if (e.model !== row.model || e.gpu !== gpu || e.backend !== row.backend || e.precision !== row.precision || e.spec !== 'none')
+          continue;
+        if (e.isl !== row.isl || e.osl !== row.osl || !e.concurrency.includes(row.concurrency)) continue;
+        if (same(e.prefill, row.prefill) && same(e.decode, row.decode)) found.set(entryKey(e), { entry: e, version });
+      }
+    }
+    return found;
+  };
+  // Some rows record no attention DP where their entry ran it (vLLM's Kimi-K2.5 prefill workers of
+  // DP 4): where no entry has the row's, one that differs from it only there is the run.
+  let found = search(true);
+  if (found.size === 0) found = search(false);
+  if (found.size === 0) return { kind: 'none' };
+  if (found.size > 1) return { kind: 'several' };
   return { kind: 'one', ...[...found.values()][0] };
 }
 

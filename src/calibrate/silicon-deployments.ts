@@ -33,7 +33,7 @@ import type { Precision, RunConfig } from '../config/types.js';
 import { parseRunConfig } from '../config/load.js';
 import type { ScorePoint } from '../score/points.js';
 import { loadDisaggWorkers, workersFromConfig, type ConfigWorkers } from './disagg-workers.js';
-import { flagsFromRecipe, loadDisaggFlags, type FlagFileRow, type PoolFlags } from './disagg-flags.js';
+import { flagsFromRecipe, loadDisaggDbFlags, loadDisaggFlags, type FlagFileRow, type PoolFlags } from './disagg-flags.js';
 import { isMixtureOfExperts } from './model-family.js';
 import { readTable } from './read-table.js';
 
@@ -70,7 +70,11 @@ export interface SiliconPointInfo {
   line: number;
   /** A disaggregated row without worker counts: those InferenceX's master config gives it (data/silicon/disagg-workers.csv). */
   configWorkers?: ConfigWorkers;
-  /** A disaggregated export row: its pools' launch flags from the recipe its config entry names (data/silicon/disagg-flags.csv). */
+  /**
+   * A disaggregated row's pools' launch flags, from the recipe its config entry names, that recipe's
+   * name or the entry's settings (an export row: data/silicon/disagg-flags.csv; a database-dump row:
+   * data/silicon/disagg-db-flags.csv).
+   */
   recipe?: FlagFileRow;
 }
 
@@ -246,7 +250,7 @@ const REQUIRED_COLUMNS = [
 export function readSiliconDeployments(
   file: string,
   minPoints = 5,
-  options: { mode?: 'agg' | 'disagg'; leftOut?: LeftOutSeries[]; workersFile?: string; flagsFile?: string } = {},
+  options: { mode?: 'agg' | 'disagg'; leftOut?: LeftOutSeries[]; workersFile?: string; flagsFile?: string; dbFlagsFile?: string } = {},
 ): SiliconDeployment[] {
   const mode = options.mode ?? 'agg';
   const disagg = mode === 'disagg';
@@ -272,6 +276,7 @@ export function readSiliconDeployments(
   const groups = new Map<string, Row[]>();
   const workerRows = disagg ? loadDisaggWorkers(options.workersFile) : undefined;
   const flagRows = disagg ? loadDisaggFlags(options.flagsFile) : undefined;
+  const dbFlagRows = disagg ? loadDisaggDbFlags(options.dbFlagsFile) : undefined;
   for (const row of table.rows) {
     if (row.cells.mode !== mode) continue;
     const cells = row.cells;
@@ -300,7 +305,8 @@ export function readSiliconDeployments(
       line: row.line,
       cells,
       workers: workerRows === undefined ? undefined : workersFromConfig(cells, sourceFields(source), workerRows),
-      recipe: flagRows === undefined ? undefined : flagsFromRecipe(cells, sourceFields(source), flagRows),
+      recipe:
+        flagRows === undefined ? undefined : (flagsFromRecipe(cells, sourceFields(source), flagRows) ?? dbFlagRows?.get(cells.id ?? '')),
     });
     groups.set(key, list);
   }
@@ -773,9 +779,9 @@ export interface LaunchSettings {
  * The launch settings of a disaggregated point whose recipe is known (`SiliconPointInfo.recipe`):
  * each pool its own flags; without a recipe none (the engines' defaults). A decode worker receives
  * its prompts' KV and prefills none, so a decode token budget below the prompt (`isl`; TensorRT-LLM
- * decode workers of max_num_tokens 4 .. 512) is kept, with chunked prefill on where the recipe
- * leaves it unset: the replay refuses a pool that could not prefill its prompt unchunked, which
- * its decode pool does only to recompute a preempted request.
+ * decode workers of max_num_tokens 4 .. 512) is kept, with chunked prefill on whatever the recipe
+ * says: the replay refuses a pool that could not prefill its prompt unchunked, which its decode
+ * pool does only to recompute a preempted request.
  */
 export function recipeLaunch(recipe: FlagFileRow | undefined, isl = 0): LaunchSettings {
   if (recipe === undefined) return {};
@@ -783,10 +789,10 @@ export function recipeLaunch(recipe: FlagFileRow | undefined, isl = 0): LaunchSe
     scheduler: {
       ...(f.maxBatchedTokens !== undefined ? { max_batched_tokens: f.maxBatchedTokens } : {}),
       ...(f.maxSequences !== undefined ? { max_sequences: f.maxSequences } : {}),
-      ...(f.chunkedPrefill !== undefined
-        ? { chunked_prefill: f.chunkedPrefill }
-        : role === 'decode' && f.maxBatchedTokens !== undefined && f.maxBatchedTokens < isl
-          ? { chunked_prefill: true }
+      ...(role === 'decode' && f.maxBatchedTokens !== undefined && f.maxBatchedTokens < isl
+        ? { chunked_prefill: true }
+        : f.chunkedPrefill !== undefined
+          ? { chunked_prefill: f.chunkedPrefill }
           : {}),
       ...(f.cudaGraphMaxBatch !== undefined ? { cuda_graph_max_batch: f.cudaGraphMaxBatch } : {}),
       ...(f.cudaGraphPadding !== undefined ? { cuda_graph_padding: f.cudaGraphPadding } : {}),
