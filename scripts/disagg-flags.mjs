@@ -170,35 +170,34 @@ function flagsOfEntries(row, measured, matched, config) {
   const from = at - DAY_MS;
   const to = /T00:00:00(\.000)?Z$/.test(measured) ? at + DAY_MS : at;
   if (onQ2(row, to)) {
-    // The q2 branch's states in force over the same window; the last must hold the recipe.
-    const inForceQ2 = q2Chain.findLastIndex((st) => st.at <= from);
-    const statesQ2 = q2Chain.filter((st, i) => i === inForceQ2 || (st.at > from && st.at <= to));
-    const allQ2 = statesQ2.map((st) => flagsOf(st, path));
-    if (allQ2.length === 0 || allQ2[allQ2.length - 1] === undefined) return byName('absent');
-    const foundQ2 = allQ2.filter((x) => x !== undefined);
-    if (foundQ2.some((x) => x === null)) return byName('otherShape');
-    if (new Set(foundQ2.map((x) => JSON.stringify(x))).size > 1) return byName('changed');
-    const citedQ2 = statesQ2[statesQ2.length - 1];
-    return {
-      flags: foundQ2[0],
-      readFrom: 'recipe',
-      recipe: { repository: citedQ2.repository, path, commit: citedQ2.commit, date: citedQ2.date },
-      tally: 'written',
-    };
+    // The q2 branch's states in force over the same window; cite the one in force at the measurement.
+    const states = statesIn(q2Chain, from, to);
+    return fromStates(states, states[states.length - 1], path, byName);
   }
   if (to > merged.at) return byName('afterMerge');
-  const inForce = chain.findLastIndex((s) => s.at <= from);
-  const states = chain.filter((s, i) => i === inForce || (s.at > from && s.at <= to));
+  const states = statesIn(chain, from, to);
   if (to > headAt) states.push(merged);
-  // The run used a state holding the recipe: states of the window without it are passed over, but
-  // the last one (in force at the measurement, or the merge) must hold it.
+  // Cite the state in force at the measurement (the last of the branch's known history before it).
+  return fromStates(states, chain.findLast((s) => s.at <= Math.min(to, headAt)) ?? states[0], path, byName);
+}
+
+/** The states of a branch's history (oldest first) in force from `from` to `to` (ms): the one in force at `from`, then those after. */
+function statesIn(history, from, to) {
+  const inForce = history.findLastIndex((s) => s.at <= from);
+  return history.filter((s, i) => i === inForce || (s.at > from && s.at <= to));
+}
+
+/**
+ * The recipe's flags over `states`: the run used a state holding the recipe, so states without it
+ * are passed over, but the last one (in force at the measurement) must hold it, and those that
+ * hold it must agree; else `byName` of the reason.
+ */
+function fromStates(states, cited, path, byName) {
   const all = states.map((st) => flagsOf(st, path));
-  if (all[all.length - 1] === undefined) return byName('absent');
+  if (all.length === 0 || all[all.length - 1] === undefined) return byName('absent');
   const found = all.filter((x) => x !== undefined);
   if (found.some((x) => x === null)) return byName('otherShape');
   if (new Set(found.map((x) => JSON.stringify(x))).size > 1) return byName('changed');
-  // Cite the state in force at the measurement (the last of the branch's known history before it).
-  const cited = chain.findLast((s) => s.at <= Math.min(to, headAt)) ?? states[0];
   return {
     flags: found[0],
     readFrom: 'recipe',
