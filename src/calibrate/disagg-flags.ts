@@ -139,11 +139,10 @@ export function recipeFlags(doc: unknown): RecipeFlags | null {
 /**
  * The flags a TensorRT-LLM recipe's file name states: srt-slurm's TensorRT-LLM recipes are named
  * `ctx<P>_gen<D>_<tep|dep><TP>_batch<B>_eplb<N>_mtp<M>` (some with a `c<C>_` in front, Kimi-K2.5's
- * `ctx<P>dep<TP>_gen<D>tep<TP>_batch<B>_...`), B the decode workers' `max_batch_size`. Names of plain
- * TP decode workers (`..._gen3_tp8_batch1024_..._32`) are not read: their batch does not follow the
- * name (that recipe holds 12)
- * (the name Dynamo's TensorRT-LLM sweep scripts gave a run's folder from it,
- * `components/backends/trtllm/performance_sweeps/benchmark_disagg.slurm`). Null for another name.
+ * `ctx<P>dep<TP>_gen<D>tep<TP>_batch<B>_...`), the name Dynamo's TensorRT-LLM sweep gave a run from
+ * its settings (`components/backends/trtllm/performance_sweeps/benchmark_disagg.slurm`), B the
+ * decode workers' `max_batch_size`. Names of plain-TP decode workers (`..._gen3_tp8_batch1024_..._32`)
+ * are not read: their limit does not follow the name (that recipe holds 12). Null for another name.
  */
 export function recipeNameFlags(path: string): RecipeFlags | null {
   const match = /(?:^|\/)(?:c\d+_)?ctx\d+(?:_|[td]ep\d+_)gen\d+_?[td]ep\d+_batch([1-9][0-9]*)_[^/]*\.ya?ml$/.exec(path);
