@@ -124,6 +124,7 @@ backend:
       max-num-seqs: 16
       max-num-batched-tokens: 10240
       enable-chunked-prefill: true
+      max-cudagraph-capture-size: 16
 `;
     expect(recipeFlags(parse(recipe))).toEqual({
       prefill: {
@@ -134,7 +135,7 @@ backend:
         chunkedPrefill: false,
         prefixCaching: false,
       },
-      decode: { maxSequences: 16, maxBatchedTokens: 10240, chunkedPrefill: true },
+      decode: { maxSequences: 16, maxBatchedTokens: 10240, cudaGraphMaxBatch: 16, chunkedPrefill: true },
     });
   });
 

@@ -110,6 +110,7 @@ function vllmPool(p: Record<string, unknown>): PoolFlags {
     maxBatchedTokens: positiveInt(p['max-num-batched-tokens']),
     memoryFraction: fraction(p['gpu-memory-utilization']),
     kvCacheDtype: kvDtype(p['kv-cache-dtype']),
+    cudaGraphMaxBatch: p['enforce-eager'] === true ? undefined : positiveInt(p['max-cudagraph-capture-size']),
     chunkedPrefill: p['no-enable-chunked-prefill'] === true ? false : p['enable-chunked-prefill'] === true ? true : undefined,
     prefixCaching: p['no-enable-prefix-caching'] === true ? false : undefined,
   });
