@@ -39,6 +39,7 @@ import {
   flagCells,
   recipeFlags,
   recipeNameFlags,
+  runsOnQ2Branch,
 } from '../dist/src/calibrate/disagg-flags.js';
 import { readTable } from '../dist/src/calibrate/read-table.js';
 import { sourceFields } from '../dist/src/calibrate/silicon-deployments.js';
@@ -87,16 +88,8 @@ const mergedDate = git(mainDir, 'show', '-s', '--format=%cI', MERGED).trim();
 const merged = { dir: mainDir, repository: 'NVIDIA/srt-slurm', commit: MERGED, date: mergedDate, at: Date.parse(mergedDate) };
 
 // NVIDIA/srt-slurm's sa-submission-q2-2026 branches off at MERGED; its history (first parent) up to
-// Q2_HEAD is known. InferenceX's runners switched to it from the q1 branch (the
-// `git checkout sa-submission-q2-2026` of runners/launch_*.sh) in these commits: GB200 runs of
-// dynamo-vllm in 235b232d, of Kimi-K2.5 under dynamo-trt in e8924a6a, every run on the B200,
-// B300, GB300, H100 and H200 runners in 2e9cecf9; other GB200 runs stayed on q1.
+// Q2_HEAD is known. Which runs cloned it: `runsOnQ2Branch` (src/calibrate/disagg-flags.ts).
 const Q2_HEAD = 'deb1dfd9934398664f92d194169c183e009da83b';
-const Q2_SWITCHES = [
-  { gpus: ['gb200'], backend: 'vllm', since: '2026-04-07T15:33:03-04:00' },
-  { gpus: ['gb200'], backend: 'trtllm', model: 'Kimi-K2.5', since: '2026-04-18T14:07:09-04:00' },
-  { gpus: ['b200', 'b300', 'gb300', 'h100', 'h200'], since: '2026-04-19T12:41:27-07:00' },
-];
 const q2Chain = git(mainDir, 'log', '--first-parent', '--format=%H %cI', `${MERGED}..${Q2_HEAD}`)
   .split('\n')
   .filter((line) => line !== '')
@@ -104,15 +97,6 @@ const q2Chain = git(mainDir, 'log', '--first-parent', '--format=%H %cI', `${MERG
   .map(([commit, date]) => ({ dir: mainDir, repository: 'NVIDIA/srt-slurm', commit, date, at: Date.parse(date) }))
   .concat([merged])
   .sort((a, b) => a.at - b.at);
-/** Whether a run of `row` ({gpu, backend, model}) ending at `to` (ms) cloned the q2 branch. */
-const onQ2 = (row, to) =>
-  Q2_SWITCHES.some(
-    (s) =>
-      s.gpus.includes(row.gpu) &&
-      (s.backend ?? row.backend) === row.backend &&
-      (s.model ?? row.model) === row.model &&
-      to >= Date.parse(s.since),
-  );
 
 const flagsAt = new Map();
 const flagsOf = (state, path) => {
@@ -169,7 +153,7 @@ function flagsOfEntries(row, measured, matched, config) {
   const at = Date.parse(measured);
   const from = at - DAY_MS;
   const to = /T00:00:00(\.000)?Z$/.test(measured) ? at + DAY_MS : at;
-  if (onQ2(row, to)) {
+  if (runsOnQ2Branch(row, to)) {
     // The q2 branch's states in force over the same window; cite the one in force at the measurement.
     const states = statesIn(q2Chain, from, to);
     return fromStates(states, states[states.length - 1], path, byName);

@@ -18,6 +18,7 @@ import {
   loadDisaggFlags,
   recipeFlags,
   recipeNameFlags,
+  runsOnQ2Branch,
 } from '../src/calibrate/disagg-flags.js';
 import { WORKER_COLUMNS } from '../src/calibrate/disagg-workers.js';
 import { catalogBaseConfig, readSiliconDeployments, recipeLaunch } from '../src/calibrate/silicon-deployments.js';
@@ -218,6 +219,26 @@ describe('the flags file', () => {
     const short = join(dir, 'short.csv');
     writeFileSync(short, 'model,system\nDeepSeek-R1,gb200\n');
     expect(thrownBy(() => loadDisaggFlags(short), InputError).message).toMatch(/short\.csv:1: has no column "backend", /);
+  });
+});
+
+describe("the srt-slurm branch a run's runner cloned", () => {
+  const at = (iso: string) => Date.parse(iso);
+  it('moves GB200 vLLM runs on 2026-04-07, GB200 Kimi-K2.5 TensorRT-LLM runs on 04-18, the other runners on 04-19', () => {
+    const vllm = { gpu: 'gb200', backend: 'vllm', model: 'Kimi-K2.5' };
+    // 235b232d: 2026-04-07T15:33:03-04:00 is 19:33:03 UTC.
+    expect(runsOnQ2Branch(vllm, at('2026-04-07T19:33:02Z'))).toBe(false);
+    expect(runsOnQ2Branch(vllm, at('2026-04-07T19:33:03Z'))).toBe(true);
+    const kimi = { gpu: 'gb200', backend: 'trtllm', model: 'Kimi-K2.5' };
+    expect(runsOnQ2Branch(kimi, at('2026-04-18T23:59:59Z'))).toBe(true);
+    expect(runsOnQ2Branch(kimi, at('2026-04-18T12:00:00Z'))).toBe(false);
+    // DeepSeek-R1 under TensorRT-LLM on GB200 stayed on q1.
+    expect(runsOnQ2Branch({ gpu: 'gb200', backend: 'trtllm', model: 'DeepSeek-R1' }, at('2026-04-27T00:00:00Z'))).toBe(false);
+    // 2e9cecf9: 2026-04-19T12:41:27-07:00 is 19:41:27 UTC, for every engine on those runners.
+    const h200 = { gpu: 'h200', backend: 'sglang', model: 'DeepSeek-R1' };
+    expect(runsOnQ2Branch(h200, at('2026-04-19T19:41:26Z'))).toBe(false);
+    expect(runsOnQ2Branch(h200, at('2026-04-19T19:41:27Z'))).toBe(true);
+    expect(runsOnQ2Branch({ gpu: 'gb300', backend: 'trtllm', model: 'DeepSeek-R1' }, at('2026-04-20T00:00:00Z'))).toBe(true);
   });
 });
 

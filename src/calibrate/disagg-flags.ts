@@ -193,6 +193,33 @@ export function configSettingsFlags(settings: readonly string[]): RecipeFlags | 
   };
 }
 
+/**
+ * When InferenceX's runners moved from srt-slurm's `sa-submission-q1-2026` branch to NVIDIA/srt-slurm's
+ * `sa-submission-q2-2026` (the `git checkout` of `runners/launch_*.sh`, SemiAnalysisAI/InferenceX):
+ * GB200 runs of dynamo-vllm in 235b232d, GB200 runs of Kimi-K2.5 under dynamo-trt in e8924a6a,
+ * every run on the B200, B300, GB300, H100 and H200 runners in 2e9cecf9; other GB200 runs stayed on
+ * q1 (through the sample's last measurement).
+ */
+export const Q2_BRANCH_SWITCHES: readonly { gpus: readonly string[]; backend?: string; model?: string; since: string }[] = [
+  { gpus: ['gb200'], backend: 'vllm', since: '2026-04-07T15:33:03-04:00' },
+  { gpus: ['gb200'], backend: 'trtllm', model: 'Kimi-K2.5', since: '2026-04-18T14:07:09-04:00' },
+  { gpus: ['b200', 'b300', 'gb300', 'h100', 'h200'], since: '2026-04-19T12:41:27-07:00' },
+];
+
+/**
+ * Whether a run on `gpu` (the runner's first word) of `backend` and `model` (InferenceX's names)
+ * that ended at `atMs` cloned the q2 branch: its runner had moved by then.
+ */
+export function runsOnQ2Branch(row: { gpu: string; backend: string; model: string }, atMs: number): boolean {
+  return Q2_BRANCH_SWITCHES.some(
+    (s) =>
+      s.gpus.includes(row.gpu) &&
+      (s.backend ?? row.backend) === row.backend &&
+      (s.model ?? row.model) === row.model &&
+      atMs >= Date.parse(s.since),
+  );
+}
+
 /** The data file's flag columns of one pool (prefix `prefill_` or `decode_`), in order. */
 const FLAG_FIELDS = [
   ['max_sequences', 'maxSequences', 'int'],
