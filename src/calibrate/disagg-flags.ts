@@ -8,12 +8,10 @@
  * `recipeFlags` reads one recipe's prefill and decode engine settings, and `flagsFromRecipe` looks
  * a row up. A row the file does not list keeps the engines' defaults.
  */
-import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { packageRoot } from '../catalog/load.js';
 import { InputError } from '../config/errors.js';
-import { factsKey, loadKeyedRows, rowFactsOf } from './disagg-workers.js';
-import { readTable } from './read-table.js';
+import { factsKey, loadKeyedRows, loadRowsBy, rowFactsOf } from './disagg-workers.js';
 
 /**
  * One pool's launch flags, per attention-DP rank as the replay's scheduler reads them; absent =
@@ -367,28 +365,15 @@ const dbCache = new Map<string, Map<string, FlagFileRow>>();
 
 /** The database-dump rows' flags by the sample's row id; a missing file has none; errors as `loadDisaggFlags`'s. */
 export function loadDisaggDbFlags(file = disaggDbFlagsFile()): Map<string, FlagFileRow> {
-  const known = dbCache.get(file);
-  if (known !== undefined) return known;
-  const byId = new Map<string, FlagFileRow>();
-  if (existsSync(file)) {
-    const table = readTable(file);
-    const absent = DB_FLAG_COLUMNS.filter((c) => !table.columns.includes(c));
-    if (absent.length > 0) throw new InputError(file, 1, `has no column ${absent.map((c) => `"${c}"`).join(', ')}`);
-    for (const { cells, line } of table.rows) {
-      for (const column of ['id', 'config'] as const) {
-        if (cells[column] === '') throw new InputError(file, line, `column "${column}": must be given`);
-      }
-      if (!/^[0-9a-f]{40}$/.test(cells.config_commit)) {
-        throw new InputError(file, line, `column "config_commit": must be a 40-digit commit hash, got "${cells.config_commit}"`);
-      }
-      const build = flagRowOf(file, cells, line);
-      const earlier = byId.get(cells.id);
-      if (earlier !== undefined) throw new InputError(file, line, `repeats the id of line ${earlier.line}`);
-      byId.set(cells.id, build());
+  return loadRowsBy(file, DB_FLAG_COLUMNS, dbCache, 'id', (cells, line) => {
+    for (const column of ['id', 'config'] as const) {
+      if (cells[column] === '') throw new InputError(file, line, `column "${column}": must be given`);
     }
-  }
-  dbCache.set(file, byId);
-  return byId;
+    if (!/^[0-9a-f]{40}$/.test(cells.config_commit)) {
+      throw new InputError(file, line, `column "config_commit": must be a 40-digit commit hash, got "${cells.config_commit}"`);
+    }
+    return { key: cells.id, build: flagRowOf(file, cells, line) };
+  });
 }
 
 /** The flags the data file gives an export row (its cells and source fields), or undefined (the engines' defaults). */

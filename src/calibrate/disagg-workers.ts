@@ -235,18 +235,11 @@ function versionsAround(measured: string, versions: readonly ConfigVersion[]): C
 }
 
 /** What a database-dump row of the sample says of its deployment: the export rows' facts, and each pool's shape. */
-export interface DbRowFacts {
+export interface DbRowFacts extends Omit<RowFacts, 'prefillTp' | 'prefillEp' | 'decodeTp'> {
   /** The sample's row id (`dsr1_gb200_trtllm_fp4_disagg_1024x1024_c192_cfg388`). */
   id: string;
   /** The model as InferenceX's configs name it, from the id's model prefix (`dsr1`: DeepSeek-R1). */
   model: string;
-  system: string;
-  backend: string;
-  precision: string;
-  isl: number;
-  osl: number;
-  concurrency: number;
-  measured: string;
   prefill: EntryPool;
   decode: EntryPool;
 }
@@ -466,6 +459,26 @@ export function loadKeyedRows<T extends { line: number }>(
   cache: Map<string, Map<string, T>>,
   rowOf: (cells: Record<string, string>, line: number) => (facts: RowFacts) => T,
 ): Map<string, T> {
+  return loadRowsBy(file, columns, cache, 'key', (cells, line) => {
+    const build = rowOf(cells, line);
+    const facts = factsOfCells(cells);
+    return { key: factsKey(facts), build: () => build(facts) };
+  });
+}
+
+/**
+ * A data file of rows read once per file under the key each row gives: a missing file has no
+ * rows; a missing column or two rows of one key is an `InputError` naming the file and the line
+ * (`repeats the <what> of line N`); `rowOf` checks a row's cells and returns its key and how to
+ * build what the map holds.
+ */
+export function loadRowsBy<T extends { line: number }>(
+  file: string,
+  columns: readonly string[],
+  cache: Map<string, Map<string, T>>,
+  what: string,
+  rowOf: (cells: Record<string, string>, line: number) => { key: string; build: () => T },
+): Map<string, T> {
   const known = cache.get(file);
   if (known !== undefined) return known;
   const byKey = new Map<string, T>();
@@ -474,12 +487,10 @@ export function loadKeyedRows<T extends { line: number }>(
     const absent = columns.filter((c) => !table.columns.includes(c));
     if (absent.length > 0) throw new InputError(file, 1, `has no column ${absent.map((c) => `"${c}"`).join(', ')}`);
     for (const { cells, line } of table.rows) {
-      const build = rowOf(cells, line);
-      const facts = factsOfCells(cells);
-      const key = factsKey(facts);
+      const { key, build } = rowOf(cells, line);
       const earlier = byKey.get(key);
-      if (earlier !== undefined) throw new InputError(file, line, `repeats the key of line ${earlier.line}`);
-      byKey.set(key, build(facts));
+      if (earlier !== undefined) throw new InputError(file, line, `repeats the ${what} of line ${earlier.line}`);
+      byKey.set(key, build());
     }
   }
   cache.set(file, byKey);
