@@ -52,7 +52,7 @@ import {
   type MeasuredPoint,
   type ZeroShotPoint,
 } from '../src/calibrate/catalog-calibration.js';
-import { accuracyFileText, stratumOf, type AccuracyRow } from '../src/catalog/accuracy.js';
+import { accuracyFileText, stratumOf, type AccuracyRow, type LengthsKind } from '../src/catalog/accuracy.js';
 import {
   coldStallConcurrencies,
   COLD_STALL_MIN_TTFT_MS,
@@ -63,7 +63,7 @@ import {
   WARMUP_FROM,
   type LeftOutSeries,
 } from '../src/calibrate/silicon-deployments.js';
-import { measuredPointConfig, factorsFor } from '../src/calibrate/catalog-calibration.js';
+import { measuredPointConfig, factorsFor, protocolLengths } from '../src/calibrate/catalog-calibration.js';
 import { fitFactors, type FactorFit, type FitPoint } from '../src/calibrate/catalog-fit.js';
 import { deploymentOf } from '../src/config/deployment.js';
 import { roleOf } from '../src/config/roles.js';
@@ -145,6 +145,13 @@ function groupBy<T>(items: readonly T[], key: (item: T) => string): [string, T[]
   const groups = new Map<string, T[]>();
   for (const item of items) groups.set(key(item), [...(groups.get(key(item)) ?? []), item]);
   return [...groups.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+}
+
+const LENGTHS: readonly LengthsKind[] = ['fixed', 'drawn'];
+
+/** The aggregated points by stratum and by the lengths their load generator drew (`vLLM dense, fixed`). */
+function byLengths(points: readonly ZeroShotPoint[]): [string, ZeroShotPoint[]][] {
+  return groupBy(points, (p) => `${stratumOf(p.backend, p.moe)}, ${p.lengths}`);
 }
 
 /**
@@ -448,6 +455,7 @@ async function fittedDisagg(
         backend: p.backend,
         moe,
         gpus: 0,
+        lengths: protocolLengths(p.deployment.protocol),
         concurrency: p.concurrency,
         measured: p.measured,
         predicted: fit.predicted[i],
@@ -583,6 +591,9 @@ export async function zeroShotBench(): Promise<void> {
   for (const [name, list] of strata) say(`${name.padEnd(16)}${cell(errorsOf(list))}\n`);
   const overall = errorsOf(predictions);
   say(`${'overall'.padEnd(16)}${cell(overall)}\n`);
+  // The lengths the load generator drew: a replay of a closed loop quotes the row of its own (data/accuracy.yaml).
+  say(`\nby stratum and lengths (fixed: every request the same lengths; drawn: spread)\n${'stratum'.padEnd(16)}${HEADER}\n`);
+  for (const [name, list] of byLengths(predictions)) say(`${name.padEnd(16)}${cell(errorsOf(list))}\n`);
   say(`\nby concurrency band\n${'band'.padEnd(16)}${HEADER}\n`);
   for (const band of BANDS) {
     const lower = BANDS[BANDS.indexOf(band) - 1]?.max ?? 0;
@@ -627,10 +638,27 @@ export async function zeroShotBench(): Promise<void> {
   const writeAccuracy = argText('--write-accuracy');
   if (writeAccuracy !== undefined) {
     const disaggStrata = groupBy(disaggPredictions, (p) => stratumOf(p.backend, p.moe, true));
-    const rows: AccuracyRow[] = [...strata, ...disaggStrata].map(([stratum, list]) => {
+    const row = (stratum: string, list: readonly ZeroShotPoint[], lengths?: LengthsKind): AccuracyRow => {
       const e = errorsOf(list);
-      return { stratum, ttft_mape: e.ttft, itl_mape: e.itl, points: e.n, deployments: new Set(list.map((p) => p.label)).size };
-    });
+      return {
+        stratum,
+        ...(lengths !== undefined ? { lengths } : {}),
+        ttft_mape: e.ttft,
+        itl_mape: e.itl,
+        points: e.n,
+        deployments: new Set(list.map((p) => p.label)).size,
+      };
+    };
+    const rows: AccuracyRow[] = [
+      ...strata.flatMap(([stratum, list]) => [
+        row(stratum, list),
+        ...LENGTHS.flatMap((lengths) => {
+          const narrowed = list.filter((p) => p.lengths === lengths);
+          return narrowed.length > 0 ? [row(stratum, narrowed, lengths)] : [];
+        }),
+      ]),
+      ...disaggStrata.map(([stratum, list]) => row(stratum, list)),
+    ];
     writeOutputFile(writeAccuracy, accuracyFileText(rows, { basis: evaluate ? 'in-sample' : 'leave-one-model-out', overall }));
     say(`wrote ${writeAccuracy}\n`);
   }

@@ -12,7 +12,7 @@ import { ConfigError, InputError } from './config/errors.js';
 import { MAX_COST, formatCount } from './config/limits.js';
 import { checkRunResources, everyTraceRowRejected } from './config/run-checks.js';
 import type { RunConfig, TimingConfig, TraceSourceConfig } from './config/types.js';
-import { accuracyFor } from './catalog/accuracy.js';
+import { accuracyFor, type LengthsKind } from './catalog/accuracy.js';
 import type { Price } from './config/cost.js';
 import { catalogPrice, deploymentOf, deploymentSummary } from './config/deployment.js';
 import type { ReplaySummary } from './core/report-types.js';
@@ -194,13 +194,32 @@ export function predictionAccuracy(config: RunConfig): ReplaySummary['accuracy']
   const { deployment } = deploymentOf(config.engine, roles[0]);
   if (deployment === null) return undefined;
   const moe = deployment.model.architecture.moe !== undefined;
-  const block = accuracyFor(config.engine.backend, moe, deployment.hardware.id, undefined, isDisaggregated(config.engine));
+  const block = accuracyFor(
+    config.engine.backend,
+    moe,
+    deployment.hardware.id,
+    undefined,
+    isDisaggregated(config.engine),
+    lengthsOf(config),
+  );
   const overridden = roles.some((role) =>
     Object.values((role.timing.type === 'roofline' && role.timing.efficiency) || {}).some((v) => v !== undefined),
   );
   return overridden
     ? { ...block, basis: `${block.basis}; the config overrides efficiency factors, which that figure does not cover` }
     : block;
+}
+
+/**
+ * How a run's synthetic source draws lengths (`fixed`: every request the configured prompt and
+ * output length; `drawn`: a range ratio below 1 or a standard deviation spreads them), or undefined
+ * for a trace or session source, whose lengths are the recorded ones.
+ */
+export function lengthsOf(config: RunConfig): LengthsKind | undefined {
+  const source = config.traffic.source;
+  if (source.type !== 'synthetic') return undefined;
+  const spread = source.random_range_ratio < 1 || (source.input_tokens_stddev ?? 0) > 0 || (source.output_tokens_stddev ?? 0) > 0;
+  return spread ? 'drawn' : 'fixed';
 }
 
 /** GPUs of every pool of a run. */

@@ -1,11 +1,13 @@
 /**
  * What a prediction from the catalog says of its own accuracy: its stratum's row of the
- * accuracy table (a GPU's row when it has enough points), or that there is no evidence.
+ * accuracy table (the row of its lengths, or a GPU's row, when it has enough points), or that
+ * there is no evidence.
  */
 import { describe, expect, it } from 'vitest';
 import { accuracyFor, describeAccuracy, MIN_GPU_ROW_POINTS, stratumOf, type AccuracyTable } from '../src/catalog/accuracy.js';
 import { parseRunConfig } from '../src/config/load.js';
-import { predictionAccuracy } from '../src/replay.js';
+import { lengthsOf, predictionAccuracy } from '../src/replay.js';
+import { protocolLengths } from '../src/calibrate/catalog-calibration.js';
 
 const table: AccuracyTable = {
   basis: 'leave-one-model-out',
@@ -14,6 +16,9 @@ const table: AccuracyTable = {
     { stratum: 'vLLM dense', hardware: 'h100_sxm', ttft_mape: 15, itl_mape: 7, points: 25, deployments: 5 },
     { stratum: 'SGLang MoE', ttft_mape: 30, itl_mape: 12, points: 200, deployments: 40 },
     { stratum: 'SGLang MoE', hardware: 'b200_sxm', ttft_mape: 4, itl_mape: 2, points: 5, deployments: 1 },
+    { stratum: 'vLLM dense', lengths: 'fixed', ttft_mape: 95, itl_mape: 12, points: 40, deployments: 9 },
+    { stratum: 'vLLM dense', lengths: 'drawn', ttft_mape: 11, itl_mape: 8.5, points: 272, deployments: 51 },
+    { stratum: 'SGLang MoE', lengths: 'fixed', ttft_mape: 70, itl_mape: 20, points: 19, deployments: 4 },
   ],
 };
 
@@ -41,6 +46,40 @@ describe('the accuracy block', () => {
     });
     // 5 points on B200 are too few: the stratum's row.
     expect(accuracyFor('sglang', true, 'b200_sxm', table).ttft_mape).toBe(30);
+  });
+
+  it("quotes the row of the run's lengths before a GPU's, when it has at least 20 points", () => {
+    expect(accuracyFor('vllm', false, 'h100_sxm', table, false, 'fixed')).toEqual({
+      basis: 'leave-one-model-out',
+      stratum: 'vLLM dense, fixed lengths',
+      ttft_mape: 95,
+      itl_mape: 12,
+      points: 40,
+    });
+    expect(accuracyFor('vllm', false, 'b200_sxm', table, false, 'drawn').stratum).toBe('vLLM dense, drawn lengths');
+    // Without lengths (a trace), the GPU's row; 19 points of fixed lengths are too few: the stratum's.
+    expect(accuracyFor('vllm', false, 'h100_sxm', table).stratum).toBe('vLLM dense on h100_sxm');
+    expect(accuracyFor('sglang', true, 'h100_sxm', table, false, 'fixed').stratum).toBe('SGLang MoE');
+    // No row of those lengths: the stratum's.
+    expect(accuracyFor('sglang', true, 'h100_sxm', table, false, 'drawn').ttft_mape).toBe(30);
+    expect(describeAccuracy(accuracyFor('vllm', false, 'h100_sxm', table, false, 'fixed'))).toBe(
+      'zero-shot; vLLM dense, fixed lengths: typical error TTFT 95 %, ITL 12 % (40 measured points, leave-one-model-out)',
+    );
+  });
+
+  it("reads a run's lengths from its synthetic source, and a measured point's from its load generator", () => {
+    const run = (source: object) =>
+      parseRunConfig({ engine: { model: 'Qwen/Qwen3-32B', hardware: 'h100_sxm' }, traffic: { source } }, 'run.yaml');
+    expect(lengthsOf(run({ type: 'synthetic', input_tokens: 1024, output_tokens: 128 }))).toBe('fixed');
+    expect(lengthsOf(run({ type: 'synthetic', input_tokens: 1024, output_tokens: 128, dataset_entries: 100 }))).toBe('fixed');
+    expect(lengthsOf(run({ type: 'synthetic', input_tokens: 1024, output_tokens: 128, random_range_ratio: 0.8 }))).toBe('drawn');
+    expect(lengthsOf(run({ type: 'synthetic', input_tokens: 1024, output_tokens: 128, output_tokens_stddev: 16 }))).toBe('drawn');
+    expect(lengthsOf(run({ type: 'synthetic', input_tokens: 1024, output_tokens: 128, input_tokens_stddev: 10 }))).toBe('drawn');
+    expect(predictionAccuracy(run({ type: 'synthetic', input_tokens: 1024, output_tokens: 128 }))?.stratum).toMatch(/^vLLM dense/);
+    // InferenceX's bench_serving drew in [0.8 L, L]; the gap-analysis campaign's AIPerf sent fixed lengths.
+    expect(protocolLengths({ rangeRatio: 0.8 })).toBe('drawn');
+    expect(protocolLengths({ rangeRatio: 1 })).toBe('fixed');
+    expect(protocolLengths({ rangeRatio: 1, outputSpreadTokens: 16 })).toBe('drawn');
   });
 
   it('says when a stratum has no evidence', () => {

@@ -12,6 +12,7 @@ import type { RunConfig } from '../config/types.js';
 import { loadCatalog } from '../catalog/load.js';
 import type { HardwareEntry } from '../catalog/schema.js';
 import { EFFICIENCY_NAMES, versionFamily, type EfficiencyFactors, type EfficiencyTable } from '../catalog/efficiency.js';
+import type { LengthsKind } from '../catalog/accuracy.js';
 import { BACKENDS } from '../config/types.js';
 import { compiledModule, WorkerPool } from '../sweep/worker-pool.js';
 import {
@@ -31,6 +32,7 @@ import {
   readSiliconDeployments,
   type LaunchSettings,
   type SiliconDeployment,
+  type SiliconProtocol,
 } from './silicon-deployments.js';
 import { flagsOf, valueAt, type LinearValue } from './silicon-flags.js';
 import { pointConfig, type SimLoadOptions } from './sim-load.js';
@@ -429,8 +431,17 @@ export interface ZeroShotPoint {
   moe: boolean;
   gpus: number;
   concurrency: number;
+  /** How its load generator drew lengths: every request the same (`fixed`) or spread (`drawn`). */
+  lengths: LengthsKind;
   measured: { ttftMs: number; itlMs: number };
   predicted: { ttftMs: number; itlMs: number };
+}
+
+/** How a measuring protocol drew lengths: spread (a range ratio below 1, or an output spread) or every request the same. */
+export function protocolLengths(
+  protocol: Pick<SiliconProtocol, 'rangeRatio'> & Partial<Pick<SiliconProtocol, 'outputSpread' | 'outputSpreadTokens'>>,
+): LengthsKind {
+  return protocol.rangeRatio < 1 || (protocol.outputSpread ?? 0) > 0 || (protocol.outputSpreadTokens ?? 0) > 0 ? 'drawn' : 'fixed';
 }
 
 /** A measured point with what a replay predicted, on `gpus` GPUs of a dense or MoE model. */
@@ -443,6 +454,7 @@ export function zeroShotPoint(p: MeasuredPoint, predicted: { ttftMs: number; itl
     moe,
     gpus,
     concurrency: p.concurrency,
+    lengths: protocolLengths(p.deployment.protocol),
     measured: p.measured,
     predicted,
   };

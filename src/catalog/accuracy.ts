@@ -4,7 +4,8 @@
  * --write-accuracy data/accuracy.yaml`), and a replay, sweep or plan made from catalog factors
  * quotes the row of its stratum (`accuracy` in summary.json, and beside the console's figures).
  * A stratum is a backend and a model family (dense or MoE), optionally narrowed to one GPU
- * where the sample measured enough points on it.
+ * where the sample measured enough points on it, or to the closed loops whose load generator drew
+ * their lengths the same way as the run's (every request the same, or spread).
  */
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
@@ -15,11 +16,20 @@ import { ConfigError, makeConfigIssue } from '../config/errors.js';
 import { readYamlFile } from '../config/yaml.js';
 import { packageRoot } from './load.js';
 
+/**
+ * How a closed loop's lengths were drawn: `fixed` (every request the requested prompt and output
+ * length, as AIPerf's defaults send them) or `drawn` (spread around or below them, as a random range
+ * ratio below 1 or a standard deviation draws them).
+ */
+export type LengthsKind = 'fixed' | 'drawn';
+
 /** One stratum's errors: MAPE of TTFT avg and ITL avg, in percent, over `points` measured points. */
 export interface AccuracyRow {
   stratum: string;
   /** Narrowed to one GPU (absent: every GPU of the stratum). */
   hardware?: string;
+  /** Narrowed to the closed loops of these lengths (absent: every point of the stratum). */
+  lengths?: LengthsKind;
   ttft_mape: number;
   itl_mape: number;
   points: number;
@@ -45,12 +55,16 @@ export function stratumOf(backend: string, moe: boolean, disaggregated = false):
   return `${BACKEND_NAMES[backend] ?? backend} ${moe ? 'MoE' : 'dense'}${disaggregated ? ' disagg' : ''}`;
 }
 
-/** Fewest points a GPU-narrowed row must have to be quoted instead of its stratum's. */
+/** Fewest points a GPU- or lengths-narrowed row must have to be quoted instead of its stratum's. */
 export const MIN_GPU_ROW_POINTS = 20;
+
+/** How a run's lengths read as a stratum's narrowing: `vLLM dense, fixed lengths`. */
+const LENGTHS_WORDS: Readonly<Record<LengthsKind, string>> = { fixed: 'fixed lengths', drawn: 'drawn lengths' };
 
 const rowSchema = z.strictObject({
   stratum: z.string().check(z.minLength(1)),
   hardware: z.optional(z.string().check(z.minLength(1))),
+  lengths: z.optional(z.enum(['fixed', 'drawn'])),
   ttft_mape: z.number().check(z.minimum(0)),
   itl_mape: z.number().check(z.minimum(0)),
   points: z.int().check(z.minimum(0)),
@@ -90,9 +104,10 @@ export function loadAccuracyTable(file = accuracyFile()): AccuracyTable | null {
 }
 
 /**
- * The accuracy a catalog prediction of this backend, family and GPU can claim: the GPU's row of
- * its stratum when it has at least MIN_GPU_ROW_POINTS points, else the stratum's; basis `none`
- * when the table has neither.
+ * The accuracy a catalog prediction of this backend, family and GPU can claim: the row of its
+ * stratum narrowed to the run's lengths (a closed loop's `lengths`) when it has at least
+ * MIN_GPU_ROW_POINTS points, else the GPU's row of its stratum when it has that many, else the
+ * stratum's; basis `none` when the table has none of them.
  */
 export function accuracyFor(
   backend: string,
@@ -100,17 +115,28 @@ export function accuracyFor(
   hardware: string,
   table = loadAccuracyTable(),
   disaggregated = false,
+  lengths?: LengthsKind,
 ): AccuracyBlock {
   const stratum = stratumOf(backend, moe, disaggregated);
   const rows = table?.rows ?? [];
-  const gpuRow = rows.find((r) => r.stratum === stratum && r.hardware === hardware && r.points >= MIN_GPU_ROW_POINTS);
-  const row = gpuRow ?? rows.find((r) => r.stratum === stratum && r.hardware === undefined);
+  const enough = (r: AccuracyRow) => r.points >= MIN_GPU_ROW_POINTS;
+  const lengthsRow =
+    lengths === undefined
+      ? undefined
+      : rows.find((r) => r.stratum === stratum && r.hardware === undefined && r.lengths === lengths && enough(r));
+  const gpuRow = rows.find((r) => r.stratum === stratum && r.hardware === hardware && r.lengths === undefined && enough(r));
+  const row = lengthsRow ?? gpuRow ?? rows.find((r) => r.stratum === stratum && r.hardware === undefined && r.lengths === undefined);
   if (table === null || row === undefined || row.points === 0) {
     return { basis: 'none', stratum: `${stratum}${gpuRow ? ` on ${hardware}` : ''}`, ttft_mape: null, itl_mape: null, points: 0 };
   }
   return {
     basis: table.basis,
-    stratum: row.hardware !== undefined ? `${stratum} on ${row.hardware}` : stratum,
+    stratum:
+      row.hardware !== undefined
+        ? `${stratum} on ${row.hardware}`
+        : row.lengths !== undefined
+          ? `${stratum}, ${LENGTHS_WORDS[row.lengths]}`
+          : stratum,
     ttft_mape: row.ttft_mape,
     itl_mape: row.itl_mape,
     points: row.points,
