@@ -17,7 +17,15 @@ import {
   readSiliconDeployments,
   WARMUP_FROM,
 } from '../src/calibrate/silicon-deployments.js';
-import { catalogPoints, launchKnown, measuredPointConfig } from '../src/calibrate/catalog-calibration.js';
+import {
+  AIPERF_DATASET_ENTRIES,
+  catalogPoints,
+  launchKnown,
+  measuredPointConfig,
+  prefillPeakShare,
+  PROMPT_REUSE_PEAK_SHARE,
+} from '../src/calibrate/catalog-calibration.js';
+import { deploymentOf } from '../src/config/deployment.js';
 import { resolveSimLoad } from '../src/calibrate/sim-load.js';
 import { efficiencyFor } from '../src/catalog/efficiency.js';
 import { roleOf } from '../src/config/roles.js';
@@ -134,6 +142,68 @@ describe('the silicon sample as it was measured', () => {
     const { points } = catalogPoints(sample([ix]));
     const config = measuredPointConfig(points[0], efficiencyFor('h200_sxm', 'vllm').factors, resolveSimLoad({}));
     expect(config.traffic.source).not.toHaveProperty('dataset_entries');
+  });
+
+  it("takes a gap-analysis sweep's prompts as repeated where its throughput needs more than the prefills could reach", () => {
+    // Llama-3.1-8B on one H200 in FP8: per layer q 4096 x 4096 = 16,777,216, k and v 2 x 4096 x
+    // 1,024 = 8,388,608, o 16,777,216, MLP 3 x 4096 x 14,336 = 176,160,768: 218,103,808, x 32
+    // layers = 6,979,321,856 parameters a token multiplies; the datasheet's FP8 peak 1,979 TFLOP/s.
+    const engine = parseRunConfig(
+      { engine: { model: 'meta-llama/Llama-3.1-8B-Instruct', hardware: 'h200_sxm', precision: 'fp8' } },
+      'run.yaml',
+    ).engine;
+    const { deployment } = deploymentOf(engine, roleOf(engine, 'aggregated'));
+    if (deployment === null) throw new Error('not in the catalog');
+    // 160 clients, TTFT 72 ms, ITL 11.3 ms, 1,000 / 100 tokens: a request every 72 + 99 x 11.3 =
+    // 1,190.7 ms per client, 160 / 1,190.7 = 0.134375 requests a millisecond, 134.375 prompt tokens,
+    // x 2 x 6,979,321,856 = 1.875689e12 FLOPs a millisecond of 1.979e12: 0.947796.
+    const busy = { clients: 160, ttftMs: 72, itlMs: 11.3, isl: 1000, osl: 100, rangeRatio: 1 };
+    expect(prefillPeakShare(busy, deployment, 1)).toBeCloseTo(0.947796, 5);
+    // Over two replicas the clients' prompts have twice the GPUs.
+    expect(prefillPeakShare(busy, deployment, 2)).toBeCloseTo(0.947796 / 2, 5);
+    // Lengths drawn in [0.8 L, L]: the mean prompt is 0.9 L.
+    expect(prefillPeakShare({ ...busy, rangeRatio: 0.8 }, deployment, 1)).toBeCloseTo(0.947796 * 0.9, 5);
+    // 16 clients, 80 ms, 10 ms: 16 / 1,070 x 1,000 x 2 x 6,979,321,856 / 1.979e12 = 0.105471.
+    const light = { clients: 16, ttftMs: 80, itlMs: 10, isl: 1000, osl: 100, rangeRatio: 1 };
+    expect(prefillPeakShare(light, deployment, 1)).toBeCloseTo(0.105471, 5);
+    expect(PROMPT_REUSE_PEAK_SHARE).toBe(0.8);
+
+    const gapSource = (c: number) => `source_file=/x/aic-auto-gap-analysis/data/h200_sxm/b/v/M.csv; silicon_concurrency=${c}`;
+    const sweep = (backend: string, source = gapSource) =>
+      catalogPoints(
+        sample([
+          `a,"${source(16)}",${backend},0.12.0,meta-llama/Llama-3.1-8B-Instruct,h200_sxm,fp8,agg,1000,100,fp8,,16,1,1,,1,1,80,10`,
+          `b,"${source(160)}",${backend},0.12.0,meta-llama/Llama-3.1-8B-Instruct,h200_sxm,fp8,agg,1000,100,fp8,,160,1,1,,1,1,72,11.3`,
+        ]),
+      ).points;
+    // The busy point cannot have prefilled every prompt: the whole sweep repeated AIPerf's prompts,
+    // which vLLM's and SGLang's prefix caches serve.
+    for (const backend of ['vllm', 'sglang']) {
+      const points = sweep(backend);
+      expect(points.map((p) => p.concurrency)).toEqual([16, 160]);
+      for (const p of points) {
+        expect(p.setup.apart).toBeNull();
+        const config = measuredPointConfig(p, efficiencyFor('h200_sxm', backend).factors, resolveSimLoad({}));
+        expect(config.traffic.source).toMatchObject({ dataset_entries: AIPERF_DATASET_ENTRIES });
+      }
+    }
+    expect(AIPERF_DATASET_ENTRIES).toBe(100);
+    // TensorRT-LLM's launch turned block reuse off: no replay explains the sweep, reported apart.
+    for (const p of sweep('trtllm')) expect(p.setup.apart).toMatch(/more than 80 % of the datasheet matmul peak.*block reuse off/);
+    // Without the busy point, or from InferenceX (every prompt its own), the prompts stay distinct.
+    const lightOnly = catalogPoints(
+      sample([`a,"${gapSource(16)}",vllm,0.12.0,meta-llama/Llama-3.1-8B-Instruct,h200_sxm,fp8,agg,1000,100,fp8,,16,1,1,,1,1,80,10`]),
+    ).points;
+    expect(
+      measuredPointConfig(lightOnly[0], efficiencyFor('h200_sxm', 'vllm').factors, resolveSimLoad({})).traffic.source,
+    ).not.toHaveProperty('dataset_entries');
+    const dump = (c: number) =>
+      `db-dump/2026-04-27; config_id=7; silicon_concurrency=${c}; measured=2026-03-01T00:00:00.000Z; vllm/vllm-openai:v0.19.0`;
+    for (const p of sweep('vllm', dump)) {
+      expect(measuredPointConfig(p, efficiencyFor('h200_sxm', 'vllm').factors, resolveSimLoad({})).traffic.source).not.toHaveProperty(
+        'dataset_entries',
+      );
+    }
   });
 
   it('replays gap-analysis points with spread output lengths when asked', () => {

@@ -11,6 +11,8 @@ import { deploymentOf } from '../config/deployment.js';
 import type { RunConfig } from '../config/types.js';
 import { loadCatalog } from '../catalog/load.js';
 import type { HardwareEntry } from '../catalog/schema.js';
+import { gpusPerWorker, matmulTflops, type Deployment } from '../catalog/deployment.js';
+import { parameterBreakdown } from '../catalog/architecture.js';
 import { EFFICIENCY_NAMES, versionFamily, type EfficiencyFactors, type EfficiencyTable } from '../catalog/efficiency.js';
 import type { LengthsKind } from '../catalog/accuracy.js';
 import { BACKENDS } from '../config/types.js';
@@ -142,31 +144,81 @@ export function measuredSetup(d: SiliconDeployment, i: number): PointSetup {
   return { ...parallelism, launch: { scheduler, kvCache }, apart };
 }
 
-/** The silicon sample's points whose deployment the catalog can build (model, GPU, and memory for the weights). */
+/**
+ * The prompts AIPerf's requests repeat when it is not told how many to make
+ * (`--num-dataset-entries`; `NUM_DATASET_ENTRIES` in ai-dynamo/aiperf
+ * `src/aiperf/common/config/config_defaults.py`).
+ */
+export const AIPERF_DATASET_ENTRIES = 100;
+
+/**
+ * The share of its GPUs' datasheet matmul peak above which a closed loop's prompts cannot all
+ * have been prefilled: their matmuls alone would run faster than the best FP8 GEMM kernels reach on
+ * large matrices (DeepGEMM: "up to 1550 TFLOPS on H800", deepseek-ai/DeepGEMM README.md at
+ * 54e2261, 78 % of the 1,979 TFLOP/s peak), while the same GPUs also run every decode step and the
+ * attention.
+ */
+export const PROMPT_REUSE_PEAK_SHARE = 0.8;
+
+/** Why a sweep of the gap-analysis campaign is replayed with repeated prompts (or reported apart). */
+export const PROMPT_REUSE_RULE =
+  `a point of its sweep needs more than ${PROMPT_REUSE_PEAK_SHARE * 100} % of the datasheet matmul peak for its prompts alone, ` +
+  `so the sweep repeated AIPerf's ${AIPERF_DATASET_ENTRIES} prompts`;
+
+/**
+ * The share of its GPUs' datasheet matmul peak that a closed-loop point's prompts take if every
+ * prompt is prefilled in full: each client sends a request every TTFT + (OSL - 1) x ITL, each
+ * prompt (its load generator's mean length) costs 2 FLOPs per active parameter and token (the
+ * weights a token multiplies: attention, dense and shared MLPs, its routed experts).
+ */
+export function prefillPeakShare(
+  measured: { clients: number; ttftMs: number; itlMs: number; isl: number; osl: number; rangeRatio: number },
+  deployment: Deployment,
+  replicas: number,
+): number {
+  const requestsPerMs = measured.clients / (measured.ttftMs + (measured.osl - 1) * measured.itlMs);
+  const promptTokens = (measured.isl * (1 + measured.rangeRatio)) / 2;
+  const p = parameterBreakdown(deployment.model);
+  const moe = deployment.model.architecture.moe;
+  const active = p.attention + p.denseMlp + p.sharedMoe + (moe ? moe.experts_per_token * p.perExpert * p.moeLayers : 0);
+  const peakFlopsPerMs = gpusPerWorker(deployment) * replicas * matmulTflops(deployment.hardware, deployment.precision) * 1e9;
+  return (requestsPerMs * promptTokens * 2 * active) / peakFlopsPerMs;
+}
+
+/** A gap-analysis sweep: one backend version's file of one model on one GPU. */
+const sweepOf = (d: SiliconDeployment) => `${d.backend}|${d.version}|${d.system}|${d.series}`;
+
+/**
+ * The silicon sample's points whose deployment the catalog can build (model, GPU, and memory for
+ * the weights). A sweep of the gap-analysis campaign that repeated its prompts
+ * (`PROMPT_REUSE_RULE`) is replayed with AIPerf's dataset of prompts under vLLM and SGLang, whose
+ * prefix caches serve them; under TensorRT-LLM, whose launch turned block reuse off, its points
+ * are reported apart.
+ */
 export function catalogPoints(
   csv: string,
   options: { maxOsl?: number; gapEntries?: number; gapOutputSpread?: number; gapOutputTokens?: number } = {},
 ): { points: MeasuredPoint[]; skipped: { label: string; reason: string }[] } {
   const points: MeasuredPoint[] = [];
   const skipped: { label: string; reason: string }[] = [];
+  const built: { d: SiliconDeployment; i: number; setup: PointSetup }[] = [];
+  const reused = new Set<string>();
   for (const d of readSiliconDeployments(csv, 1)) {
     if (options.maxOsl !== undefined && d.osl > options.maxOsl) continue;
-    // `gapEntries`: the gap-analysis rows replayed with AIPerf's dataset of that many prompts.
-    if (options.gapEntries !== undefined && d.protocol.source === 'gap-analysis')
-      d.protocol = { ...d.protocol, datasetEntries: options.gapEntries };
-    if (options.gapOutputSpread !== undefined && d.protocol.source === 'gap-analysis')
-      d.protocol = { ...d.protocol, outputSpread: options.gapOutputSpread };
-    if (options.gapOutputTokens !== undefined && d.protocol.source === 'gap-analysis')
-      d.protocol = { ...d.protocol, outputSpreadTokens: options.gapOutputTokens };
     d.points.forEach((p, i) => {
       const setup = measuredSetup(d, i);
+      let deployment: Deployment | null;
+      let replicas: number;
       try {
         const base = catalogBaseConfig(
           { ...d, tp: setup.tp, attentionDp: setup.attentionDp, expert: setup.expert },
           undefined,
           setup.launch,
         );
-        if (deploymentOf(base.engine, roleOf(base.engine, 'aggregated')).deployment === null) throw new Error('not in the catalog');
+        const role = roleOf(base.engine, 'aggregated');
+        deployment = deploymentOf(base.engine, role).deployment;
+        replicas = role.parallelism.replicas;
+        if (deployment === null) throw new Error('not in the catalog');
       } catch (err) {
         skipped.push({
           label: `${d.label} c=${String(p.key.concurrency)}`,
@@ -174,19 +226,45 @@ export function catalogPoints(
         });
         return;
       }
-      points.push({
-        label: d.label,
-        model: d.modelPath,
-        hardware: d.system,
-        backend: d.backend,
-        family: versionFamily(engineVersionOf(d)),
-        deployment: d,
-        concurrency: Number(p.key.concurrency),
-        measuredOn: d.info[i].measured,
-        warmedUp: d.info[i].warmedUp,
-        measured: { ttftMs: p.metrics.time_to_first_token.avg as number, itlMs: p.metrics.inter_token_latency.avg as number },
-        setup,
-      });
+      const measured = {
+        clients: Number(p.key.concurrency),
+        ttftMs: p.metrics.time_to_first_token.avg as number,
+        itlMs: p.metrics.inter_token_latency.avg as number,
+        isl: d.isl,
+        osl: d.osl,
+        rangeRatio: d.protocol.rangeRatio,
+      };
+      if (d.protocol.source === 'gap-analysis' && prefillPeakShare(measured, deployment, replicas) > PROMPT_REUSE_PEAK_SHARE)
+        reused.add(sweepOf(d));
+      built.push({ d, i, setup });
+    });
+  }
+  for (const { d, i, setup } of built) {
+    if (reused.has(sweepOf(d)) && d.protocol.datasetEntries === null) {
+      if (d.backend === 'trtllm')
+        setup.apart ??= `${PROMPT_REUSE_RULE}, which TensorRT-LLM's launch (block reuse off) recomputes: no replay explains it`;
+      else d.protocol = { ...d.protocol, datasetEntries: AIPERF_DATASET_ENTRIES };
+    }
+    // `gapEntries`: the gap-analysis rows replayed with AIPerf's dataset of that many prompts.
+    if (options.gapEntries !== undefined && d.protocol.source === 'gap-analysis')
+      d.protocol = { ...d.protocol, datasetEntries: options.gapEntries };
+    if (options.gapOutputSpread !== undefined && d.protocol.source === 'gap-analysis')
+      d.protocol = { ...d.protocol, outputSpread: options.gapOutputSpread };
+    if (options.gapOutputTokens !== undefined && d.protocol.source === 'gap-analysis')
+      d.protocol = { ...d.protocol, outputSpreadTokens: options.gapOutputTokens };
+    const p = d.points[i];
+    points.push({
+      label: d.label,
+      model: d.modelPath,
+      hardware: d.system,
+      backend: d.backend,
+      family: versionFamily(engineVersionOf(d)),
+      deployment: d,
+      concurrency: Number(p.key.concurrency),
+      measuredOn: d.info[i].measured,
+      warmedUp: d.info[i].warmedUp,
+      measured: { ttftMs: p.metrics.time_to_first_token.avg as number, itlMs: p.metrics.inter_token_latency.avg as number },
+      setup,
     });
   }
   return { points, skipped };
