@@ -63,11 +63,10 @@ import {
   WARMUP_FROM,
   type LeftOutSeries,
 } from '../src/calibrate/silicon-deployments.js';
-import { measuredPointConfig, factorsFor, protocolLengths } from '../src/calibrate/catalog-calibration.js';
+import { measuredPointConfig, measuredPointOf, factorsFor, protocolLengths } from '../src/calibrate/catalog-calibration.js';
 import { fitFactors, type FactorFit, type FitPoint } from '../src/calibrate/catalog-fit.js';
 import { deploymentOf } from '../src/config/deployment.js';
 import { roleOf } from '../src/config/roles.js';
-import { versionFamily } from '../src/catalog/efficiency.js';
 import type { SimLoadOptions } from '../src/calibrate/sim-load.js';
 import { resolveSimLoad } from '../src/calibrate/sim-load.js';
 import { EFFICIENCY_NAMES, efficiencyFor, loadEfficiencyTable, type EfficiencyFactors } from '../src/catalog/efficiency.js';
@@ -233,19 +232,13 @@ export function disaggPoints(
       }
       // Each pool's flags from the recipe the row's config entry names (data/silicon/disagg-flags.csv);
       // without one, the engines' defaults.
-      const point: MeasuredPoint = {
-        label: d.label,
-        model: d.modelPath,
-        hardware: d.system,
-        backend: d.backend,
-        family: versionFamily(engineVersionOf(d)),
-        deployment: d,
-        concurrency,
-        measuredOn: d.info[i].measured,
-        warmedUp: d.info[i].warmedUp,
-        measured: { ttftMs: p.metrics.time_to_first_token.avg as number, itlMs: p.metrics.inter_token_latency.avg as number },
-        setup: { tp: d.tp, attentionDp: d.attentionDp, expert: d.expert, launch: recipeLaunch(d.info[i].recipe, d.isl), apart: null },
-      };
+      const point = measuredPointOf(d, i, {
+        tp: d.tp,
+        attentionDp: d.attentionDp,
+        expert: d.expert,
+        launch: recipeLaunch(d.info[i].recipe, d.isl),
+        apart: null,
+      });
       const speculative = d.info[i].configWorkers?.speculative ?? 'none';
       if (stalls.has(concurrency)) apart.push({ point, why: COLD_STALL_RULE });
       else if (d.pools?.decode.workersFrom === 'unknown') apart.push({ point, why: UNKNOWN_WORKERS_RULE });

@@ -252,22 +252,27 @@ export function catalogPoints(
       d.protocol = { ...d.protocol, outputSpread: options.gapOutputSpread };
     if (options.gapOutputTokens !== undefined && d.protocol.source === 'gap-analysis')
       d.protocol = { ...d.protocol, outputSpreadTokens: options.gapOutputTokens };
-    const p = d.points[i];
-    points.push({
-      label: d.label,
-      model: d.modelPath,
-      hardware: d.system,
-      backend: d.backend,
-      family: versionFamily(engineVersionOf(d)),
-      deployment: d,
-      concurrency: Number(p.key.concurrency),
-      measuredOn: d.info[i].measured,
-      warmedUp: d.info[i].warmedUp,
-      measured: { ttftMs: p.metrics.time_to_first_token.avg as number, itlMs: p.metrics.inter_token_latency.avg as number },
-      setup,
-    });
+    points.push(measuredPointOf(d, i, setup));
   }
   return { points, skipped };
+}
+
+/** The `i`-th point of a silicon deployment, launched as `setup`. */
+export function measuredPointOf(d: SiliconDeployment, i: number, setup: PointSetup): MeasuredPoint {
+  const p = d.points[i];
+  return {
+    label: d.label,
+    model: d.modelPath,
+    hardware: d.system,
+    backend: d.backend,
+    family: versionFamily(engineVersionOf(d)),
+    deployment: d,
+    concurrency: Number(p.key.concurrency),
+    measuredOn: d.info[i].measured,
+    warmedUp: d.info[i].warmedUp,
+    measured: { ttftMs: p.metrics.time_to_first_token.avg as number, itlMs: p.metrics.inter_token_latency.avg as number },
+    setup,
+  };
 }
 
 /**
