@@ -244,6 +244,11 @@ export interface DbRowFacts extends Omit<RowFacts, 'prefillTp' | 'prefillEp' | '
   decode: EntryPool;
 }
 
+/** What a sample row's cells say of its run as written: GPU, engine, precision and lengths. */
+function rowRun(cells: Record<string, string>): Pick<RowFacts, 'system' | 'backend' | 'precision' | 'isl' | 'osl'> {
+  return { system: cells.system, backend: cells.backend, precision: cells.precision, isl: Number(cells.isl), osl: Number(cells.osl) };
+}
+
 /**
  * The facts of a disaggregated database-dump row (`db-dump/...; config_id=...`), whose columns give
  * each pool's workers, TP, attention DP and EP, or null for another row. A pool's GPUs per worker
@@ -277,11 +282,7 @@ export function dbRowFactsOf(cells: Record<string, string>, fields: Map<string, 
   return {
     id: cells.id,
     model,
-    system: cells.system,
-    backend: cells.backend,
-    precision: cells.precision,
-    isl: Number(cells.isl),
-    osl: Number(cells.osl),
+    ...rowRun(cells),
     concurrency,
     measured,
     prefill: pool('prefill_'),
@@ -336,11 +337,7 @@ export function rowFactsOf(cells: Record<string, string>, fields: Map<string, st
   if (model === '' || measured === '' || !(concurrency > 0)) return null;
   return {
     model,
-    system: cells.system,
-    backend: cells.backend,
-    precision: cells.precision,
-    isl: Number(cells.isl),
-    osl: Number(cells.osl),
+    ...rowRun(cells),
     prefillTp: Number(cells.prefill_tp_size) || 1,
     prefillEp: Number(cells.prefill_moe_ep_size) || 1,
     decodeTp: Number(cells.decode_tp_size) || 1,
