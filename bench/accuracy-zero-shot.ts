@@ -47,6 +47,7 @@ import {
   recordPoints,
   replayCost,
   TrajectoryPool,
+  userSweepLoad,
   zeroShot,
   zeroShotPoint,
   type MeasuredPoint,
@@ -492,6 +493,11 @@ export async function zeroShotBench(): Promise<void> {
   const pool = new TrajectoryPool(threads);
   let predictions: ZeroShotPoint[];
   let apartPredictions: ZeroShotPoint[];
+  // The dense vLLM deployments replayed as a user writes a zero-shot sweep of them (userSweepLoad):
+  // fixed lengths (the synthetic source's default, AIPerf's), then lengths drawn in [0.8 L, L].
+  const userPoints = points.filter((p) => p.backend === 'vllm' && !p.deployment.moe);
+  let userFixed: ZeroShotPoint[];
+  let userDrawn: ZeroShotPoint[];
   // `--factor NAME=VALUE` (repeatable): an efficiency factor overridden for every pair.
   const overrides: Partial<EfficiencyFactors> = {};
   process.argv.forEach((arg, i) => {
@@ -523,6 +529,12 @@ export async function zeroShotBench(): Promise<void> {
         load,
       ),
     ]);
+  const replayAsUser = (factorsOf: (p: MeasuredPoint) => EfficiencyFactors) =>
+    Promise.all(
+      [userSweepLoad(1), userSweepLoad(0.8)].map(async (asUser) =>
+        (await recordPoints(pool, userPoints, factorsOf, asUser)).map((r, i) => aggregatedPrediction(userPoints[i], r)),
+      ),
+    );
   try {
     if (disaggOnly) {
       [disaggPredictions, disaggApart] = await replayDisaggAll(shipped);
@@ -537,10 +549,11 @@ export async function zeroShotBench(): Promise<void> {
       return;
     }
     if (evaluate) {
-      [predictions, [disaggPredictions, disaggApart], apartPredictions] = await Promise.all([
+      [predictions, [disaggPredictions, disaggApart], apartPredictions, [userFixed, userDrawn]] = await Promise.all([
         replayAtShipped(points),
         replayDisaggAll(shipped),
         replayAtShipped(apart.map((a) => a.point)),
+        replayAsUser(shipped),
       ]);
     } else {
       const result = await zeroShot(pool, points, load, {
@@ -566,13 +579,14 @@ export async function zeroShotBench(): Promise<void> {
       const fits = leftOutFits(
         result.all,
         result.recorded,
-        [...new Set([...disagg.points, ...disagg.apart.map((a) => a.point)].map((p) => p.model))],
+        [...new Set([...disagg.points, ...disagg.apart.map((a) => a.point), ...userPoints].map((p) => p.model))],
         result.leftOut,
       );
       const leftOutFactors = (p: MeasuredPoint) => factorsFor(fits.get(p.model) as FactorFit, p.hardware, p.backend, p.family);
-      [[disaggPredictions, disaggApart], apartPredictions] = await Promise.all([
+      [[disaggPredictions, disaggApart], apartPredictions, [userFixed, userDrawn]] = await Promise.all([
         replayDisaggAll(leftOutFactors),
         replayAtShipped(apart.map((a) => a.point)),
+        replayAsUser(leftOutFactors),
       ]);
     }
   } finally {
@@ -593,6 +607,12 @@ export async function zeroShotBench(): Promise<void> {
     const list = predictions.filter((p) => p.concurrency > lower && p.concurrency <= band.max);
     if (list.length > 0) say(`${band.name.padEnd(16)}${cell(errorsOf(list))}\n`);
   }
+  const asUser = { fixed: errorsOf(userFixed), drawn: errorsOf(userDrawn) };
+  say(
+    `\nthe dense vLLM deployments as a user writes a zero-shot sweep of them (catalog model and GPU, the engine's ` +
+      `default caps, KV from memory, 10 x C requests${evaluate ? '' : '; left one model out'})\n${'lengths'.padEnd(16)}${HEADER}\n`,
+  );
+  say(`${'fixed (AIPerf)'.padEnd(16)}${cell(asUser.fixed)}\n${'in [0.8 L, L]'.padEnd(16)}${cell(asUser.drawn)}\n`);
   if (process.argv.includes('--points')) {
     say('\nevery point (label, clients, measured and predicted TTFT / ITL ms)\n');
     for (const p of [...predictions].sort((a, b) => (a.label < b.label ? -1 : a.label > b.label ? 1 : a.concurrency - b.concurrency))) {
@@ -626,7 +646,8 @@ export async function zeroShotBench(): Promise<void> {
   );
   say(
     `\ntargets (aggregated): overall TTFT <= 25 %, ITL <= 12 %; every stratum TTFT <= 40 %, ITL <= 20 % ` +
-      `(worst stratum ${worst.toFixed(1)} / ${worstItl.toFixed(1)} %); wall ${((performance.now() - started) / 1000).toFixed(0)} s\n`,
+      `(worst stratum ${worst.toFixed(1)} / ${worstItl.toFixed(1)} %); a dense vLLM sweep as a user writes it TTFT <= 15 %, ITL <= 10 % ` +
+      `(fixed lengths ${asUser.fixed.ttft.toFixed(1)} / ${asUser.fixed.itl.toFixed(1)} %); wall ${((performance.now() - started) / 1000).toFixed(0)} s\n`,
   );
   const writeAccuracy = argText('--write-accuracy');
   if (writeAccuracy !== undefined) {

@@ -24,6 +24,7 @@ import {
   measuredPointConfig,
   prefillPeakShare,
   PROMPT_REUSE_PEAK_SHARE,
+  userSweepLoad,
 } from '../src/calibrate/catalog-calibration.js';
 import { deploymentOf } from '../src/config/deployment.js';
 import { resolveSimLoad } from '../src/calibrate/sim-load.js';
@@ -142,6 +143,40 @@ describe('the silicon sample as it was measured', () => {
     const { points } = catalogPoints(sample([ix]));
     const config = measuredPointConfig(points[0], efficiencyFor('h200_sxm', 'vllm').factors, resolveSimLoad({}));
     expect(config.traffic.source).not.toHaveProperty('dataset_entries');
+  });
+
+  it('writes a zero-shot sweep of a measured deployment as a user would: engine defaults, the source default lengths', () => {
+    const gapSource = (c: number) => `source_file=/x/aic-auto-gap-analysis/data/h200_sxm/vllm/0.12.0/M.csv; silicon_concurrency=${c}`;
+    const line = (id: string, c: number) =>
+      `${id},"${gapSource(c)}",vllm,0.12.0,meta-llama/Llama-3.1-8B-Instruct,h200_sxm,fp8,agg,1000,100,fp8,,${c},2,1,,1,1,80,10`;
+    const { points } = catalogPoints(sample([line('a', 16), line('b', 32)]));
+    const factors = efficiencyFor('h200_sxm', 'vllm').factors;
+    // As measured: aiconfigurator's caps, 32 + 1000 + 1500 = 2532 tokens and 32 sequences.
+    const measured = measuredPointConfig(points[1], factors, resolveSimLoad({}));
+    expect(roleOf(measured.engine, 'aggregated').scheduler).toMatchObject({ max_batched_tokens: 2532, max_sequences: 32 });
+    for (const [ratio, expected] of [
+      [1, 1],
+      [0.8, 0.8],
+    ] as const) {
+      const config = measuredPointConfig(points[1], factors, userSweepLoad(ratio));
+      // No launch flag: vLLM 0.12's defaults on a GPU of 70 GiB or more (data/engine-defaults.yaml).
+      expect(roleOf(config.engine, 'aggregated').scheduler).toEqual({
+        max_batched_tokens: 8192,
+        max_sequences: 1024,
+        chunked_prefill: true,
+      });
+      expect(roleOf(config.engine, 'aggregated').parallelism).toMatchObject({ tensor: 2, attention_data: 1, replicas: 1 });
+      expect(config.traffic.source).toMatchObject({
+        type: 'synthetic',
+        input_tokens: 1000,
+        output_tokens: 100,
+        random_range_ratio: expected,
+      });
+      expect(config.traffic.source).not.toHaveProperty('dataset_entries');
+      // 10 requests a client.
+      expect(config.traffic.stop).toEqual({ requests: 320 });
+      expect(config.traffic.load).toMatchObject({ type: 'concurrency', concurrency: 32 });
+    }
   });
 
   it("takes a gap-analysis sweep's prompts as repeated where its throughput needs more than the prefills could reach", () => {

@@ -37,7 +37,7 @@ import {
   type SiliconProtocol,
 } from './silicon-deployments.js';
 import { flagsOf, valueAt, type LinearValue } from './silicon-flags.js';
-import { pointConfig, type SimLoadOptions } from './sim-load.js';
+import { pointConfig, resolveSimLoad, type SimLoadOptions } from './sim-load.js';
 import type { Trajectory } from './trajectory.js';
 import type { TrajectoryTask } from './trajectory-task.js';
 
@@ -297,6 +297,17 @@ export function measuredPointConfig(point: MeasuredPoint, factors: EfficiencyFac
     else if (d.protocol.outputSpreadTokens !== undefined) source.output_tokens_stddev = d.protocol.outputSpreadTokens;
   }
   return config;
+}
+
+/**
+ * How a user writes a zero-shot sweep of a measured deployment (docs/hardware-and-models.md,
+ * "Accuracy with no measurement of the deployment"): the catalog's model and GPU with the
+ * deployment's parallelism, the engine's default caps (no launch flags), KV sized from memory,
+ * the synthetic source's default lengths (AIPerf's: every request `isl` / `osl` tokens, or drawn in
+ * [`rangeRatio` x L, L]) and 10 requests a client; not how the point was measured.
+ */
+export function userSweepLoad(rangeRatio = 1): SimLoadOptions {
+  return resolveSimLoad({ protocol: false, rangeRatio, requestsPerSlot: 10 });
 }
 
 /** A pool of trajectory recordings (`trajectory-task.ts`). */
