@@ -12,7 +12,7 @@ import { ConfigError, InputError } from './config/errors.js';
 import { MAX_COST, formatCount } from './config/limits.js';
 import { checkRunResources, everyTraceRowRejected } from './config/run-checks.js';
 import type { RunConfig, TimingConfig, TraceSourceConfig } from './config/types.js';
-import { accuracyFor, type LengthsKind } from './catalog/accuracy.js';
+import { accuracyFor, lengthsKindOf, type LengthsKind } from './catalog/accuracy.js';
 import type { Price } from './config/cost.js';
 import { catalogPrice, deploymentOf, deploymentSummary } from './config/deployment.js';
 import type { ReplaySummary } from './core/report-types.js';
@@ -218,8 +218,7 @@ export function predictionAccuracy(config: RunConfig): ReplaySummary['accuracy']
 export function lengthsOf(config: RunConfig): LengthsKind | undefined {
   const source = config.traffic.source;
   if (source.type !== 'synthetic') return undefined;
-  const spread = source.random_range_ratio < 1 || (source.input_tokens_stddev ?? 0) > 0 || (source.output_tokens_stddev ?? 0) > 0;
-  return spread ? 'drawn' : 'fixed';
+  return lengthsKindOf(source.random_range_ratio, source.input_tokens_stddev ?? 0, source.output_tokens_stddev ?? 0);
 }
 
 /** GPUs of every pool of a run. */

@@ -14,7 +14,7 @@ import type { HardwareEntry } from '../catalog/schema.js';
 import { gpusPerWorker, matmulTflops, type Deployment } from '../catalog/deployment.js';
 import { parameterBreakdown } from '../catalog/architecture.js';
 import { EFFICIENCY_NAMES, versionFamily, type EfficiencyFactors, type EfficiencyTable } from '../catalog/efficiency.js';
-import type { LengthsKind } from '../catalog/accuracy.js';
+import { lengthsKindOf, type LengthsKind } from '../catalog/accuracy.js';
 import { BACKENDS } from '../config/types.js';
 import { compiledModule, WorkerPool } from '../sweep/worker-pool.js';
 import {
@@ -201,7 +201,6 @@ export function catalogPoints(
 ): { points: MeasuredPoint[]; skipped: { label: string; reason: string }[] } {
   const points: MeasuredPoint[] = [];
   const skipped: { label: string; reason: string }[] = [];
-  const built: { d: SiliconDeployment; i: number; setup: PointSetup }[] = [];
   const reused = new Set<string>();
   for (const d of readSiliconDeployments(csv, 1)) {
     if (options.maxOsl !== undefined && d.osl > options.maxOsl) continue;
@@ -226,20 +225,15 @@ export function catalogPoints(
         });
         return;
       }
-      const measured = {
-        clients: Number(p.key.concurrency),
-        ttftMs: p.metrics.time_to_first_token.avg as number,
-        itlMs: p.metrics.inter_token_latency.avg as number,
-        isl: d.isl,
-        osl: d.osl,
-        rangeRatio: d.protocol.rangeRatio,
-      };
-      if (d.protocol.source === 'gap-analysis' && prefillPeakShare(measured, deployment, replicas) > PROMPT_REUSE_PEAK_SHARE)
+      const point = measuredPointOf(d, i, setup);
+      const load = { clients: point.concurrency, ...point.measured, isl: d.isl, osl: d.osl, rangeRatio: d.protocol.rangeRatio };
+      if (d.protocol.source === 'gap-analysis' && prefillPeakShare(load, deployment, replicas) > PROMPT_REUSE_PEAK_SHARE)
         reused.add(sweepOf(d));
-      built.push({ d, i, setup });
+      points.push(point);
     });
   }
-  for (const { d, i, setup } of built) {
+  // A point holds its deployment and setup by reference: what follows reaches it.
+  for (const { deployment: d, setup } of points) {
     if (reused.has(sweepOf(d)) && d.protocol.datasetEntries === null) {
       if (d.backend === 'trtllm')
         setup.apart ??= `${PROMPT_REUSE_RULE}, which TensorRT-LLM's launch (block reuse off) recomputes: no replay explains it`;
@@ -252,7 +246,6 @@ export function catalogPoints(
       d.protocol = { ...d.protocol, outputSpread: options.gapOutputSpread };
     if (options.gapOutputTokens !== undefined && d.protocol.source === 'gap-analysis')
       d.protocol = { ...d.protocol, outputSpreadTokens: options.gapOutputTokens };
-    points.push(measuredPointOf(d, i, setup));
   }
   return { points, skipped };
 }
@@ -535,7 +528,7 @@ export interface ZeroShotPoint {
 export function protocolLengths(
   protocol: Pick<SiliconProtocol, 'rangeRatio'> & Partial<Pick<SiliconProtocol, 'outputSpread' | 'outputSpreadTokens'>>,
 ): LengthsKind {
-  return protocol.rangeRatio < 1 || (protocol.outputSpread ?? 0) > 0 || (protocol.outputSpreadTokens ?? 0) > 0 ? 'drawn' : 'fixed';
+  return lengthsKindOf(protocol.rangeRatio, protocol.outputSpread ?? 0, protocol.outputSpreadTokens ?? 0);
 }
 
 /** A measured point with what a replay predicted, on `gpus` GPUs of a dense or MoE model. */

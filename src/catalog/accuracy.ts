@@ -23,6 +23,11 @@ import { packageRoot } from './load.js';
  */
 export type LengthsKind = 'fixed' | 'drawn';
 
+/** `drawn` when a range ratio below 1 or any standard deviation spreads the lengths, else `fixed`. */
+export function lengthsKindOf(rangeRatio: number, ...stddevs: readonly number[]): LengthsKind {
+  return rangeRatio < 1 || stddevs.some((sd) => sd > 0) ? 'drawn' : 'fixed';
+}
+
 /** One stratum's errors: MAPE of TTFT avg and ITL avg, in percent, over `points` measured points. */
 export interface AccuracyRow {
   stratum: string;
