@@ -48,6 +48,7 @@ import {
   replayCost,
   TrajectoryPool,
   userSweepLoad,
+  lengthsLoad,
   zeroShot,
   zeroShotPoint,
   type MeasuredPoint,
@@ -493,11 +494,10 @@ export async function zeroShotBench(): Promise<void> {
   const pool = new TrajectoryPool(threads);
   let predictions: ZeroShotPoint[];
   let apartPredictions: ZeroShotPoint[];
-  // The dense vLLM deployments replayed as a user writes a zero-shot sweep of them (userSweepLoad):
-  // fixed lengths (the synthetic source's default, AIPerf's), then lengths drawn in [0.8 L, L].
-  const userPoints = points.filter((p) => p.backend === 'vllm' && !p.deployment.moe);
   let userFixed: ZeroShotPoint[];
   let userDrawn: ZeroShotPoint[];
+  let lengthsFixed: ZeroShotPoint[];
+  let lengthsDrawn: ZeroShotPoint[];
   // `--factor NAME=VALUE` (repeatable): an efficiency factor overridden for every pair.
   const overrides: Partial<EfficiencyFactors> = {};
   process.argv.forEach((arg, i) => {
@@ -514,6 +514,9 @@ export async function zeroShotBench(): Promise<void> {
     ...efficiencyFor(p.hardware, p.backend, table, engineVersionOf(p.deployment)).factors,
     ...overrides,
   });
+  // The dense vLLM deployments replayed as a user writes a zero-shot sweep of them (userSweepLoad):
+  // fixed lengths (the synthetic source's default, AIPerf's), then lengths drawn in [0.8 L, L].
+  const userPoints = points.filter((p) => p.backend === 'vllm' && !p.deployment.moe);
   const replayAtShipped = async (list: readonly MeasuredPoint[]) =>
     (await recordPoints(pool, list, shipped, load)).map((r, i) => aggregatedPrediction(list[i], r));
   let disaggPredictions: ZeroShotPoint[];
@@ -535,6 +538,12 @@ export async function zeroShotBench(): Promise<void> {
         (await recordPoints(pool, userPoints, factorsOf, asUser)).map((r, i) => aggregatedPrediction(userPoints[i], r)),
       ),
     );
+  const replayWithLengths = (factorsOf: (p: MeasuredPoint) => EfficiencyFactors) =>
+    Promise.all(
+      [lengthsLoad(1), lengthsLoad(0.8)].map(async (withLengths) =>
+        (await recordPoints(pool, points, factorsOf, withLengths)).map((r, i) => aggregatedPrediction(points[i], r)),
+      ),
+    );
   try {
     if (disaggOnly) {
       [disaggPredictions, disaggApart] = await replayDisaggAll(shipped);
@@ -549,12 +558,14 @@ export async function zeroShotBench(): Promise<void> {
       return;
     }
     if (evaluate) {
-      [predictions, [disaggPredictions, disaggApart], apartPredictions, [userFixed, userDrawn]] = await Promise.all([
-        replayAtShipped(points),
-        replayDisaggAll(shipped),
-        replayAtShipped(apart.map((a) => a.point)),
-        replayAsUser(shipped),
-      ]);
+      [predictions, [disaggPredictions, disaggApart], apartPredictions, [userFixed, userDrawn], [lengthsFixed, lengthsDrawn]] =
+        await Promise.all([
+          replayAtShipped(points),
+          replayDisaggAll(shipped),
+          replayAtShipped(apart.map((a) => a.point)),
+          replayAsUser(shipped),
+          replayWithLengths(shipped),
+        ]);
     } else {
       const result = await zeroShot(pool, points, load, {
         rounds: argValue('--rounds', 2),
@@ -579,14 +590,15 @@ export async function zeroShotBench(): Promise<void> {
       const fits = leftOutFits(
         result.all,
         result.recorded,
-        [...new Set([...disagg.points, ...disagg.apart.map((a) => a.point), ...userPoints].map((p) => p.model))],
+        [...new Set([...disagg.points, ...disagg.apart.map((a) => a.point), ...points].map((p) => p.model))],
         result.leftOut,
       );
       const leftOutFactors = (p: MeasuredPoint) => factorsFor(fits.get(p.model) as FactorFit, p.hardware, p.backend, p.family);
-      [[disaggPredictions, disaggApart], apartPredictions, [userFixed, userDrawn]] = await Promise.all([
+      [[disaggPredictions, disaggApart], apartPredictions, [userFixed, userDrawn], [lengthsFixed, lengthsDrawn]] = await Promise.all([
         replayDisaggAll(leftOutFactors),
         replayAtShipped(apart.map((a) => a.point)),
         replayAsUser(leftOutFactors),
+        replayWithLengths(leftOutFactors),
       ]);
     }
   } finally {
@@ -613,6 +625,20 @@ export async function zeroShotBench(): Promise<void> {
       `default caps, KV from memory, 10 x C requests${evaluate ? '' : '; left one model out'})\n${'lengths'.padEnd(16)}${HEADER}\n`,
   );
   say(`${'fixed (AIPerf)'.padEnd(16)}${cell(asUser.fixed)}\n${'in [0.8 L, L]'.padEnd(16)}${cell(asUser.drawn)}\n`);
+  // Every point replayed with the lengths of a synthetic source, whatever its load generator drew
+  // (each with its launch): the `all_points` rows of data/accuracy.yaml, which a run of those lengths quotes.
+  const replayedWith = [
+    ['fixed', lengthsFixed],
+    ['drawn', lengthsDrawn],
+  ] as const;
+  say(
+    `\nevery point replayed with the same lengths, whatever its load generator drew (its launch, its clients; ` +
+      `fixed: every request the requested lengths; drawn: in [0.8 L, L])\n${'stratum'.padEnd(28)}${HEADER}\n`,
+  );
+  for (const [kind, list] of replayedWith) {
+    for (const [name, group] of groupBy(list, (p) => stratumOf(p.backend, p.moe)))
+      say(`${`${name}, ${kind}`.padEnd(28)}${cell(errorsOf(group))}\n`);
+  }
   if (process.argv.includes('--points')) {
     say('\nevery point (label, clients, measured and predicted TTFT / ITL ms)\n');
     for (const p of [...predictions].sort((a, b) => (a.label < b.label ? -1 : a.label > b.label ? 1 : a.concurrency - b.concurrency))) {
@@ -652,11 +678,12 @@ export async function zeroShotBench(): Promise<void> {
   const writeAccuracy = argText('--write-accuracy');
   if (writeAccuracy !== undefined) {
     const disaggStrata = groupBy(disaggPredictions, (p) => stratumOf(p.backend, p.moe, true));
-    const row = (stratum: string, list: readonly ZeroShotPoint[], lengths?: LengthsKind): AccuracyRow => {
+    const row = (stratum: string, list: readonly ZeroShotPoint[], lengths?: LengthsKind, allPoints = false): AccuracyRow => {
       const e = errorsOf(list);
       return {
         stratum,
         ...(lengths !== undefined ? { lengths } : {}),
+        ...(allPoints ? { all_points: true as const } : {}),
         ttft_mape: e.ttft,
         itl_mape: e.itl,
         points: e.n,
@@ -669,6 +696,10 @@ export async function zeroShotBench(): Promise<void> {
         ...LENGTHS.flatMap((lengths) => {
           const narrowed = list.filter((p) => p.lengths === lengths);
           return narrowed.length > 0 ? [row(stratum, narrowed, lengths)] : [];
+        }),
+        ...replayedWith.flatMap(([lengths, list]) => {
+          const group = list.filter((p) => stratumOf(p.backend, p.moe) === stratum);
+          return group.length > 0 ? [row(stratum, group, lengths, true)] : [];
         }),
       ]),
       ...disaggStrata.map(([stratum, list]) => row(stratum, list)),

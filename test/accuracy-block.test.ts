@@ -67,6 +67,36 @@ describe('the accuracy block', () => {
     );
   });
 
+  it("quotes every point replayed with the run's lengths before the points measured with them", () => {
+    const replayed: AccuracyTable = {
+      ...table,
+      rows: [
+        ...table.rows,
+        { stratum: 'vLLM dense', lengths: 'fixed', all_points: true, ttft_mape: 286, itl_mape: 15, points: 169, deployments: 49 },
+        { stratum: 'vLLM dense', lengths: 'drawn', all_points: true, ttft_mape: 41, itl_mape: 18, points: 169, deployments: 49 },
+        { stratum: 'SGLang MoE', lengths: 'drawn', all_points: true, ttft_mape: 50, itl_mape: 30, points: 12, deployments: 3 },
+      ],
+    };
+    expect(accuracyFor('vllm', false, 'h100_sxm', replayed, false, 'fixed')).toEqual({
+      basis: 'leave-one-model-out',
+      stratum: 'vLLM dense, replayed with fixed lengths',
+      ttft_mape: 286,
+      itl_mape: 15,
+      points: 169,
+    });
+    expect(accuracyFor('vllm', false, 'b200_sxm', replayed, false, 'drawn').ttft_mape).toBe(41);
+    // A trace has no lengths of its own to sweep: the GPU's row, as before.
+    expect(accuracyFor('vllm', false, 'h100_sxm', replayed).stratum).toBe('vLLM dense on h100_sxm');
+    // 12 points are too few: the stratum's row (no measured row of drawn lengths either).
+    expect(accuracyFor('sglang', true, 'h100_sxm', replayed, false, 'drawn').stratum).toBe('SGLang MoE');
+    // A row of every point replayed with some lengths never stands for the stratum's own row.
+    expect(
+      accuracyFor('vllm', false, 'b200_sxm', { ...replayed, rows: replayed.rows.filter((r) => r.lengths !== undefined) }),
+    ).toMatchObject({
+      basis: 'none',
+    });
+  });
+
   it("reads a run's lengths from its synthetic source, and a measured point's from its load generator", () => {
     const run = (source: object) =>
       parseRunConfig({ engine: { model: 'Qwen/Qwen3-32B', hardware: 'h100_sxm' }, traffic: { source } }, 'run.yaml');

@@ -25,6 +25,7 @@ import {
   prefillPeakShare,
   PROMPT_REUSE_PEAK_SHARE,
   userSweepLoad,
+  lengthsLoad,
 } from '../src/calibrate/catalog-calibration.js';
 import { deploymentOf } from '../src/config/deployment.js';
 import { resolveSimLoad } from '../src/calibrate/sim-load.js';
@@ -177,6 +178,38 @@ describe('the silicon sample as it was measured', () => {
       expect(config.traffic.stop).toEqual({ requests: 320 });
       expect(config.traffic.load).toMatchObject({ type: 'concurrency', concurrency: 32 });
     }
+  });
+
+  it('replays a measured point with other lengths and nothing else changed: its launch, clients and requests', () => {
+    const gapSource = (c: number) => `source_file=/x/aic-auto-gap-analysis/data/h200_sxm/vllm/0.12.0/M.csv; silicon_concurrency=${c}`;
+    const gap = `a,"${gapSource(32)}",vllm,0.12.0,meta-llama/Llama-3.1-8B-Instruct,h200_sxm,fp8,agg,1000,100,fp8,,32,2,1,,1,1,80,10`;
+    const dump = `db-dump/2026-04-27; config_id=7; silicon_concurrency=16; measured=2026-03-01T00:00:00.000Z; vllm/vllm-openai:v0.19.0`;
+    const ix = `b,"${dump}",vllm,0.19.0,meta-llama/Llama-3.1-8B-Instruct,h200_sxm,fp8,agg,1000,100,fp8,,16,1,1,,1,1,80,10`;
+    const { points } = catalogPoints(sample([gap, ix]));
+    const factors = efficiencyFor('h200_sxm', 'vllm').factors;
+    // The gap-analysis row was measured with fixed lengths, InferenceX's drawn in [0.8 L, L].
+    const [gapPoint, ixPoint] = [points.find((p) => p.concurrency === 32), points.find((p) => p.concurrency === 16)];
+    if (gapPoint === undefined || ixPoint === undefined) throw new Error('points not read');
+    for (const [point, measuredRatio] of [
+      [gapPoint, 1],
+      [ixPoint, 0.8],
+    ] as const) {
+      const asMeasured = measuredPointConfig(point, factors, resolveSimLoad({}));
+      expect(asMeasured.traffic.source).toMatchObject({ random_range_ratio: measuredRatio });
+      for (const ratio of [1, 0.8]) {
+        const config = measuredPointConfig(point, factors, lengthsLoad(ratio));
+        // The lengths change, and nothing else: caps, parallelism, clients, requests, prompts.
+        expect(config.traffic.source).toEqual({ ...asMeasured.traffic.source, random_range_ratio: ratio });
+        expect(config.engine).toEqual(asMeasured.engine);
+        expect(config.traffic.load).toEqual(asMeasured.traffic.load);
+        expect(config.traffic.stop).toEqual(asMeasured.traffic.stop);
+      }
+    }
+    // The launch is the measured one (aiconfigurator's caps: 32 + 1000 + 1500 = 2532 tokens), not the engine's defaults.
+    expect(roleOf(measuredPointConfig(gapPoint, factors, lengthsLoad(1)).engine, 'aggregated').scheduler).toMatchObject({
+      max_batched_tokens: 2532,
+      max_sequences: 32,
+    });
   });
 
   it("takes a gap-analysis sweep's prompts as repeated where its throughput needs more than the prefills could reach", () => {

@@ -271,7 +271,8 @@ export function measuredPointOf(d: SiliconDeployment, i: number, setup: PointSet
 /**
  * The run config replaying one measured point with given factors, as the point was measured: its
  * clients, its load generator's lengths and request count (`SiliconProtocol`), unless `load`
- * says otherwise (`protocol: false`: `load`'s lengths and requests for every point).
+ * says otherwise (`protocol: false`: the engine's default caps, `load`'s lengths and requests for
+ * every point; `launch`: the point's launch and requests per client, `load`'s lengths).
  */
 export function measuredPointConfig(point: MeasuredPoint, factors: EfficiencyFactors, load: SimLoadOptions): RunConfig {
   const d = point.deployment;
@@ -282,10 +283,14 @@ export function measuredPointConfig(point: MeasuredPoint, factors: EfficiencyFac
     load.protocol === false ? {} : s.launch,
   );
   const asMeasured: SimLoadOptions =
-    load.protocol === false ? load : { ...load, rangeRatio: d.protocol.rangeRatio, requestsPerSlot: d.protocol.requestsPerClient };
+    load.protocol === false
+      ? load
+      : load.protocol === 'launch'
+        ? { ...load, requestsPerSlot: d.protocol.requestsPerClient }
+        : { ...load, rangeRatio: d.protocol.rangeRatio, requestsPerSlot: d.protocol.requestsPerClient };
   const config = pointConfig(base, { concurrency: point.concurrency, isl: d.isl, osl: d.osl }, null, asMeasured);
   const source = config.traffic.source;
-  if (source.type === 'synthetic' && source.random_range_ratio === 1) {
+  if (load.protocol !== 'launch' && source.type === 'synthetic' && source.random_range_ratio === 1) {
     if (d.protocol.outputSpread !== undefined) source.output_tokens_stddev = d.protocol.outputSpread * d.osl;
     else if (d.protocol.outputSpreadTokens !== undefined) source.output_tokens_stddev = d.protocol.outputSpreadTokens;
   }
@@ -301,6 +306,16 @@ export function measuredPointConfig(point: MeasuredPoint, factors: EfficiencyFac
  */
 export function userSweepLoad(rangeRatio = 1): SimLoadOptions {
   return resolveSimLoad({ protocol: false, rangeRatio, requestsPerSlot: 10 });
+}
+
+/**
+ * Each measured point replayed with its launch (caps, KV, requests per client) but with the
+ * lengths of a synthetic source of this range ratio (1: every request `isl` / `osl` tokens; below:
+ * drawn in [`rangeRatio` x L, L]), whatever its load generator drew: what a replay of those
+ * lengths has cost against measurements (the `all_points` rows of data/accuracy.yaml).
+ */
+export function lengthsLoad(rangeRatio: number): SimLoadOptions {
+  return resolveSimLoad({ protocol: 'launch', rangeRatio });
 }
 
 /** A pool of trajectory recordings (`trajectory-task.ts`). */

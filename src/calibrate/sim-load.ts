@@ -29,11 +29,12 @@ export interface SimLoadOptions {
    */
   lengths?: 'upper' | 'mean';
   /**
-   * Silicon points only: replay each point with its source's load generator (lengths and
-   * requests per client, `SiliconProtocol`) when true or absent; with `rangeRatio` and
-   * `requestsPerSlot` for every point when false.
+   * Silicon points only: replay each point with its launch's caps and its source's load generator
+   * (lengths and requests per client, `SiliconProtocol`) when true or absent; with its launch and
+   * requests per client but `rangeRatio`'s lengths for every point when `launch`; with the
+   * engine's default caps, `rangeRatio` and `requestsPerSlot` for every point when false.
    */
-  protocol?: boolean;
+  protocol?: boolean | 'launch';
   /**
    * Raise the scheduler's max_sequences to admit every client (`admit-all`, how fits ran before
    * engine caps were known), or keep the base config's (`engine`, the default).

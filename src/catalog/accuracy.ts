@@ -5,7 +5,9 @@
  * quotes the row of its stratum (`accuracy` in summary.json, and beside the console's figures).
  * A stratum is a backend and a model family (dense or MoE), optionally narrowed to one GPU
  * where the sample measured enough points on it, or to the closed loops whose load generator drew
- * their lengths the same way as the run's (every request the same, or spread).
+ * their lengths the same way as the run's (every request the same, or spread). Rows of
+ * `all_points: true` replay every point of the stratum with the given lengths, whatever its load
+ * generator drew (each with its launch's caps), and are what a run of synthetic lengths quotes first.
  */
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
@@ -35,6 +37,12 @@ export interface AccuracyRow {
   hardware?: string;
   /** Narrowed to the closed loops of these lengths (absent: every point of the stratum). */
   lengths?: LengthsKind;
+  /**
+   * true: every point of the stratum, each replayed with `lengths` (fixed: every request the
+   * requested lengths; drawn: in [0.8 L, L]) whatever its load generator drew; absent: the points
+   * measured with `lengths`, each replayed as it was measured.
+   */
+  all_points?: true;
   ttft_mape: number;
   itl_mape: number;
   points: number;
@@ -70,6 +78,7 @@ const rowSchema = z.strictObject({
   stratum: z.string().check(z.minLength(1)),
   hardware: z.optional(z.string().check(z.minLength(1))),
   lengths: z.optional(z.enum(['fixed', 'drawn'])),
+  all_points: z.optional(z.literal(true)),
   ttft_mape: z.number().check(z.minimum(0)),
   itl_mape: z.number().check(z.minimum(0)),
   points: z.int().check(z.minimum(0)),
@@ -109,10 +118,11 @@ export function loadAccuracyTable(file = accuracyFile()): AccuracyTable | null {
 }
 
 /**
- * The accuracy a catalog prediction of this backend, family and GPU can claim: the row of its
- * stratum narrowed to the run's lengths (a closed loop's `lengths`) when it has at least
- * MIN_GPU_ROW_POINTS points, else the GPU's row of its stratum when it has that many, else the
- * stratum's; basis `none` when the table has none of them.
+ * The accuracy a catalog prediction of this backend, family and GPU can claim. A run of synthetic
+ * lengths (`lengths` given) quotes, in order, the first of these with at least MIN_GPU_ROW_POINTS
+ * points: every point of its stratum replayed with those lengths (`all_points`), the stratum's
+ * points measured with those lengths, the GPU's row of its stratum; else the stratum's row. Basis
+ * `none` when the table has none of them.
  */
 export function accuracyFor(
   backend: string,
@@ -125,12 +135,19 @@ export function accuracyFor(
   const stratum = stratumOf(backend, moe, disaggregated);
   const rows = table?.rows ?? [];
   const enough = (r: AccuracyRow) => r.points >= MIN_GPU_ROW_POINTS;
-  const lengthsRow =
+  const ofStratum = (r: AccuracyRow) => r.stratum === stratum && r.hardware === undefined;
+  const lengthsRow = (all: boolean) =>
     lengths === undefined
       ? undefined
-      : rows.find((r) => r.stratum === stratum && r.hardware === undefined && r.lengths === lengths && enough(r));
-  const gpuRow = rows.find((r) => r.stratum === stratum && r.hardware === hardware && r.lengths === undefined && enough(r));
-  const row = lengthsRow ?? gpuRow ?? rows.find((r) => r.stratum === stratum && r.hardware === undefined && r.lengths === undefined);
+      : rows.find((r) => ofStratum(r) && r.lengths === lengths && (r.all_points === true) === all && enough(r));
+  const gpuRow = rows.find(
+    (r) => r.stratum === stratum && r.hardware === hardware && r.lengths === undefined && r.all_points === undefined && enough(r),
+  );
+  const row =
+    lengthsRow(true) ??
+    lengthsRow(false) ??
+    gpuRow ??
+    rows.find((r) => ofStratum(r) && r.lengths === undefined && r.all_points === undefined);
   if (table === null || row === undefined || row.points === 0) {
     return { basis: 'none', stratum: `${stratum}${gpuRow ? ` on ${hardware}` : ''}`, ttft_mape: null, itl_mape: null, points: 0 };
   }
@@ -140,7 +157,9 @@ export function accuracyFor(
       row.hardware !== undefined
         ? `${stratum} on ${row.hardware}`
         : row.lengths !== undefined
-          ? `${stratum}, ${LENGTHS_WORDS[row.lengths]}`
+          ? row.all_points
+            ? `${stratum}, replayed with ${LENGTHS_WORDS[row.lengths]}`
+            : `${stratum}, ${LENGTHS_WORDS[row.lengths]}`
           : stratum,
     ttft_mape: row.ttft_mape,
     itl_mape: row.itl_mape,
