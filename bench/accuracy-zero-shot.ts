@@ -517,8 +517,10 @@ export async function zeroShotBench(): Promise<void> {
   // The dense vLLM deployments replayed as a user writes a zero-shot sweep of them (userSweepLoad):
   // fixed lengths (the synthetic source's default, AIPerf's), then lengths drawn in [0.8 L, L].
   const userPoints = points.filter((p) => p.backend === 'vllm' && !p.deployment.moe);
-  const replayAtShipped = async (list: readonly MeasuredPoint[]) =>
-    (await recordPoints(pool, list, shipped, load)).map((r, i) => aggregatedPrediction(list[i], r));
+  // Each point of `list` replayed at the factors `factorsOf` gives, as `how` says.
+  const replayWith = async (list: readonly MeasuredPoint[], factorsOf: (p: MeasuredPoint) => EfficiencyFactors, how: SimLoadOptions) =>
+    (await recordPoints(pool, list, factorsOf, how)).map((r, i) => aggregatedPrediction(list[i], r));
+  const replayAtShipped = (list: readonly MeasuredPoint[]) => replayWith(list, shipped, load);
   let disaggPredictions: ZeroShotPoint[];
   let disaggApart: ZeroShotPoint[];
   // The disaggregated points scored, then those reported apart, at the factors `factorsOf` gives.
@@ -532,18 +534,11 @@ export async function zeroShotBench(): Promise<void> {
         load,
       ),
     ]);
+  // Fixed lengths, then lengths drawn in [0.8 L, L]: as a user writes the sweep, or with each point's launch.
   const replayAsUser = (factorsOf: (p: MeasuredPoint) => EfficiencyFactors) =>
-    Promise.all(
-      [userSweepLoad(1), userSweepLoad(0.8)].map(async (asUser) =>
-        (await recordPoints(pool, userPoints, factorsOf, asUser)).map((r, i) => aggregatedPrediction(userPoints[i], r)),
-      ),
-    );
+    Promise.all([1, 0.8].map((ratio) => replayWith(userPoints, factorsOf, userSweepLoad(ratio))));
   const replayWithLengths = (factorsOf: (p: MeasuredPoint) => EfficiencyFactors) =>
-    Promise.all(
-      [lengthsLoad(1), lengthsLoad(0.8)].map(async (withLengths) =>
-        (await recordPoints(pool, points, factorsOf, withLengths)).map((r, i) => aggregatedPrediction(points[i], r)),
-      ),
-    );
+    Promise.all([1, 0.8].map((ratio) => replayWith(points, factorsOf, lengthsLoad(ratio))));
   try {
     if (disaggOnly) {
       [disaggPredictions, disaggApart] = await replayDisaggAll(shipped);
