@@ -7,6 +7,10 @@ import { InputError } from '../src/config/errors.js';
 import { createPassTime } from '../src/core/timing/create-pass-time.js';
 import { readLayerProfile } from '../src/io/read-layer-profile.js';
 import { profileTimingOf } from '../src/io/read-profile-timing.js';
+import { collectiveCosts } from '../src/catalog/deployment.js';
+import { findHardware, findModel } from '../src/catalog/load.js';
+import { runProfilePassTime } from '../src/calibrate/profile-command.js';
+import { CalibrateUsageError } from '../src/calibrate/arguments.js';
 
 const root = mkdtempSync(join(tmpdir(), 'servesim-layer-profile-'));
 afterAll(() => rmSync(root, { recursive: true, force: true }));
@@ -104,5 +108,119 @@ describe('bad layer profiles', () => {
   it('names the tensor-parallel size it lacks', () => {
     const dir = profile('tp', {});
     expect(inputErrorOf(() => readLayerProfile(dir, 2)).reason).toBe('has no tables for tensor-parallel size 2 (it has 1)');
+  });
+});
+
+// A mixture of experts of 16 experts, 2 per token: the MoE block at (tokens, activated experts).
+const MOE = ['tokens,activated_experts,time_us', '1,8,40', '100,8,80', '1,16,60', '100,16,160'];
+
+describe('pass time from a layer profile with mixture-of-experts layers and collectives (2 layers)', () => {
+  const dir = profile('moe', { 'moe.csv': MOE });
+  const experts = { count: 16, perToken: 2 };
+  const timingOf = (built: ReturnType<typeof buildPassProfile>) =>
+    createPassTime(profileTimingOf(JSON.parse(JSON.stringify(built.file)), 'pass-time.json'));
+
+  it('prices the MoE block of one GPU at the experts its tokens touch, in the token table', () => {
+    const built = buildPassProfile(readLayerProfile(dir), { layers: 2, experts });
+    // 1 token touches 16 (1 - 14/16) = 2 experts, below the smallest profiled count (8): the
+    // 8-expert row, 40 us per layer; 100 tokens touch 16 (1 - (7/8)^100), 8 short of 16 by
+    // 2.5e-5, between the rows of 8 (80 us) and 16 (160 us) at 100 tokens.
+    const experts100 = 16 * (1 - (7 / 8) ** 100);
+    const moe100 = 80 + ((experts100 - 8) / 8) * 80;
+    expect(built.file.tokens.tokens).toEqual([1, 100]);
+    expect(built.file.tokens.ms[0]).toBeCloseTo((230 + 2 * 40) / 1000, 9);
+    expect(built.file.tokens.ms[1]).toBeCloseTo((680 + 2 * moe100) / 1000, 5);
+    expect(built.file.moe).toBeUndefined();
+  });
+
+  it('with the experts spread over 2 GPUs, prices each GPU at half the worker tokens on its half of the experts', () => {
+    const built = buildPassProfile(readLayerProfile(dir), { layers: 2, experts, expertGroups: 2 });
+    // The token table holds the dense layers only; the MoE table is keyed by the worker's tokens
+    // W = 2 x the profiled tokens. W = 2: 16 (1 - (7/8)^2) / 2 = 1.875 experts of the GPU, the
+    // 8-expert row at 1 token (40 us); W = 200: just under 8 experts, the 8-expert row at 100
+    // tokens (80 us); x 2 layers.
+    expect(built.file.tokens.ms).toEqual([0.23, 0.68]);
+    expect(built.file.moe).toEqual({ worker_tokens: [2, 200], ms: [0.08, 0.16] });
+    const passTime = timingOf(built);
+    // One decode on each of two attention-DP ranks (W = 2): tokens 0.23, LM head and sampler
+    // 1.05, attention 0.048, MoE 0.08 ms.
+    expect(passTime({ ...referencePass(1, 528, 0, 0, false), workerTokens: 2 })).toBeCloseTo(1.408, 9);
+    // W = 101, halfway from 2 to 200: MoE 0.12 ms.
+    expect(passTime({ ...referencePass(1, 528, 0, 0, false), workerTokens: 101 })).toBeCloseTo(1.448, 9);
+  });
+
+  it('adds the collectives the profile does not measure, per pass and per token', () => {
+    const collectives = { fixedMs: 0.5, msPerToken: 0.01, what: 'the all-reduces', source: {} };
+    const built = buildPassProfile(readLayerProfile(profile('comm', {})), { layers: 2, collectives });
+    // The one-request decode of the first test (1.328 ms) + 0.5 + 0.01 x 1 token.
+    expect(timingOf(built)(referencePass(1, 528, 0, 0, false))).toBeCloseTo(1.838, 9);
+    // A 64-token prefill (first test: 0.23 + 0.45 x 63/99 + 1.05 + 0.08) + 0.5 + 0.64.
+    expect(timingOf(built)(referencePass(0, 0, 64, 32, true))).toBeCloseTo(0.23 + (0.45 * 63) / 99 + 1.05 + 0.08 + 1.14, 6);
+    expect(built.file.composition.collectives).toMatchObject({ per_pass_ms: 0.5, per_token_ms: 0.01, what: 'the all-reduces' });
+  });
+});
+
+describe('the collectives a layer profile does not measure, at the catalog cost', () => {
+  it('counts two all-reduces a layer over tensor-parallel GPUs, each moving the hidden state', () => {
+    const model = findModel('Qwen/Qwen3-32B')!;
+    const hardware = findHardware('RTXPRO6000')!;
+    const costs = collectiveCosts({ model, hardware, tensor: 2, attentionData: 1 }, { link: 0.5, collective_us: 10 });
+    // 64 layers x 2 all-reduces; each sends 2 (t - 1) / t x 5120 x 2 bytes = 10240 bytes a token
+    // at t = 2; over PCIe (no NVLink on this card): 128 / 2 = 64 GB/s each way, at half of it.
+    expect(costs.collectives).toBe(128);
+    expect(costs.bytesPerToken).toBe(128 * 10240);
+    expect(costs.commFixedMs).toBeCloseTo(1.28, 12);
+    expect(costs.commMsPerToken).toBeCloseTo((128 * 10240) / (64e6 * 0.5), 12);
+  });
+
+  it('adds dispatch and combine when the experts serve two data-parallel ranks', () => {
+    const model = findModel('Qwen/Qwen3-30B-A3B-Instruct-2507')!;
+    const hardware = findHardware('RTXPRO6000')!;
+    const costs = collectiveCosts({ model, hardware, tensor: 1, attentionData: 2 }, { link: 0.5, collective_us: 10 });
+    // 48 MoE layers x (dispatch + combine); a token goes to the other GPU unless none of its 8
+    // picks is among that GPU's 64 experts: 1 - C(64, 8) / C(128, 8); 2048 x 2 bytes each way.
+    let none = 1;
+    for (let i = 0; i < 8; i++) none *= (64 - i) / (128 - i);
+    expect(costs.collectives).toBe(96);
+    expect(costs.bytesPerToken).toBeCloseTo(96 * (1 - none) * 4096, 6);
+  });
+});
+
+describe('calibrate pass-time --profile with the log of a run', () => {
+  // A profile with tables at tensor-parallel sizes 1 and 2, and a two-request log run at TP 2.
+  const dir = join(root, 'two-sizes');
+  for (const tp of [1, 2]) {
+    mkdirSync(join(dir, `tp${tp}`), { recursive: true });
+    const files = { 'dense.csv': DENSE, 'per_sequence.csv': PER_SEQUENCE, 'attention.csv': ATTENTION };
+    for (const [file, lines] of Object.entries(files)) writeFileSync(join(dir, `tp${tp}`, file), `${lines.join('\n')}\n`);
+  }
+  writeFileSync(join(dir, 'meta.yaml'), 'model: meta-llama/Llama-3.1-8B\nhardware: RTX4090\ntp_degrees: [1, 2]\n');
+  const log = join(root, 'log-tp2');
+  mkdirSync(log, { recursive: true });
+  writeFileSync(
+    join(log, 'requests.jsonl'),
+    [
+      { request_id: 'a', input_toks: 64, output_toks: 4, queued_ts: 10, scheduled_ts: 10, first_token_ts: 10.01, last_token_ts: 10.02 },
+      { request_id: 'b', input_toks: 64, output_toks: 4, queued_ts: 10.5, scheduled_ts: 10.5, first_token_ts: 10.51, last_token_ts: 10.52 },
+    ]
+      .map((line) => JSON.stringify(line))
+      .join('\n') + '\n',
+  );
+  writeFileSync(join(log, 'meta.json'), JSON.stringify({ model: 'meta-llama/Llama-3.1-8B', engine_kwargs: { tensor_parallel_size: 2 } }));
+
+  it("takes the tables of the log's tensor-parallel size, and adds its all-reduces", () => {
+    const outcome = runProfilePassTime({ profile: dir, log });
+    expect((outcome.fitJson.source as Record<string, unknown>).tensor_parallel).toBe(2);
+    expect((outcome.fitJson.composition as Record<string, Record<string, unknown>>).collectives.collectives_per_pass).toBe(64);
+    expect((outcome.fitJson.replay as Record<string, unknown>).requests_compared).toBe(2);
+  });
+
+  it('refuses --tp that is not the size the log ran at', () => {
+    expect(() => runProfilePassTime({ profile: dir, log, tp: 1 })).toThrow(CalibrateUsageError);
+    expect(() => runProfilePassTime({ profile: dir, log, tp: 1 })).toThrow(/ran at tensor-parallel size 2/);
+  });
+
+  it('without a log, asks which size to take', () => {
+    expect(inputErrorOf(() => runProfilePassTime({ profile: dir })).reason).toContain('choose one (--tp)');
   });
 });

@@ -31,6 +31,17 @@ export interface PassProfileOptions {
   layers: number;
   /** Routed experts and experts per token, for a profile with moe.csv. */
   experts?: { count: number; perToken: number };
+  /**
+   * GPUs the routed experts are spread over (expert parallelism: tensor x data-parallel size);
+   * above 1, each GPU runs the MoE block on its E / G experts for the tokens of all the worker's
+   * attention-DP ranks, priced by a table of its own at the worker's tokens.
+   */
+  expertGroups?: number;
+  /**
+   * Collectives the profile does not measure (it times one GPU's kernels), added to every pass:
+   * `fixedMs` per pass and `msPerToken` per token of the rank's pass, with where they come from.
+   */
+  collectives?: { fixedMs: number; msPerToken: number; what: string; source: Record<string, unknown> };
   /** Provenance written into the model: where the layer count and the experts came from. */
   source?: Record<string, unknown>;
 }
@@ -90,10 +101,15 @@ export function buildPassProfile(profile: LayerProfile, options: PassProfileOpti
   if (profile.moe !== null && options.experts === undefined)
     throw new RangeError('the profile has moe.csv: the model needs its routed experts and experts per token');
 
+  const groups = options.expertGroups ?? 1;
+  if (!Number.isInteger(groups) || groups < 1) throw new RangeError(`expertGroups must be a positive integer, got ${groups}`);
+  const spread = profile.moe !== null && options.experts !== undefined && groups > 1;
+  const collectives = options.collectives;
+
   // Per token: every dense layer at the union of the token counts, times its count in a pass.
   const tokenSet = new Set<number>();
   for (const curve of profile.dense.values()) for (const key of curve.keys) tokenSet.add(key);
-  if (profile.moe !== null) for (const s of profile.moe) tokenSet.add(s.tokens);
+  if (profile.moe !== null && !spread) for (const s of profile.moe) tokenSet.add(s.tokens);
   const tokens = [...tokenSet].sort((a, b) => a - b);
   const perLayer: Record<string, number> = {};
   const perPass: Record<string, number> = {};
@@ -105,10 +121,26 @@ export function buildPassProfile(profile: LayerProfile, options: PassProfileOpti
   const tokenMs = tokens.map((t) => {
     let us = 0;
     for (const [layer, curve] of profile.dense) us += denseMultiplicity(layer, L) * curveAt(curve, t);
-    if (profile.moe !== null && options.experts !== undefined)
+    if (profile.moe !== null && options.experts !== undefined && !spread)
       us += L * moeAt(profile.moe, t, expectedExperts(t, options.experts.count, options.experts.perToken));
-    return round(us / 1000);
+    const ms = us / 1000 + (collectives === undefined ? 0 : collectives.fixedMs + collectives.msPerToken * t);
+    return round(ms);
   });
+
+  // Experts spread over G GPUs: each runs its E / G experts on the pairs the worker's W tokens
+  // route to them, W k / G, which the profile's rows (T tokens, k picks each) price at T = W / G;
+  // of its experts, the share W tokens touch, E / G (1 - (1 - k / E)^W).
+  let moe: { worker_tokens: number[]; ms: number[] } | undefined;
+  if (spread) {
+    const { count, perToken } = options.experts as { count: number; perToken: number };
+    const workerTokens = [...new Set((profile.moe as MoeSample[]).map((s) => s.tokens * groups))].sort((a, b) => a - b);
+    moe = {
+      worker_tokens: workerTokens,
+      ms: workerTokens.map((w) =>
+        round((L * moeAt(profile.moe as MoeSample[], w / groups, expectedExperts(w, count, perToken) / groups)) / 1000),
+      ),
+    };
+  }
 
   const sequenceSet = new Set<number>();
   for (const curve of profile.perSequence.values()) for (const key of curve.keys) sequenceSet.add(key);
@@ -125,13 +157,19 @@ export function buildPassProfile(profile: LayerProfile, options: PassProfileOpti
     notes.push(
       "the profile's skew correction of decodes with mixed context lengths is not applied: a pass is looked up at its decodes' mean context",
     );
-  if (profile.tp > 1)
+  if (collectives !== undefined)
+    notes.push(
+      `the profile times one GPU's kernels and measures no collectives: ${collectives.what} are added at the catalog's cost, ${round(collectives.fixedMs)} ms per pass and ${round(collectives.msPerToken * 1000)} us per token`,
+    );
+  else if (profile.tp > 1)
     notes.push(
       `the tables time one GPU's kernels of a tensor-parallel size ${profile.tp} model; the profile measures no collectives, so the all-reduces after attention and the MLP are not in this model`,
     );
   if (profile.moe !== null)
     notes.push(
-      'the MoE block is priced at the expected number of experts a pass touches, E (1 - (1 - k/E)^T), on one GPU (no expert parallelism)',
+      spread
+        ? `the experts are spread over ${groups} GPUs: each GPU's MoE block is priced at W / ${groups} tokens on the expected number of its experts the worker's W tokens touch, E/${groups} (1 - (1 - k/E)^W)`
+        : 'the MoE block is priced at the expected number of experts a pass touches, E (1 - (1 - k/E)^T), on one GPU (no expert parallelism)',
     );
   const maxTokens = tokens[tokens.length - 1];
   const maxDecodes = Math.max(...profile.attention.map((a) => a.decodes));
@@ -159,11 +197,29 @@ export function buildPassProfile(profile: LayerProfile, options: PassProfileOpti
       per_request: [...profile.perSequence.keys()],
       attention: 'once per layer, at (prefill chunk, prefill history, decoding requests, their mean context)',
       ...(options.experts !== undefined && profile.moe !== null
-        ? { moe: { per_layer: 1, experts: options.experts.count, experts_per_token: options.experts.perToken } }
+        ? {
+            moe: {
+              per_layer: 1,
+              experts: options.experts.count,
+              experts_per_token: options.experts.perToken,
+              ...(spread ? { expert_groups: groups, at: 'the worker tokens (moe table)' } : {}),
+            },
+          }
+        : {}),
+      ...(collectives !== undefined
+        ? {
+            collectives: {
+              what: collectives.what,
+              per_pass_ms: round(collectives.fixedMs),
+              per_token_ms: round(collectives.msPerToken),
+              ...collectives.source,
+            },
+          }
         : {}),
     },
     notes,
     tokens: { tokens, ms: tokenMs },
+    ...(moe !== undefined ? { moe } : {}),
     sequences: { sequences, ms: sequenceMs },
     attention: { columns: ATTENTION_COLUMNS, rows },
   };
@@ -190,6 +246,7 @@ export function referencePassTimes(file: ProfileTimingFile): Array<{ pass: strin
     type: 'profile',
     tokenKeys: Float64Array.from(file.tokens.tokens),
     tokenMs: Float64Array.from(file.tokens.ms),
+    ...(file.moe !== undefined ? { moeKeys: Float64Array.from(file.moe.worker_tokens), moeMs: Float64Array.from(file.moe.ms) } : {}),
     sequenceKeys: Float64Array.from(file.sequences.sequences),
     sequenceMs: Float64Array.from(file.sequences.ms),
     attention: attentionGrid(file.attention.rows, 'model'),

@@ -5,19 +5,23 @@
  * `--out` write `pass-time.json`, `snippet.yaml` and `fit.json`.
  */
 import { join } from 'node:path';
-import { findModel } from '../catalog/load.js';
+import { findHardware, findModel } from '../catalog/load.js';
+import type { ModelEntry } from '../catalog/schema.js';
+import { collectiveCosts, linkGbPerS } from '../catalog/deployment.js';
+import { efficiencyFor } from '../catalog/efficiency.js';
 import { readLayerProfile } from '../io/read-layer-profile.js';
 import { checkOutputDir, writeOutputFiles } from '../io/write-output.js';
 import { CalibrateUsageError } from './arguments.js';
 import { snippetYaml } from './fit-output.js';
-import { buildPassProfile, referencePassTimes } from './pass-profile.js';
+import { buildPassProfile, referencePassTimes, type PassProfileOptions } from './pass-profile.js';
 import { profileTimingOf } from '../io/read-profile-timing.js';
 import { formatLogComparison, LOG_METRICS } from '../score/log-compare.js';
 import { replayLog } from './log-replay.js';
+import { findVllmLog, readVllmLogMetaJson } from '../io/read-vllm-log.js';
 
 export interface ProfileCommandOptions {
   profile: string;
-  /** Tensor-parallel size whose tables to use; absent: the profile's only one. */
+  /** Tensor-parallel size whose tables to use; absent: the log's (with `log`), else the profile's only one. */
   tp?: number;
   /** Transformer layers; absent: the catalog's, for the model the profile (or `model`) names. */
   layers?: number;
@@ -54,13 +58,96 @@ export function compactJson(value: unknown): string {
   );
 }
 
+/** How a log's engine ran, from its meta.json (`engine_kwargs`), for the profile's tables and collectives. */
+interface LogParallelism {
+  meta: string;
+  tensor: number;
+  data: number;
+  expertParallel: boolean;
+  device?: string;
+}
+
+/** The parallelism a log's meta.json records (absent keys: 1, 1, false); undefined without a log or a meta.json. */
+function logParallelism(log: string | undefined): LogParallelism | undefined {
+  if (log === undefined) return undefined;
+  const { meta } = findVllmLog(log);
+  if (meta === null) return undefined;
+  const doc = readVllmLogMetaJson(meta);
+  const kwargs = (doc.engine_kwargs ?? {}) as Record<string, unknown>;
+  const size = (key: string): number => {
+    const value = kwargs[key];
+    if (value === undefined || value === null) return 1;
+    if (typeof value !== 'number' || !Number.isInteger(value) || value < 1)
+      throw new CalibrateUsageError(`${meta}: engine_kwargs.${key} must be a positive integer, got ${JSON.stringify(value)}`);
+    return value;
+  };
+  const device = (doc.hardware as Record<string, unknown> | undefined)?.device_name;
+  return {
+    meta,
+    tensor: size('tensor_parallel_size'),
+    data: size('data_parallel_size'),
+    expertParallel: kwargs.enable_expert_parallel === true,
+    ...(typeof device === 'string' ? { device } : {}),
+  };
+}
+
+/**
+ * The collectives a profile does not measure, at the catalog's cost (`collectiveCosts`, the
+ * roofline's: the GPU's link at the efficiency table's share for vLLM, and its fixed cost per
+ * collective): all-reduces over tensor-parallel GPUs, dispatch and combine of experts spread over
+ * attention-DP ranks. Undefined when there are none, or without the model and GPU in the catalog
+ * (then `missing` says why).
+ */
+function profileCollectives(
+  model: ModelEntry | undefined,
+  hardwareName: string | undefined,
+  version: string | undefined,
+  tensor: number,
+  data: number,
+  expertParallel: boolean,
+): { value?: PassProfileOptions['collectives']; missing?: string } {
+  const moe = model?.architecture.moe !== undefined;
+  if (tensor === 1 && !(moe && expertParallel && data > 1)) return {};
+  const hardware = hardwareName === undefined ? undefined : findHardware(hardwareName);
+  if (model === undefined || hardware === undefined)
+    return {
+      missing: `the collectives are not modelled: ${model === undefined ? 'the model' : `the GPU ${hardwareName ?? '(unnamed)'}`} is not in the catalog`,
+    };
+  const { factors, source } = efficiencyFor(hardware.id, 'vllm', undefined, version);
+  const costs = collectiveCosts({ model, hardware, tensor, attentionData: expertParallel ? data : 1 }, factors);
+  const what = [
+    ...(tensor > 1 ? [`the all-reduces over ${tensor} tensor-parallel GPUs`] : []),
+    ...(moe && expertParallel && data > 1 ? [`the dispatch and combine of experts over ${data} data-parallel ranks`] : []),
+  ].join(' and ');
+  return {
+    value: {
+      fixedMs: costs.commFixedMs,
+      msPerToken: costs.commMsPerToken,
+      what,
+      source: {
+        collectives_per_pass: costs.collectives,
+        bytes_per_token: costs.bytesPerToken,
+        link_gb_per_s: linkGbPerS(hardware, tensor * (expertParallel ? data : 1)),
+        link_share: factors.link,
+        collective_us: factors.collective_us,
+        factors_from: `data/efficiency.yaml (${source}) and the catalog GPU ${hardware.id}`,
+      },
+    },
+  };
+}
+
 export function runProfilePassTime(options: ProfileCommandOptions): ProfileCommandOutcome {
   positiveInteger('--tp', options.tp);
   positiveInteger('--layers', options.layers);
   positiveInteger('--experts', options.experts);
   positiveInteger('--experts-per-token', options.expertsPerToken);
   if (options.out !== undefined) checkOutputDir(options.out);
-  const profile = readLayerProfile(options.profile, options.tp);
+  const ran = logParallelism(options.log);
+  if (options.tp !== undefined && ran !== undefined && options.tp !== ran.tensor)
+    throw new CalibrateUsageError(
+      `--tp ${options.tp}: the log ${options.log} ran at tensor-parallel size ${ran.tensor}; its replay needs that size's tables (leave --tp out)`,
+    );
+  const profile = readLayerProfile(options.profile, options.tp ?? ran?.tensor);
   const modelName = options.model ?? profile.meta.model;
   const model = modelName === undefined ? undefined : findModel(modelName);
   if (options.model !== undefined && model === undefined && (options.layers === undefined || profile.moe !== null))
@@ -88,7 +175,17 @@ export function runProfilePassTime(options: ProfileCommandOptions): ProfileComma
     experts = { count, perToken };
     source.experts_from = options.experts !== undefined ? '--experts' : `catalog model ${model?.id}`;
   }
-  const built = buildPassProfile(profile, { layers, experts, source });
+  const data = ran?.data ?? 1;
+  const expertParallel = ran?.expertParallel ?? false;
+  const comm = profileCollectives(model, profile.meta.hardware ?? ran?.device, profile.meta.vllmVersion, profile.tp, data, expertParallel);
+  const built = buildPassProfile(profile, {
+    layers,
+    experts,
+    source,
+    ...(experts !== undefined && expertParallel ? { expertGroups: profile.tp * data } : {}),
+    ...(comm.value !== undefined ? { collectives: comm.value } : {}),
+  });
+  if (comm.missing !== undefined) built.notes.push(comm.missing);
   let logText = '';
   const reference = referencePassTimes(built.file);
   const modelPath = options.out === undefined ? 'pass-time.json' : join(options.out, 'pass-time.json');

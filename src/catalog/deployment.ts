@@ -167,6 +167,64 @@ export function linkGbPerS(hardware: HardwareEntry, gpus: number): number {
   return ic.network_gb_per_s ?? ic.pcie_gb_per_s / 2;
 }
 
+/** The collectives of one rank's pass: how many, and their bytes per token of the pass. */
+export interface CollectiveCosts {
+  /** Collectives per pass (each costs `collective_us` whatever its size). */
+  collectives: number;
+  /** Bytes each GPU sends per token of the pass, over all of them. */
+  bytesPerToken: number;
+  /** Per pass: `collectives` x `collective_us`, ms. */
+  commFixedMs: number;
+  /** Per token of the pass: its bytes at the link's share of the catalog bandwidth, ms. */
+  commMsPerToken: number;
+}
+
+/**
+ * Collectives per pass: an all-reduce over the tensor-parallel GPUs after attention and after
+ * each dense MLP; after a MoE layer, an all-to-all dispatch and combine when the experts serve
+ * several attention-DP ranks, else the same all-reduce. Shared by the roofline and by pass-time
+ * models built from layer profiles, which time kernels on one GPU and measure no collectives.
+ */
+export function collectiveCosts(
+  d: Pick<Deployment, 'model' | 'hardware' | 'tensor' | 'attentionData'>,
+  f: Pick<EfficiencyFactors, 'link' | 'collective_us'>,
+): CollectiveCosts {
+  const arch = d.model.architecture;
+  const moe = arch.moe;
+  const gpus = gpusPerWorker(d);
+  const t = d.tensor;
+  const linkBytesPerMs = linkGbPerS(d.hardware, gpus) * 1e6 * f.link;
+  const activation = BF16 * arch.hidden_size;
+  const moeLayers = parameterBreakdown(d.model).moeLayers;
+  const denseLayers = arch.layers - moeLayers;
+  let collectives = 0;
+  let bytesPerToken = 0;
+  if (t > 1) {
+    const allReduce = (2 * (t - 1) * activation) / t;
+    collectives += arch.layers + denseLayers;
+    bytesPerToken += (arch.layers + denseLayers) * allReduce;
+    if (moe && d.attentionData === 1) {
+      collectives += moeLayers;
+      bytesPerToken += moeLayers * allReduce;
+    }
+  }
+  if (moe && d.attentionData > 1 && gpus > 1) {
+    // Dispatch and combine move a token once to every other GPU that holds one of its experts
+    // (DeepEP counts a token once per destination rank: `is_token_in_rank`), not once per
+    // expert: with the experts spread evenly, another GPU holds one of a token's k picks with
+    // probability 1 - C(E - E/G, k) / C(E, k).
+    const hit = 1 - noneOfPicks(moe.experts, moe.experts / gpus, moe.experts_per_token);
+    collectives += 2 * moeLayers;
+    bytesPerToken += (2 * moeLayers * hit * activation * (gpus - 1)) / t;
+  }
+  return {
+    collectives,
+    bytesPerToken,
+    commFixedMs: (collectives * f.collective_us) / 1000,
+    commMsPerToken: bytesPerToken / linkBytesPerMs,
+  };
+}
+
 /**
  * The roofline coefficients of one rank's pass. Units: FLOP/ms = TFLOPS x 1e9, bytes/ms = GB/s x 1e6.
  */
@@ -232,34 +290,8 @@ export function rooflineCoefficients(d: Deployment, f: EfficiencyFactors): Roofl
     linearStateReadMsPerRequest = (kinds.linear * 2 * 4 * stateElements) / bytesPerMs;
   }
 
-  // Collectives per pass: an all-reduce over the tensor-parallel GPUs after attention and after
-  // each dense MLP; after a MoE layer, an all-to-all dispatch and combine when the experts serve
-  // several attention-DP ranks, else the same all-reduce.
-  const linkBytesPerMs = linkGbPerS(d.hardware, gpus) * 1e6 * f.link;
-  const latencyMs = f.collective_us / 1000;
-  const activation = BF16 * arch.hidden_size;
+  const { commMsPerToken, commFixedMs } = collectiveCosts(d, f);
   const moeLayers = p.moeLayers;
-  const denseLayers = arch.layers - moeLayers;
-  let collectives = 0;
-  let commBytesPerToken = 0;
-  if (t > 1) {
-    const allReduce = (2 * (t - 1) * activation) / t;
-    collectives += arch.layers + denseLayers;
-    commBytesPerToken += (arch.layers + denseLayers) * allReduce;
-    if (moe && d.attentionData === 1) {
-      collectives += moeLayers;
-      commBytesPerToken += moeLayers * allReduce;
-    }
-  }
-  if (moe && d.attentionData > 1 && gpus > 1) {
-    // Dispatch and combine move a token once to every other GPU that holds one of its experts
-    // (DeepEP counts a token once per destination rank: `is_token_in_rank`), not once per
-    // expert: with the experts spread evenly, another GPU holds one of a token's k picks with
-    // probability 1 - C(E - E/G, k) / C(E, k).
-    const hit = 1 - noneOfPicks(moe.experts, moe.experts / gpus, moe.experts_per_token);
-    collectives += 2 * moeLayers;
-    commBytesPerToken += (2 * moeLayers * hit * activation * (gpus - 1)) / t;
-  }
 
   return {
     gemmMsPerToken: (2 * dense) / matmulFlopsPerMs,
@@ -295,8 +327,8 @@ export function rooflineCoefficients(d: Deployment, f: EfficiencyFactors): Roofl
     slidingDecodeReadMs: (kinds.sliding * kvLayerBytesWithoutIndexer) / bytesPerMs,
     linearMsPerToken,
     linearStateReadMsPerRequest,
-    commMsPerToken: commBytesPerToken / linkBytesPerMs,
-    commFixedMs: collectives * latencyMs,
+    commMsPerToken,
+    commFixedMs,
     passOverheadMs: f.pass_overhead_ms,
     perRequestMs: f.per_request_us / 1000,
     eagerMs: (arch.layers * f.per_layer_us) / 1000,

@@ -5,6 +5,8 @@
  *
  *   {"format": "servesim-profile-timing/1",
  *    "tokens": {"tokens": [...], "ms": [...]},          layers that run on every token of a pass
+ *    "moe": {"worker_tokens": [...], "ms": [...]},      optional: the MoE blocks of experts spread over the
+ *                                                      worker's GPUs, at the tokens of all its attention-DP ranks
  *    "sequences": {"sequences": [...], "ms": [...]},    layers that run once per request (LM head, sampler)
  *    "attention": {"columns": ["prefill_chunk", "kv_prefill", "n_decode", "kv_decode", "ms"], "rows": [[...], ...]},
  *    "source": {...}, "composition": {...}, "notes": [...]}   provenance, not read
@@ -27,6 +29,8 @@ export interface ProfileTimingFile {
   composition: Record<string, unknown>;
   notes: string[];
   tokens: { tokens: number[]; ms: number[] };
+  /** The MoE blocks when the experts are spread over the worker's GPUs (expert parallelism), by the worker's tokens. */
+  moe?: { worker_tokens: number[]; ms: number[] };
   sequences: { sequences: number[]; ms: number[] };
   attention: { columns: readonly string[]; rows: number[][] };
 }
@@ -65,17 +69,22 @@ function number(value: unknown, label: string, path: string, whole: boolean): nu
 }
 
 /** One table of a key axis and ms, keys strictly ascending. */
-function curve(doc: Record<string, unknown>, name: 'tokens' | 'sequences', label: string): { keys: Float64Array; ms: Float64Array } {
+function curve(
+  doc: Record<string, unknown>,
+  name: 'tokens' | 'sequences' | 'moe',
+  label: string,
+  key: string = name,
+): { keys: Float64Array; ms: Float64Array } {
   const table = mapping(doc[name], label, name);
-  const keys = list(table[name], label, `${name}.${name}`);
+  const keys = list(table[key], label, `${name}.${key}`);
   const ms = list(table.ms, label, `${name}.ms`);
-  if (keys.length !== ms.length) fail(label, `${name}.ms`, `has ${ms.length} values for ${keys.length} ${name}`);
+  if (keys.length !== ms.length) fail(label, `${name}.ms`, `has ${ms.length} values for ${keys.length} ${key}`);
   const out = { keys: new Float64Array(keys.length), ms: new Float64Array(keys.length) };
   for (let i = 0; i < keys.length; i++) {
-    out.keys[i] = number(keys[i], label, `${name}.${name}.${i}`, true);
-    if (out.keys[i] < 1) fail(label, `${name}.${name}.${i}`, `must be at least 1, got ${out.keys[i]}`);
+    out.keys[i] = number(keys[i], label, `${name}.${key}.${i}`, true);
+    if (out.keys[i] < 1) fail(label, `${name}.${key}.${i}`, `must be at least 1, got ${out.keys[i]}`);
     if (i > 0 && out.keys[i] <= out.keys[i - 1])
-      fail(label, `${name}.${name}.${i}`, `must be above the one before (${out.keys[i - 1]}): the ${name} ascend, each once`);
+      fail(label, `${name}.${key}.${i}`, `must be above the one before (${out.keys[i - 1]}): the ${key} ascend, each once`);
     out.ms[i] = number(ms[i], label, `${name}.ms.${i}`, false);
   }
   return out;
@@ -91,6 +100,7 @@ export function profileTimingOf(raw: unknown, label: string): ProfileTiming {
       `must be ${PROFILE_TIMING_FORMAT} (a file written by servesim calibrate pass-time --profile), got ${formatValue(doc.format)}`,
     );
   const tokens = curve(doc, 'tokens', label);
+  const moe = doc.moe === undefined ? null : curve(doc, 'moe', label, 'worker_tokens');
   const sequences = curve(doc, 'sequences', label);
   const attention = mapping(doc.attention, label, 'attention');
   const columns = attention.columns;
@@ -108,6 +118,7 @@ export function profileTimingOf(raw: unknown, label: string): ProfileTiming {
     type: 'profile',
     tokenKeys: tokens.keys,
     tokenMs: tokens.ms,
+    ...(moe === null ? {} : { moeKeys: moe.keys, moeMs: moe.ms }),
     sequenceKeys: sequences.keys,
     sequenceMs: sequences.ms,
     attention: attentionGrid(rows, label),

@@ -173,7 +173,10 @@ const passTimeCommand: CommandModule<object, PassTimeArgs> = {
         describe:
           'a layer-wise profile folder (meta.yaml, tp<N>/dense.csv, per_sequence.csv, attention.csv): build the pass-time model of timing type profile instead of fitting --input',
       })
-      .option('tp', { type: 'number', describe: 'with --profile: the tensor-parallel size whose tables to use [default: the only one]' })
+      .option('tp', {
+        type: 'number',
+        describe: "with --profile: the tensor-parallel size whose tables to use [default: the log's with --log, else the only one]",
+      })
       .option('layers', { type: 'number', describe: "with --profile: the model's transformer layers [default: the catalog's]" })
       .option('model', { type: 'string', describe: "with --profile: the catalog model to take the layers from [default: the profile's]" })
       .option('experts', { type: 'number', describe: "with --profile of a mixture of experts: routed experts [default: the catalog's]" })

@@ -42,6 +42,12 @@ export interface ProfileTiming {
   /** Layers that run on every token of the pass (projections, MLP or experts, norms, embedding), at T tokens. */
   tokenKeys: Float64Array;
   tokenMs: Float64Array;
+  /**
+   * With experts spread over the worker's GPUs: the MoE blocks of every layer at W tokens of the
+   * worker (all its attention-DP ranks, which run them together), in place of their share of `tokenMs`.
+   */
+  moeKeys?: Float64Array;
+  moeMs?: Float64Array;
   /** Layers that run once per request of the pass (LM head, sampler), at S requests. */
   sequenceKeys: Float64Array;
   sequenceMs: Float64Array;
@@ -100,6 +106,8 @@ export function interpolate(keys: Float64Array, values: Float64Array, query: num
 /** Builds the pass-time function of a profile; the loop calls it once per pass. */
 export function createProfilePassTime(spec: ProfileTiming): (view: PassView) => number {
   const { tokenKeys, tokenMs, sequenceKeys, sequenceMs } = spec;
+  const moeKeys = spec.moeKeys ?? null;
+  const moeMs = spec.moeMs ?? null;
   const { chunks, decodes, cellSlice, sliceRows, rowKvPrefill, rowSamples, sampleKvDecode, sampleMs } = spec.attention;
   const decodeCount = decodes.length;
   const at: Bracket = { lo: 0, t: 0 };
@@ -155,7 +163,8 @@ export function createProfilePassTime(spec: ProfileTiming): (view: PassView) => 
     const ms =
       lookup1d(tokenKeys, tokenMs, tokens, at) +
       lookup1d(sequenceKeys, sequenceMs, sequences, at) +
-      attentionMs(prefill, history, decoding, context);
+      attentionMs(prefill, history, decoding, context) +
+      (moeKeys === null ? 0 : lookup1d(moeKeys, moeMs as Float64Array, v.workerTokens, at));
     return ms > 0 ? ms : 0;
   };
 }
