@@ -104,6 +104,32 @@ describe('a vLLM request log', () => {
   }, 120_000);
 });
 
+describe('every shipped run, replayed with its own layer profile', () => {
+  it('has each mean within 5 %, with the profiles of tensor-parallel, expert-parallel and skew-corrected runs', () => {
+    const out = spawnSync(process.execPath, [join(ROOT, 'dist', 'bench', 'engine-runs-bench.js'), '--json'], {
+      encoding: 'utf8',
+      cwd: ROOT,
+    });
+    expect(out.stderr).toBe('');
+    expect(out.status).toBe(0);
+    const bench = JSON.parse(out.stdout) as {
+      runs: Array<{ run: string; requests: number; metrics: Record<string, { mean_error_pct: number }>; met: boolean }>;
+    };
+    expect(bench.runs.map((r) => r.run)).toEqual([
+      'data/engine-runs/vllm-rtx4090-llama-3.1-8b',
+      'data/engine-runs/vllm-rtxpro6000-llama-3.1-8b',
+      'data/engine-runs/vllm-rtxpro6000-qwen3-30b-a3b-dp2-ep2',
+      'data/engine-runs/vllm-rtxpro6000-qwen3-32b-tp2',
+    ]);
+    for (const run of bench.runs) {
+      expect(run.requests, run.run).toBe(300);
+      for (const metric of ['ttft', 'tpot', 'latency'])
+        expect(Math.abs(run.metrics[metric].mean_error_pct), `${run.run} ${metric}`).toBeLessThan(5);
+      expect(run.met).toBe(true);
+    }
+  });
+});
+
 describe('bad logs and profiles exit 2 naming the file and the line', () => {
   const dir = mkdtempSync(join(tmpdir(), 'servesim-engine-runs-bad-'));
 

@@ -174,6 +174,32 @@ describe('replicas and attention-DP ranks', () => {
     ]);
   });
 
+  it.each(['vllm', 'sglang', 'trtllm'])('tells the timing the longest and shortest decode context (%s)', (backend) => {
+    // Prompts of 500, 900 and 100 tokens prefill together; each decode pass then reads contexts of
+    // prompt + generated tokens: 501, 901 and 101, then 502, 902 and 102.
+    const run = resolveRun(
+      config({
+        engine: { backend, workers: { aggregated: { timing: linear } } },
+        traffic: { source: traceSource, load: closedLoop(3), stop: { requests: 3 } },
+      }),
+      traceRows([
+        [0, 500, 3],
+        [0, 900, 3],
+        [0, 100, 3],
+      ]),
+    );
+    const seen: Array<[number, number, number, number | undefined, number | undefined]> = [];
+    new Simulation(run, {
+      onPass: (_worker, _start, _end, view) =>
+        seen.push([view.prefillTokens, view.decodeRequests, view.decodeKvTokens, view.decodeKvMax, view.decodeKvMin]),
+    }).run();
+    expect(seen).toEqual([
+      [1500, 0, 0, 0, 0],
+      [0, 3, 1503, 901, 101],
+      [0, 3, 1506, 902, 102],
+    ]);
+  });
+
   it('runs replicas independently', () => {
     // Same requests on two replicas: R0 at 1, 2; R1 at 3, 4.
     const { records, summary } = runCore(

@@ -224,3 +224,74 @@ describe('calibrate pass-time --profile with the log of a run', () => {
     expect(inputErrorOf(() => runProfilePassTime({ profile: dir })).reason).toContain('choose one (--tp)');
   });
 });
+
+describe("the profile's skew correction of decodes with mixed contexts (2 layers)", () => {
+  // Buckets on two bins an axis; one fitted bucket (no prefill, at most 2 decodes, skew rate up to
+  // 50 %, longest context up to 2,000, no prefill history) with alpha 0.5; 0.1 elsewhere.
+  const meta = [
+    'model: test/two-layer',
+    'tp_degrees: [1]',
+    'skew_fit:',
+    '  enabled: true',
+    '  bucket_axes:',
+    '    n_bins: [0, 2, 1000]',
+    '    n_labels: [n<=2, n>2]',
+    '    skew_rate_bins: [-0.01, 0.5, 1.01]',
+    '    skew_rate_labels: [sr<=50%, sr>50%]',
+    '    kv_big_bins: [0, 2000, 1000000000]',
+    '    kv_big_labels: [kvB<=2k, kvB>2k]',
+    '    kp_bins: [-1, 0, 1000000000]',
+    '    kp_labels: [kp=0, kp>0]',
+    '  per_tp:',
+    '    1: {alpha_default: 0.1}',
+  ];
+  const SKEW = ['pc,n_label,skew_rate_label,kv_big_label,kp_label,alpha,n_samples', '0,n<=2,sr<=50%,kvB<=2k,kp=0,0.5,4'];
+  const skewed = (name: string, skew: string[]) => {
+    const dir = profile(name, { 'skew_fit.csv': skew });
+    writeFileSync(join(dir, 'meta.yaml'), `${meta.join('\n')}\n`);
+    return dir;
+  };
+  const passTime = createPassTime(
+    profileTimingOf(
+      JSON.parse(JSON.stringify(buildPassProfile(readLayerProfile(skewed('skew', SKEW)), { layers: 2 }).file)),
+      'pass-time.json',
+    ),
+  );
+  // Two decodes whose contexts (before this step's token) are `short` and `long`.
+  const pair = (short: number, long: number) => {
+    const view = referencePass(2, (short + long) / 2, 0, 0, false);
+    return { with: { ...view, decodeKvMax: long + 1, decodeKvMin: short + 1 }, without: view };
+  };
+
+  it("adds alpha of the pass's bucket x the gap from the mean context's attention to the longest's", () => {
+    // Contexts 100 and 900: mean 500, skew rate 0.5, the fitted bucket. Attention per layer at
+    // 500: 10 + 50 x 484/1024; at 900: 10 + 50 x 884/1024; the gap x 2 layers = 39.0625 us, half of it added.
+    const { with: skewedView, without } = pair(100, 900);
+    expect(passTime(skewedView) - passTime(without)).toBeCloseTo(0.5 * 0.0390625, 12);
+    // The whole pass: dense at 2 tokens 230 + 450/99, LM head and sampler at 2 requests 1100 + 60,
+    // attention 67.265625 + 19.53125 us.
+    expect(passTime(skewedView)).toBeCloseTo((230 + 450 / 99 + 1160 + 67.265625 + 19.53125) / 1000, 12);
+  });
+
+  it('takes the default alpha outside the fitted buckets', () => {
+    // Contexts 100 and 2,900: the longest is above 2,000 (no bucket). Attention per layer at 1,500
+    // and 2,900, extrapolated from the samples at 16 and 1,040: a gap of 50 x 1400/1024 x 2 layers.
+    const { with: skewedView, without } = pair(100, 2900);
+    expect(passTime(skewedView) - passTime(without)).toBeCloseTo((0.1 * 2 * 50 * 1400) / 1024 / 1000, 12);
+  });
+
+  it('leaves one decode, or decodes of equal context, at the mean', () => {
+    const one = referencePass(1, 528, 0, 0, false);
+    expect(passTime({ ...one, decodeKvMax: 529, decodeKvMin: 529 })).toBe(passTime(one));
+    const same = pair(700, 700);
+    expect(passTime(same.with)).toBe(passTime(same.without));
+  });
+
+  it('names skew_fit.csv and its line for a label meta.yaml does not list', () => {
+    const dir = skewed('skew-bad', [...SKEW, '16,n<=3,sr<=50%,kvB<=2k,kp=0,0.2,4']);
+    const error = inputErrorOf(() => readLayerProfile(dir));
+    expect(error.file).toBe(join(dir, 'tp1', 'skew_fit.csv'));
+    expect(error.line).toBe(3);
+    expect(error.reason).toContain('n_label: expected one of n<=2, n>2');
+  });
+});

@@ -19,7 +19,13 @@
 import { interpolate, createProfilePassTime } from '../core/timing/profile.js';
 import type { PassView } from '../core/timing.js';
 import type { LayerCurve, LayerProfile, MoeSample } from '../io/read-layer-profile.js';
-import { ATTENTION_COLUMNS, PROFILE_TIMING_FORMAT, attentionGrid, type ProfileTimingFile } from '../io/read-profile-timing.js';
+import {
+  ATTENTION_COLUMNS,
+  PROFILE_TIMING_FORMAT,
+  SKEW_COLUMNS,
+  profileTimingOf,
+  type ProfileTimingFile,
+} from '../io/read-profile-timing.js';
 
 /** Dense layers that run once per pass (on every token), not once per layer. */
 export const PER_PASS_LAYERS = ['embedding', 'final_layernorm'] as const;
@@ -153,9 +159,13 @@ export function buildPassProfile(profile: LayerProfile, options: PassProfileOpti
 
   const rows = profile.attention.map((a) => [a.prefillChunk, a.kvPrefill, a.decodes, a.kvDecode, round((L * a.us) / 1000)]);
 
-  if (profile.meta.skewFit)
+  if (profile.skew !== null)
     notes.push(
-      "the profile's skew correction of decodes with mixed context lengths is not applied: a pass is looked up at its decodes' mean context",
+      `the profile's skew correction is applied: attention at the decodes' mean context plus alpha x its gap to the longest context, alpha from ${profile.skew.rows.length} buckets (${profile.skew.alphaDefault} outside them)`,
+    );
+  else if (profile.meta.skewFit)
+    notes.push(
+      `the profile's skew correction of decodes with mixed context lengths is not applied (no tp${profile.tp}/skew_fit.csv): a pass is looked up at its decodes' mean context`,
     );
   if (collectives !== undefined)
     notes.push(
@@ -222,6 +232,21 @@ export function buildPassProfile(profile: LayerProfile, options: PassProfileOpti
     ...(moe !== undefined ? { moe } : {}),
     sequences: { sequences, ms: sequenceMs },
     attention: { columns: ATTENTION_COLUMNS, rows },
+    ...(profile.skew !== null
+      ? {
+          skew: {
+            alpha_default: profile.skew.alphaDefault,
+            bins: {
+              n: profile.skew.axes.n.bins,
+              skew_rate: profile.skew.axes.skewRate.bins,
+              kv_big: profile.skew.axes.kvBig.bins,
+              kp: profile.skew.axes.kp.bins,
+            },
+            columns: SKEW_COLUMNS,
+            rows: profile.skew.rows.map((r) => [r.pc, r.n, r.skewRate, r.kvBig, r.kp, r.alpha]),
+          },
+        }
+      : {}),
   };
   return { file, notes };
 }
@@ -242,15 +267,7 @@ export function referencePass(decodes: number, context: number, chunk: number, h
 
 /** Pass times of the built model at a few shapes, for the report (ms). */
 export function referencePassTimes(file: ProfileTimingFile): Array<{ pass: string; ms: number }> {
-  const passTime = createProfilePassTime({
-    type: 'profile',
-    tokenKeys: Float64Array.from(file.tokens.tokens),
-    tokenMs: Float64Array.from(file.tokens.ms),
-    ...(file.moe !== undefined ? { moeKeys: Float64Array.from(file.moe.worker_tokens), moeMs: Float64Array.from(file.moe.ms) } : {}),
-    sequenceKeys: Float64Array.from(file.sequences.sequences),
-    sequenceMs: Float64Array.from(file.sequences.ms),
-    attention: attentionGrid(file.attention.rows, 'model'),
-  });
+  const passTime = createProfilePassTime(profileTimingOf(JSON.parse(JSON.stringify(file)), 'pass-time.json'));
   const shapes: Array<[string, PassView]> = [
     ['decode, 1 request at context 1024', referencePass(1, 1024, 0, 0, false)],
     ['decode, 32 requests at context 1024', referencePass(32, 1024, 0, 0, false)],

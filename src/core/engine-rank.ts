@@ -111,6 +111,8 @@ export class EngineRank {
     prefillPairs: 0,
     decodeRequests: 0,
     decodeKvTokens: 0,
+    decodeKvMax: 0,
+    decodeKvMin: 0,
     emittedTokens: 0,
     workerTokens: 0,
     kvBlocksUsed: 0,

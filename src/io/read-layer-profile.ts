@@ -7,10 +7,13 @@
  *   tp<N>/per_sequence.csv      layer,sequences,time_us     LM head and sampler per request count
  *   tp<N>/attention.csv         prefill_chunk,kv_prefill,n_decode,kv_decode,time_us
  *   tp<N>/moe.csv               tokens,activated_experts,time_us   (mixtures of experts only)
+ *   tp<N>/skew_fit.csv          pc,n_label,skew_rate_label,kv_big_label,kp_label,alpha,n_samples
+ *                               (read when meta.yaml's skew_fit is enabled: the share of the gap
+ *                               between attention at the decodes' longest and mean context to add)
  *
  * Times are microseconds of one layer (the profiler runs a one-layer model). Every row is checked
  * and a bad one is an `InputError` naming the file and its line; a key profiled twice with two
- * times is an error naming both lines. Other files (skew.csv, skew_fit.csv) are not read.
+ * times is an error naming both lines. The raw skew shots (skew.csv) are not read.
  */
 import { join } from 'node:path';
 import { parseTable } from './csv-table.js';
@@ -49,9 +52,38 @@ export interface LayerProfileMeta {
   tpDegrees?: number[];
   /** Whether the bundle asks for its skew correction of mixed decode lengths. */
   skewFit: boolean;
+  /** The skew fit's buckets and default alphas (meta.yaml `skew_fit`), when enabled. */
+  skew?: SkewAxes;
   /** The profiler's sweep bounds (`engine_effective`). */
   maxNumBatchedTokens?: number;
   maxNumSeqs?: number;
+}
+
+/** One axis of the skew fit's buckets: a value takes the first label i with value <= bins[i + 1]. */
+export interface SkewAxis {
+  bins: number[];
+  labels: string[];
+}
+
+/** meta.yaml's `skew_fit`: the bucket axes, and the alpha of a pass no bucket holds, per TP size. */
+export interface SkewAxes {
+  n: SkewAxis;
+  skewRate: SkewAxis;
+  kvBig: SkewAxis;
+  kp: SkewAxis;
+  /** `per_tp.<N>.alpha_default`, else `alpha_default`. */
+  alphaDefault: Map<number, number>;
+  alphaDefaultAll?: number;
+}
+
+/**
+ * The skew fit of one TP size: alpha per bucket of (prefill chunk, decodes, skew rate, longest
+ * context, prefill history), the bucket's axes given as label indices.
+ */
+export interface SkewFit {
+  axes: SkewAxes;
+  alphaDefault: number;
+  rows: Array<{ pc: number; n: number; skewRate: number; kvBig: number; kp: number; alpha: number }>;
 }
 
 export interface LayerProfile {
@@ -64,6 +96,8 @@ export interface LayerProfile {
   perSequence: Map<string, LayerCurve>;
   attention: AttentionSample[];
   moe: MoeSample[] | null;
+  /** The skew fit, when meta.yaml enables it and the TP folder has its table. */
+  skew: SkewFit | null;
   /** The files read, as labelled in errors. */
   files: string[];
 }
@@ -124,7 +158,16 @@ export function readLayerProfile(dirArg: string, tp?: number): LayerProfile {
     files.push(label('moe.csv'));
     moe = readMoe(join(folder, 'moe.csv'), label('moe.csv'));
   }
-  return { dir: dirArg, tp: size, meta, dense, perSequence, attention, moe, files };
+  let skew: SkewFit | null = null;
+  const axes = meta.skew;
+  if (axes !== undefined && isRegularFile(join(folder, 'skew_fit.csv'))) {
+    files.push(label('skew_fit.csv'));
+    const alphaDefault = axes.alphaDefault.get(size) ?? axes.alphaDefaultAll;
+    if (alphaDefault === undefined)
+      throw new InputError(metaLabel, 0, `skew_fit: has no alpha_default for tensor-parallel size ${size} (per_tp.${size}.alpha_default)`);
+    skew = { axes, alphaDefault, rows: readSkewFit(join(folder, 'skew_fit.csv'), label('skew_fit.csv'), axes) };
+  }
+  return { dir: dirArg, tp: size, meta, dense, perSequence, attention, moe, skew, files };
 }
 
 /** The TP sizes with tables: meta.yaml's tp_degrees when it lists them, else the tp<N>/ folders found. */
@@ -171,6 +214,7 @@ function readMeta(raw: unknown, label: string): LayerProfileMeta {
     if (enabled !== undefined && typeof enabled !== 'boolean')
       throw new InputError(label, 0, `skew_fit.enabled: must be true or false, got ${formatValue(enabled)}`);
     meta.skewFit = enabled === true;
+    if (meta.skewFit) meta.skew = readSkewAxes(skew as Record<string, unknown>, label);
   }
   const effective = doc.engine_effective;
   if (effective !== null && typeof effective === 'object' && !Array.isArray(effective)) {
@@ -179,6 +223,57 @@ function readMeta(raw: unknown, label: string): LayerProfileMeta {
     if (Number.isInteger(e.max_num_seqs)) meta.maxNumSeqs = e.max_num_seqs as number;
   }
   return meta;
+}
+
+/** meta.yaml's skew_fit.bucket_axes and alpha defaults, each checked. */
+function readSkewAxes(skew: Record<string, unknown>, label: string): SkewAxes {
+  const axesDoc = skew.bucket_axes;
+  if (axesDoc === null || typeof axesDoc !== 'object' || Array.isArray(axesDoc))
+    throw new InputError(label, 0, `skew_fit.bucket_axes: must be a mapping, got ${formatValue(axesDoc)}`);
+  const doc = axesDoc as Record<string, unknown>;
+  const axis = (name: string): SkewAxis => {
+    const bins = doc[`${name}_bins`];
+    const labels = doc[`${name}_labels`];
+    if (
+      !Array.isArray(bins) ||
+      bins.length < 2 ||
+      !bins.every((b, i) => typeof b === 'number' && Number.isFinite(b) && (i === 0 || b > (bins[i - 1] as number)))
+    )
+      throw new InputError(label, 0, `skew_fit.bucket_axes.${name}_bins: must be a list of ascending numbers, got ${formatValue(bins)}`);
+    if (!Array.isArray(labels) || labels.length !== bins.length - 1 || !labels.every((l) => typeof l === 'string' && l !== ''))
+      throw new InputError(
+        label,
+        0,
+        `skew_fit.bucket_axes.${name}_labels: must be ${bins.length - 1} labels, one per bin, got ${formatValue(labels)}`,
+      );
+    return { bins: bins as number[], labels: labels as string[] };
+  };
+  const alpha = (value: unknown, path: string): number => {
+    if (typeof value !== 'number' || !Number.isFinite(value))
+      throw new InputError(label, 0, `${path}: must be a number, got ${formatValue(value)}`);
+    return value;
+  };
+  const alphaDefault = new Map<number, number>();
+  const perTp = skew.per_tp;
+  if (perTp !== undefined && perTp !== null) {
+    if (typeof perTp !== 'object' || Array.isArray(perTp))
+      throw new InputError(label, 0, `skew_fit.per_tp: must be a mapping, got ${formatValue(perTp)}`);
+    for (const [key, entry] of Object.entries(perTp as Record<string, unknown>)) {
+      const tp = Number(key);
+      if (!Number.isInteger(tp) || tp < 1) throw new InputError(label, 0, `skew_fit.per_tp.${key}: expected a tensor-parallel size`);
+      const value = (entry as Record<string, unknown> | null)?.alpha_default;
+      if (value !== undefined) alphaDefault.set(tp, alpha(value, `skew_fit.per_tp.${key}.alpha_default`));
+    }
+  }
+  const all = skew.alpha_default;
+  return {
+    n: axis('n'),
+    skewRate: axis('skew_rate'),
+    kvBig: axis('kv_big'),
+    kp: axis('kp'),
+    alphaDefault,
+    ...(all !== undefined && all !== null ? { alphaDefaultAll: alpha(all, 'skew_fit.alpha_default') } : {}),
+  };
 }
 
 // ---- CSV tables ------------------------------------------------------------------------------
@@ -275,6 +370,38 @@ function readAttention(path: string, label: string): AttentionSample[] {
       samples.push({ prefillChunk, kvPrefill, decodes, kvDecode, us });
   }
   return samples;
+}
+
+function readSkewFit(path: string, label: string, axes: SkewAxes): SkewFit['rows'] {
+  const rows = readCsv(path, label, ['pc', 'n_label', 'skew_rate_label', 'kv_big_label', 'kp_label', 'alpha', 'n_samples']);
+  const seen = new Map<string, number>();
+  const out: SkewFit['rows'] = [];
+  const index = (row: CsvRow, cell: number, column: string, axis: SkewAxis): number => {
+    const i = axis.labels.indexOf(row.cells[cell]);
+    if (i < 0)
+      throw new InputError(
+        label,
+        row.line,
+        `${column}: expected one of ${axis.labels.join(', ')} (meta.yaml's skew_fit.bucket_axes), got ${formatValue(row.cells[cell])}`,
+      );
+    return i;
+  };
+  for (const row of rows) {
+    const pc = countCell(label, row, 0, 'pc', 0);
+    const n = index(row, 1, 'n_label', axes.n);
+    const skewRate = index(row, 2, 'skew_rate_label', axes.skewRate);
+    const kvBig = index(row, 3, 'kv_big_label', axes.kvBig);
+    const kp = index(row, 4, 'kp_label', axes.kp);
+    const alpha = Number(row.cells[5]);
+    if (row.cells[5] === '' || !Number.isFinite(alpha))
+      throw new InputError(label, row.line, `alpha: expected a number, got ${formatValue(row.cells[5])}`);
+    const key = row.cells.slice(0, 5).join(',');
+    const before = seen.get(key);
+    if (before !== undefined) throw new InputError(label, row.line, `the bucket ${key} is given twice (line ${before}); keep one`);
+    seen.set(key, row.line);
+    out.push({ pc, n, skewRate, kvBig, kp, alpha });
+  }
+  return out;
 }
 
 function readMoe(path: string, label: string): MoeSample[] {

@@ -8,6 +8,9 @@
  *    "moe": {"worker_tokens": [...], "ms": [...]},      optional: the MoE blocks of experts spread over the
  *                                                      worker's GPUs, at the tokens of all its attention-DP ranks
  *    "sequences": {"sequences": [...], "ms": [...]},    layers that run once per request (LM head, sampler)
+ *    "skew": {"alpha_default": a, "bins": {"n": [...], "skew_rate": [...], "kv_big": [...], "kp": [...]},
+ *             "columns": ["prefill_chunk", "n", "skew_rate", "kv_big", "kp", "alpha"], "rows": [[...], ...]}
+ *                                                      optional: the skew correction (bin indices, then alpha)
  *    "attention": {"columns": ["prefill_chunk", "kv_prefill", "n_decode", "kv_decode", "ms"], "rows": [[...], ...]},
  *    "source": {...}, "composition": {...}, "notes": [...]}   provenance, not read
  *
@@ -16,11 +19,21 @@
  * of the value (`pass-time.json: attention.rows.17.4: must be a finite number >= 0, got -1`).
  */
 import { ConfigError, formatValue } from '../config/errors.js';
-import type { ProfileAttention, ProfileTiming } from '../core/timing/profile.js';
+import { skewBucket, type ProfileAttention, type ProfileSkew, type ProfileTiming } from '../core/timing/profile.js';
 import { readTextFile } from './read-text.js';
 
 export const PROFILE_TIMING_FORMAT = 'servesim-profile-timing/1';
 export const ATTENTION_COLUMNS = ['prefill_chunk', 'kv_prefill', 'n_decode', 'kv_decode', 'ms'] as const;
+export const SKEW_COLUMNS = ['prefill_chunk', 'n', 'skew_rate', 'kv_big', 'kp', 'alpha'] as const;
+export const SKEW_AXES = ['n', 'skew_rate', 'kv_big', 'kp'] as const;
+
+/** The skew correction as written: the bins of each axis, and alpha by bucket (bin indices). */
+export interface ProfileSkewFile {
+  alpha_default: number;
+  bins: Record<(typeof SKEW_AXES)[number], number[]>;
+  columns: readonly string[];
+  rows: number[][];
+}
 
 /** The file as written (and read): the tables, plus provenance the replay does not read. */
 export interface ProfileTimingFile {
@@ -33,6 +46,7 @@ export interface ProfileTimingFile {
   moe?: { worker_tokens: number[]; ms: number[] };
   sequences: { sequences: number[]; ms: number[] };
   attention: { columns: readonly string[]; rows: number[][] };
+  skew?: ProfileSkewFile;
 }
 
 /** Reads and checks a pass-time model file; `label` names it in errors. */
@@ -122,6 +136,71 @@ export function profileTimingOf(raw: unknown, label: string): ProfileTiming {
     sequenceKeys: sequences.keys,
     sequenceMs: sequences.ms,
     attention: attentionGrid(rows, label),
+    ...(doc.skew === undefined ? {} : { skew: skewOf(doc.skew, label) }),
+  };
+}
+
+/** Checks the skew block and builds the core's bucket table. */
+function skewOf(raw: unknown, label: string): ProfileSkew {
+  const doc = mapping(raw, label, 'skew');
+  const alphaDefault = doc.alpha_default;
+  if (typeof alphaDefault !== 'number' || !Number.isFinite(alphaDefault))
+    fail(label, 'skew.alpha_default', `must be a finite number, got ${formatValue(alphaDefault)}`);
+  const binsDoc = mapping(doc.bins, label, 'skew.bins');
+  const bins = {} as Record<(typeof SKEW_AXES)[number], Float64Array>;
+  for (const axis of SKEW_AXES) {
+    const list = binsDoc[axis];
+    const path = `skew.bins.${axis}`;
+    if (!Array.isArray(list) || list.length < 2 || list.length > 65)
+      fail(label, path, `must be a list of 2 to 65 ascending numbers, got ${formatValue(list)}`);
+    const values = Float64Array.from(
+      list.map((v, i) => {
+        if (typeof v !== 'number' || !Number.isFinite(v) || (i > 0 && v <= (list[i - 1] as number)))
+          fail(label, `${path}.${i}`, `must be a finite number above the one before, got ${formatValue(v)}`);
+        return v;
+      }),
+    );
+    bins[axis] = values;
+  }
+  if (!Array.isArray(doc.columns) || doc.columns.join(',') !== SKEW_COLUMNS.join(','))
+    fail(label, 'skew.columns', `must be [${SKEW_COLUMNS.join(', ')}], got ${formatValue(doc.columns)}`);
+  const rows = Array.isArray(doc.rows) ? doc.rows : fail(label, 'skew.rows', `must be a list, got ${formatValue(doc.rows)}`);
+  const chunks = [
+    ...new Set(
+      rows.map((row, r) => {
+        if (!Array.isArray(row) || row.length !== SKEW_COLUMNS.length)
+          fail(
+            label,
+            `skew.rows.${r}`,
+            `must be a list of ${SKEW_COLUMNS.length} numbers (${SKEW_COLUMNS.join(', ')}), got ${formatValue(row)}`,
+          );
+        return number(row[0], label, `skew.rows.${r}.0`, true);
+      }),
+    ),
+  ].sort((a, b) => a - b);
+  const alpha = new Map<number, number>();
+  rows.forEach((row: unknown[], r: number) => {
+    const index = SKEW_AXES.map((axis, a) => {
+      const value = number(row[a + 1], label, `skew.rows.${r}.${a + 1}`, true);
+      if (value > bins[axis].length - 2)
+        fail(label, `skew.rows.${r}.${a + 1}`, `must be a bin of skew.bins.${axis} (0 to ${bins[axis].length - 2}), got ${value}`);
+      return value;
+    });
+    const value = row[5];
+    if (typeof value !== 'number' || !Number.isFinite(value))
+      fail(label, `skew.rows.${r}.5`, `must be a finite number, got ${formatValue(value)}`);
+    const key = skewBucket(chunks.indexOf(row[0] as number), index[0], index[1], index[2], index[3]);
+    if (alpha.has(key)) fail(label, `skew.rows.${r}`, 'is a bucket given twice');
+    alpha.set(key, value);
+  });
+  return {
+    alphaDefault,
+    nBins: bins.n,
+    rateBins: bins.skew_rate,
+    kvBigBins: bins.kv_big,
+    kpBins: bins.kp,
+    chunks: Float64Array.from(chunks),
+    alpha,
   };
 }
 

@@ -17,6 +17,8 @@ export class PassTotals {
   prefillPairs = 0;
   decodeRequests = 0;
   decodeKvTokens = 0;
+  decodeKvMax = 0;
+  decodeKvMin = 0;
   emitted = 0;
 
   clear(): void {
@@ -24,7 +26,21 @@ export class PassTotals {
     this.prefillPairs = 0;
     this.decodeRequests = 0;
     this.decodeKvTokens = 0;
+    this.decodeKvMax = 0;
+    this.decodeKvMin = 0;
     this.emitted = 0;
+  }
+
+  /** Decodes of contexts from `min` to `max` (`count` of them) join the range. */
+  decodeRange(count: number, max: number, min: number): void {
+    if (count === 0) return;
+    if (this.decodeRequests === count) {
+      this.decodeKvMax = max;
+      this.decodeKvMin = min;
+      return;
+    }
+    if (max > this.decodeKvMax) this.decodeKvMax = max;
+    if (min < this.decodeKvMin) this.decodeKvMin = min;
   }
 
   /**
@@ -35,7 +51,11 @@ export class PassTotals {
    */
   add(t: RequestTable, r: number, tokens: number, needed: number, done: number, known: number, decodes: boolean): void {
     if (decodes) {
-      this.decodeRequests++;
+      if (this.decodeRequests++ === 0) {
+        this.decodeKvMax = known;
+        this.decodeKvMin = known;
+      } else if (known > this.decodeKvMax) this.decodeKvMax = known;
+      else if (known < this.decodeKvMin) this.decodeKvMin = known;
       this.decodeKvTokens += known;
     } else {
       this.prefillTokens += tokens;
@@ -52,6 +72,8 @@ export class PassTotals {
     view.prefillPairs = this.prefillPairs;
     view.decodeRequests = this.decodeRequests;
     view.decodeKvTokens = this.decodeKvTokens;
+    view.decodeKvMax = this.decodeKvMax;
+    view.decodeKvMin = this.decodeKvMin;
     view.emittedTokens = this.emitted;
     view.workerTokens = this.prefillTokens + this.decodeRequests;
     view.kvBlocksUsed = rank.store.usedBlocks;

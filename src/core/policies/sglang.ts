@@ -209,6 +209,8 @@ export class SglangScheduler implements BatchPolicy {
     let retracted = false;
     let allDecode = true;
     let kvTokens = 0;
+    let kvMax = 0;
+    let kvMin = 0;
     let i = 0;
     while (i < rank.runningCount) {
       const r = running[i];
@@ -229,6 +231,9 @@ export class SglangScheduler implements BatchPolicy {
         continue;
       }
       scheduled[r] = 1;
+      if (kvTokens === 0) kvMax = kvMin = known;
+      else if (known > kvMax) kvMax = known;
+      else if (known < kvMin) kvMin = known;
       kvTokens += known;
       i++;
     }
@@ -256,6 +261,8 @@ export class SglangScheduler implements BatchPolicy {
     view.prefillPairs = 0;
     view.decodeRequests = n;
     view.decodeKvTokens = kvTokens;
+    view.decodeKvMax = kvMax;
+    view.decodeKvMin = kvMin;
     view.emittedTokens = n;
     view.workerTokens = n;
     view.kvBlocksUsed = store.usedBlocks;

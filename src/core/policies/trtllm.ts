@@ -47,6 +47,8 @@ export class TrtllmScheduler implements BatchPolicy {
     let contexts = 0;
     /** Context read by the generation requests of step 1 (the rest of the plan is in `totals`). */
     let kvTokens = 0;
+    let kvMax = 0;
+    let kvMin = 0;
     const totals = this.totals;
     totals.clear();
     let skipped = false;
@@ -86,7 +88,9 @@ export class TrtllmScheduler implements BatchPolicy {
       }
       scheduled[r] = 1;
       budget--;
-      batch++;
+      if (batch++ === 0) kvMax = kvMin = known;
+      else if (known > kvMax) kvMax = known;
+      else if (known < kvMin) kvMin = known;
       kvTokens += known;
       i++;
     }
@@ -159,6 +163,7 @@ export class TrtllmScheduler implements BatchPolicy {
     // Every running request is in the plan, in order, then the admitted ones: the totals kept
     // along the way are the pass's (generation requests decode and emit one token each).
     totals.decodeRequests += decoders;
+    totals.decodeRange(decoders, kvMax, kvMin);
     totals.decodeKvTokens += kvTokens;
     totals.emitted += decoders;
     totals.write(rank, batch);

@@ -36,6 +36,36 @@ export interface ProfileAttention {
   sampleMs: Float64Array;
 }
 
+/**
+ * The profile's skew correction of decodes with mixed contexts: attention at the decodes' mean
+ * context, plus alpha x (attention with every decode at the longest context - that), alpha from
+ * the bucket of (prefill chunk, decodes, skew rate, longest context, prefill history) the
+ * profiler fitted (`alphaDefault` where no bucket holds the pass). A value falls in the first bin
+ * i with value <= bins[i + 1]; the skew rate is (mean - shortest) / (longest - shortest).
+ */
+export interface ProfileSkew {
+  alphaDefault: number;
+  nBins: Float64Array;
+  rateBins: Float64Array;
+  kvBigBins: Float64Array;
+  kpBins: Float64Array;
+  /** The prefill chunks the fit has buckets for (a pass's chunk must be one of them exactly). */
+  chunks: Float64Array;
+  /** Alpha by `skewBucket(chunk index, n bin, rate bin, kv_big bin, kp bin)`. */
+  alpha: Map<number, number>;
+}
+
+/** The key of a skew bucket: its chunk's index and its four bin indices (each under 64). */
+export function skewBucket(chunk: number, n: number, rate: number, kvBig: number, kp: number): number {
+  return (((chunk * 64 + n) * 64 + rate) * 64 + kvBig) * 64 + kp;
+}
+
+/** The bin of `value`: the first i with value <= bins[i + 1]; -1 above the last bin. */
+export function skewBin(bins: Float64Array, value: number): number {
+  for (let i = 0; i + 1 < bins.length; i++) if (value <= bins[i + 1]) return i;
+  return -1;
+}
+
 /** Pass time from per-layer profiles, every table summed over the layers that use it, in ms. */
 export interface ProfileTiming {
   type: 'profile';
@@ -48,6 +78,8 @@ export interface ProfileTiming {
    */
   moeKeys?: Float64Array;
   moeMs?: Float64Array;
+  /** The skew correction, when the profile has one. */
+  skew?: ProfileSkew;
   /** Layers that run once per request of the pass (LM head, sampler), at S requests. */
   sequenceKeys: Float64Array;
   sequenceMs: Float64Array;
@@ -108,6 +140,22 @@ export function createProfilePassTime(spec: ProfileTiming): (view: PassView) => 
   const { tokenKeys, tokenMs, sequenceKeys, sequenceMs } = spec;
   const moeKeys = spec.moeKeys ?? null;
   const moeMs = spec.moeMs ?? null;
+  const skew = spec.skew ?? null;
+  /** Alpha of a pass's bucket (the default where the fit has none). */
+  const skewAlpha = (s: ProfileSkew, chunk: number, decoding: number, rate: number, longest: number, history: number): number => {
+    let c = -1;
+    for (let i = 0; i < s.chunks.length; i++)
+      if (s.chunks[i] === chunk) {
+        c = i;
+        break;
+      }
+    const n = skewBin(s.nBins, decoding);
+    const r = skewBin(s.rateBins, rate);
+    const k = skewBin(s.kvBigBins, longest);
+    const p = skewBin(s.kpBins, history);
+    if (c < 0 || n < 0 || r < 0 || k < 0 || p < 0) return s.alphaDefault;
+    return s.alpha.get(skewBucket(c, n, r, k, p)) ?? s.alphaDefault;
+  };
   const { chunks, decodes, cellSlice, sliceRows, rowKvPrefill, rowSamples, sampleKvDecode, sampleMs } = spec.attention;
   const decodeCount = decodes.length;
   const at: Bracket = { lo: 0, t: 0 };
@@ -160,10 +208,25 @@ export function createProfilePassTime(spec: ProfileTiming): (view: PassView) => 
     // The decodes' mean context before this step's token (the token being decoded attends to the
     // ones already in the cache), rounded down as the profiler's simulator does.
     const context = decoding > 0 ? Math.floor((v.decodeKvTokens - decoding) / decoding) : 0;
+    let attention = attentionMs(prefill, history, decoding, context);
+    if (skew !== null && decoding > 1) {
+      // Contexts before this step's token, as `context` is.
+      const longest = (v.decodeKvMax ?? 0) - 1;
+      if (longest > context) {
+        const shortest = (v.decodeKvMin ?? longest + 1) - 1;
+        const spread = longest - shortest;
+        const rate = spread > 0 ? Math.min(1, Math.max(0, (context - shortest) / spread)) : 0;
+        const alpha = skewAlpha(skew, prefill, decoding, rate, longest, history);
+        if (alpha !== 0) {
+          const top = attentionMs(prefill, history, decoding, longest);
+          if (top > attention) attention += alpha * (top - attention);
+        }
+      }
+    }
     const ms =
       lookup1d(tokenKeys, tokenMs, tokens, at) +
       lookup1d(sequenceKeys, sequenceMs, sequences, at) +
-      attentionMs(prefill, history, decoding, context) +
+      attention +
       (moeKeys === null ? 0 : lookup1d(moeKeys, moeMs as Float64Array, v.workerTokens, at));
     return ms > 0 ? ms : 0;
   };

@@ -16,6 +16,13 @@ export interface PassView {
   decodeRequests: number;
   /** Sum of the context lengths (prompt + generated) of the decoding requests (K). */
   decodeKvTokens: number;
+  /**
+   * The longest and the shortest of those contexts (0 without decodes), for a timing provider
+   * whose attention depends on their spread, not only on their mean (layer profiles' skew
+   * correction). Absent where the caller describes a pass by its totals only.
+   */
+  decodeKvMax?: number;
+  decodeKvMin?: number;
   /** Output tokens emitted at the pass end. */
   emittedTokens: number;
   /**
