@@ -295,3 +295,62 @@ describe("the profile's skew correction of decodes with mixed contexts (2 layers
     expect(error.reason).toContain('n_label: expected one of n<=2, n>2');
   });
 });
+
+describe('the later layouts of attention.csv and moe.csv', () => {
+  // The same shots as ATTENTION in the later layout: prefill_key = kv_prefill + chunk / 2, a
+  // kernel column, one query token per decode, and provenance columns; plus a row of
+  // speculative verification (4 query tokens), which is not read.
+  const LATER = [
+    'layer,prefill_chunk,prefill_key,n_decode,kv_decode,decode_q_len,time_us,measurement_protocol,measurement_sha256',
+    'attention,0,0,1,16,1,8,p,s',
+    'attention,0,0,1,1040,1,40,p,s',
+    'attention,0,0,2,16,1,10,p,s',
+    'attention,0,0,2,1040,1,60,p,s',
+    'attention,0,0,2,1040,4,999,p,s',
+    'attention,64,32,0,0,1,30,p,s',
+    'attention,64,96,0,0,1,50,p,s',
+    'attention,128,64,0,0,1,70,p,s',
+    'attention,128,128,0,0,1,110,p,s',
+  ];
+
+  it('reads prefill_key as the history kv_prefill = prefill_key - chunk / 2, and gives the same model', () => {
+    const legacy = buildPassProfile(readLayerProfile(profile('layout-legacy', {})), { layers: 2 });
+    const later = buildPassProfile(readLayerProfile(profile('layout-later', { 'attention.csv': LATER })), { layers: 2 });
+    expect(later.file.attention.rows).toEqual(legacy.file.attention.rows);
+  });
+
+  it("reads an ep column's rows of degree 1", () => {
+    const withEp = ['ep,tokens,activated_experts,time_us', ...MOE.slice(1).map((row) => `1,${row}`), '2,1,4,5', '2,100,4,9'];
+    const read = readLayerProfile(profile('moe-ep', { 'moe.csv': withEp }));
+    expect(read.moe).toEqual(readLayerProfile(profile('moe-plain', { 'moe.csv': MOE })).moe);
+    const only2 = ['ep,tokens,activated_experts,time_us', '2,1,4,5'];
+    expect(inputErrorOf(() => readLayerProfile(profile('moe-ep2', { 'moe.csv': only2 }))).reason).toContain(
+      'has no rows of expert-parallel degree 1 (it has 2)',
+    );
+  });
+
+  it('refuses a kernel other than attention, naming the line', () => {
+    const error = inputErrorOf(() =>
+      readLayerProfile(profile('layout-kernel', { 'attention.csv': [...LATER, 'indexer,0,0,1,16,1,3,p,s'] })),
+    );
+    expect(error.line).toBe(11);
+    expect(error.reason).toContain('layer: only the attention kernel');
+  });
+});
+
+describe('a skew fit in a later schema', () => {
+  it('is left out with a note, and the rest of the profile is read', () => {
+    const dir = profile('skew-later', {
+      'skew_fit.csv': ['layer,decode_q_len,pc_label,lev_label,n_anchor,alpha,direct_rows,pooled_rows', 'attention,1,pc0,lev0,2,0.1,3,3'],
+    });
+    writeFileSync(
+      join(dir, 'meta.yaml'),
+      'model: test/two-layer\ntp_degrees: [1]\nskew_fit:\n  enabled: true\n  per_tp:\n    1: {schema: runtime-skew-calibration-v1}\n',
+    );
+    const read = readLayerProfile(dir);
+    expect(read.skew).toBeNull();
+    expect(buildPassProfile(read, { layers: 2 }).notes[0]).toContain(
+      'skew correction of decodes with mixed context lengths is not applied',
+    );
+  });
+});

@@ -165,7 +165,7 @@ export function buildPassProfile(profile: LayerProfile, options: PassProfileOpti
     );
   else if (profile.meta.skewFit)
     notes.push(
-      `the profile's skew correction of decodes with mixed context lengths is not applied (no tp${profile.tp}/skew_fit.csv): a pass is looked up at its decodes' mean context`,
+      `the profile's skew correction of decodes with mixed context lengths is not applied (no tp${profile.tp}/skew_fit.csv, or one in a later schema than the bucket table read here): a pass is looked up at its decodes' mean context`,
     );
   if (collectives !== undefined)
     notes.push(

@@ -160,7 +160,11 @@ export function readLayerProfile(dirArg: string, tp?: number): LayerProfile {
   }
   let skew: SkewFit | null = null;
   const axes = meta.skew;
-  if (axes !== undefined && isRegularFile(join(folder, 'skew_fit.csv'))) {
+  if (
+    axes !== undefined &&
+    isRegularFile(join(folder, 'skew_fit.csv')) &&
+    legacySkewTable(join(folder, 'skew_fit.csv'), label('skew_fit.csv'))
+  ) {
     files.push(label('skew_fit.csv'));
     const alphaDefault = axes.alphaDefault.get(size) ?? axes.alphaDefaultAll;
     if (alphaDefault === undefined)
@@ -214,7 +218,9 @@ function readMeta(raw: unknown, label: string): LayerProfileMeta {
     if (enabled !== undefined && typeof enabled !== 'boolean')
       throw new InputError(label, 0, `skew_fit.enabled: must be true or false, got ${formatValue(enabled)}`);
     meta.skewFit = enabled === true;
-    if (meta.skewFit) meta.skew = readSkewAxes(skew as Record<string, unknown>, label);
+    // Later profilers describe their fit differently (no bucket_axes): the correction is then not read.
+    const axes = (skew as Record<string, unknown>).bucket_axes;
+    if (meta.skewFit && axes !== undefined && axes !== null) meta.skew = readSkewAxes(skew as Record<string, unknown>, label);
   }
   const effective = doc.engine_effective;
   if (effective !== null && typeof effective === 'object' && !Array.isArray(effective)) {
@@ -283,14 +289,27 @@ interface CsvRow {
   cells: string[];
 }
 
+/** Provenance columns newer profilers add after the numbers; not read. */
+const PROVENANCE_COLUMNS = ['measurement_protocol', 'measurement_sha256'];
+
+/**
+ * The rows of a CSV file with the columns of one of `headers` (in that order, provenance columns
+ * aside), with their lines, and the index of the header it has.
+ */
+function readCsvOf(path: string, label: string, headers: ReadonlyArray<readonly string[]>): { rows: CsvRow[]; layout: number } {
+  const table = parseTable(readTextFile(path, label), label, `the header ${headers[0].join(',')}`);
+  const columns = table.columns.filter((name) => !PROVENANCE_COLUMNS.includes(name));
+  const layout = headers.findIndex((header) => columns.length === header.length && columns.every((name, i) => name === header[i]));
+  if (layout < 0)
+    throw new InputError(label, 1, `the header is ${table.columns.join(',')}; expected ${headers.map((h) => h.join(',')).join(' or ')}`);
+  if (table.rows.length === 0) throw new InputError(label, 1, 'has a header and no rows');
+  const header = headers[layout];
+  return { rows: table.rows.map(({ line, cells }) => ({ line, cells: header.map((column) => cells[column]) })), layout };
+}
+
 /** The rows of a CSV file with exactly the columns `header` (in that order), with their lines. */
 function readCsv(path: string, label: string, header: readonly string[]): CsvRow[] {
-  const table = parseTable(readTextFile(path, label), label, `the header ${header.join(',')}`);
-  const columns = table.columns;
-  if (columns.length !== header.length || columns.some((name, i) => name !== header[i]))
-    throw new InputError(label, 1, `the header is ${columns.join(',')}; expected ${header.join(',')}`);
-  if (table.rows.length === 0) throw new InputError(label, 1, 'has a header and no rows');
-  return table.rows.map(({ line, cells }) => ({ line, cells: header.map((column) => cells[column]) }));
+  return readCsvOf(path, label, [header]).rows;
 }
 
 /** A whole number >= `min` from a cell. */
@@ -299,6 +318,15 @@ function countCell(label: string, row: CsvRow, index: number, column: string, mi
   const value = text === '' ? NaN : Number(text);
   if (!Number.isInteger(value) || value < min || value > 2 ** 31 - 1)
     throw new InputError(label, row.line, `${column}: expected a whole number >= ${min}, got ${formatValue(text)}`);
+  return value;
+}
+
+/** A finite number >= 0 from a cell (a coordinate that need not be whole). */
+function numberCell(label: string, row: CsvRow, index: number, column: string): number {
+  const text = row.cells[index];
+  const value = text === '' ? NaN : Number(text);
+  if (!Number.isFinite(value) || value < 0)
+    throw new InputError(label, row.line, `${column}: expected a number >= 0, got ${formatValue(text)}`);
   return value;
 }
 
@@ -353,13 +381,35 @@ function readCurves(path: string, label: string, axis: 'tokens' | 'sequences'): 
   return curves;
 }
 
+/**
+ * attention.csv in either layout: `prefill_chunk,kv_prefill,n_decode,kv_decode,time_us`, or the
+ * later `layer,prefill_chunk,prefill_key,n_decode,kv_decode,decode_q_len,time_us`, whose
+ * `prefill_key` is the query-weighted key length sum(c (k + c/2)) / sum(c) of the prefills (read
+ * as the history kv_prefill = prefill_key - prefill_chunk / 2, the profiler's own relabelling).
+ * Of the later layout, the `attention` kernel's rows of one query token per decode are read
+ * (others time speculative verification).
+ */
 function readAttention(path: string, label: string): AttentionSample[] {
-  const rows = readCsv(path, label, ['prefill_chunk', 'kv_prefill', 'n_decode', 'kv_decode', 'time_us']);
+  const { rows: all, layout } = readCsvOf(path, label, [
+    ['prefill_chunk', 'kv_prefill', 'n_decode', 'kv_decode', 'time_us'],
+    ['layer', 'prefill_chunk', 'prefill_key', 'n_decode', 'kv_decode', 'decode_q_len', 'time_us'],
+  ]);
+  const rows: CsvRow[] = [];
+  if (layout === 0) rows.push(...all);
+  else
+    for (const row of all) {
+      if (row.cells[0] !== 'attention')
+        throw new InputError(label, row.line, `layer: only the attention kernel's rows are read, got ${formatValue(row.cells[0])}`);
+      if (countCell(label, row, 5, 'decode_q_len', 0) > 1) continue;
+      rows.push({ line: row.line, cells: [row.cells[1], row.cells[2], row.cells[3], row.cells[4], row.cells[6]] });
+    }
+  if (rows.length === 0) throw new InputError(label, 1, 'has no rows of one query token per decode');
   const seen = new Seen(label);
   const samples: AttentionSample[] = [];
   for (const row of rows) {
     const prefillChunk = countCell(label, row, 0, 'prefill_chunk', 0);
-    const kvPrefill = countCell(label, row, 1, 'kv_prefill', 0);
+    const kvPrefill =
+      layout === 0 ? countCell(label, row, 1, 'kv_prefill', 0) : Math.max(0, numberCell(label, row, 1, 'prefill_key') - prefillChunk / 2);
     const decodes = countCell(label, row, 2, 'n_decode', 0);
     const kvDecode = countCell(label, row, 3, 'kv_decode', 0);
     const us = timeCell(label, row, 4);
@@ -372,8 +422,23 @@ function readAttention(path: string, label: string): AttentionSample[] {
   return samples;
 }
 
+const SKEW_FIT_HEADER = ['pc', 'n_label', 'skew_rate_label', 'kv_big_label', 'kp_label', 'alpha', 'n_samples'];
+
+/** Whether skew_fit.csv has the bucket layout read here (later profilers write another schema). */
+function legacySkewTable(path: string, label: string): boolean {
+  const first = readTextFile(path, label)
+    .replace(/^\uFEFF/, '')
+    .split(/\r?\n/, 1)[0];
+  return (
+    first
+      .split(',')
+      .map((cell) => cell.trim())
+      .join(',') === SKEW_FIT_HEADER.join(',')
+  );
+}
+
 function readSkewFit(path: string, label: string, axes: SkewAxes): SkewFit['rows'] {
-  const rows = readCsv(path, label, ['pc', 'n_label', 'skew_rate_label', 'kv_big_label', 'kp_label', 'alpha', 'n_samples']);
+  const rows = readCsv(path, label, SKEW_FIT_HEADER);
   const seen = new Map<string, number>();
   const out: SkewFit['rows'] = [];
   const index = (row: CsvRow, cell: number, column: string, axis: SkewAxis): number => {
@@ -404,8 +469,32 @@ function readSkewFit(path: string, label: string, axes: SkewAxes): SkewFit['rows
   return out;
 }
 
-function readMoe(path: string, label: string): MoeSample[] {
-  const rows = readCsv(path, label, ['tokens', 'activated_experts', 'time_us']);
+/**
+ * moe.csv: `tokens,activated_experts,time_us`, or `ep,tokens,activated_experts,time_us` with a
+ * grid per expert-parallel degree (the rows of `ep` are read: 1 unless the caller asks for
+ * another; a degree the file lacks is an error naming the ones it has).
+ */
+function readMoe(path: string, label: string, ep = 1): MoeSample[] {
+  const { rows: all, layout } = readCsvOf(path, label, [
+    ['tokens', 'activated_experts', 'time_us'],
+    ['ep', 'tokens', 'activated_experts', 'time_us'],
+  ]);
+  let rows = all;
+  if (layout === 1) {
+    const degrees = new Set<number>();
+    rows = [];
+    for (const row of all) {
+      const degree = countCell(label, row, 0, 'ep', 1);
+      degrees.add(degree);
+      if (degree === ep) rows.push({ line: row.line, cells: row.cells.slice(1) });
+    }
+    if (rows.length === 0)
+      throw new InputError(
+        label,
+        1,
+        `has no rows of expert-parallel degree ${ep} (it has ${[...degrees].sort((a, b) => a - b).join(', ')})`,
+      );
+  }
   const seen = new Seen(label);
   const samples: MoeSample[] = [];
   for (const row of rows) {
