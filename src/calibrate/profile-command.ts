@@ -60,7 +60,6 @@ export function compactJson(value: unknown): string {
 
 /** How a log's engine ran, from its meta.json (`engine_kwargs`), for the profile's tables and collectives. */
 interface LogParallelism {
-  meta: string;
   tensor: number;
   data: number;
   expertParallel: boolean;
@@ -83,7 +82,6 @@ function logParallelism(log: string | undefined): LogParallelism | undefined {
   };
   const device = (doc.hardware as Record<string, unknown> | undefined)?.device_name;
   return {
-    meta,
     tensor: size('tensor_parallel_size'),
     data: size('data_parallel_size'),
     expertParallel: kwargs.enable_expert_parallel === true,

@@ -31,16 +31,18 @@ export class PassTotals {
     this.emitted = 0;
   }
 
-  /** Decodes of contexts from `min` to `max` (`count` of them) join the range. */
-  decodeRange(count: number, max: number, min: number): void {
+  /** `count` decodes counted apart join the plan: contexts summing to `kvTokens`, from `min` to `max`. */
+  addDecodes(count: number, kvTokens: number, max: number, min: number): void {
     if (count === 0) return;
-    if (this.decodeRequests === count) {
+    if (this.decodeRequests === 0) {
       this.decodeKvMax = max;
       this.decodeKvMin = min;
-      return;
+    } else {
+      if (max > this.decodeKvMax) this.decodeKvMax = max;
+      if (min < this.decodeKvMin) this.decodeKvMin = min;
     }
-    if (max > this.decodeKvMax) this.decodeKvMax = max;
-    if (min < this.decodeKvMin) this.decodeKvMin = min;
+    this.decodeRequests += count;
+    this.decodeKvTokens += kvTokens;
   }
 
   /**

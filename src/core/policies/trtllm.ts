@@ -162,9 +162,7 @@ export class TrtllmScheduler implements BatchPolicy {
     }
     // Every running request is in the plan, in order, then the admitted ones: the totals kept
     // along the way are the pass's (generation requests decode and emit one token each).
-    totals.decodeRequests += decoders;
-    totals.decodeRange(decoders, kvMax, kvMin);
-    totals.decodeKvTokens += kvTokens;
+    totals.addDecodes(decoders, kvTokens, kvMax, kvMin);
     totals.emitted += decoders;
     totals.write(rank, batch);
     return batch > 0 || rank.rejectedCount > 0;
