@@ -11,6 +11,7 @@ import { join, resolve as resolvePath } from 'node:path';
 import { ConfigError, InputError } from './config/errors.js';
 import { MAX_COST, formatCount } from './config/limits.js';
 import { checkRunResources, everyTraceRowRejected } from './config/run-checks.js';
+import { PLACEHOLDER_TIMING, isPlaceholderTiming, missingFromCatalog } from './config/load.js';
 import type { RunConfig, TimingConfig, TraceSourceConfig } from './config/types.js';
 import { accuracyFor, lengthsKindOf, type LengthsKind } from './catalog/accuracy.js';
 import type { Price } from './config/cost.js';
@@ -190,7 +191,7 @@ function priceOf(config: RunConfig, options: ReplayOptions): Price | null {
  */
 export function predictionAccuracy(config: RunConfig): ReplaySummary['accuracy'] {
   const roles = workerRoles(config.engine).map((role) => role.config);
-  if (!roles.every((role) => role.timing.type === 'roofline')) return undefined;
+  if (!roles.every((role) => role.timing.type === 'roofline')) return placeholderAccuracy(config);
   const { deployment } = deploymentOf(config.engine, roles[0]);
   if (deployment === null) return undefined;
   const moe = deployment.model.architecture.moe !== undefined;
@@ -208,6 +209,24 @@ export function predictionAccuracy(config: RunConfig): ReplaySummary['accuracy']
   return overridden
     ? { ...block, basis: `${block.basis}; the config overrides efficiency factors, which that figure does not cover` }
     : block;
+}
+
+/**
+ * A run on the placeholder pass times (its timing left out, its model or GPU not in the catalog)
+ * predicts nothing of its deployment: summary.json's `accuracy` says so, and why (basis
+ * `placeholder`). Any other timing the config gives is the user's own, and carries no block.
+ */
+function placeholderAccuracy(config: RunConfig): ReplaySummary['accuracy'] {
+  const missing = missingFromCatalog(config.engine.model, config.engine.hardware);
+  if (missing === null) return undefined;
+  if (!workerRoles(config.engine).some(({ config: role }) => isPlaceholderTiming(role.timing))) return undefined;
+  return {
+    basis: 'placeholder',
+    stratum: `placeholder pass times (fixed ${PLACEHOLDER_TIMING.prefill_ms} ms with prefill work, ${PLACEHOLDER_TIMING.decode_ms} ms otherwise): ${missing}`,
+    ttft_mape: null,
+    itl_mape: null,
+    points: 0,
+  };
 }
 
 /**

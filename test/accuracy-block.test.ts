@@ -6,7 +6,8 @@
 import { describe, expect, it } from 'vitest';
 import { accuracyFor, describeAccuracy, MIN_GPU_ROW_POINTS, stratumOf, type AccuracyTable } from '../src/catalog/accuracy.js';
 import { parseRunConfig } from '../src/config/load.js';
-import { lengthsOf, predictionAccuracy } from '../src/replay.js';
+import { lengthsOf, predictionAccuracy, replay } from '../src/replay.js';
+import { formatSummaryTable } from '../src/cli/format-table.js';
 import { protocolLengths } from '../src/calibrate/catalog-calibration.js';
 
 const table: AccuracyTable = {
@@ -133,6 +134,45 @@ describe('the accuracy block', () => {
     expect(predictionAccuracy(config({ type: 'roofline', efficiency: { compute: 0.3 } }))?.basis).toMatch(
       /the config overrides efficiency factors/,
     );
-    expect(predictionAccuracy(parseRunConfig({}, 'run.yaml'))).toBeUndefined();
+    // Nothing named: the placeholder pass times, which say they predict nothing.
+    expect(predictionAccuracy(parseRunConfig({}, 'run.yaml'))).toEqual({
+      basis: 'placeholder',
+      stratum: 'placeholder pass times (fixed 10 ms with prefill work, 2 ms otherwise): no model is named and no GPU is named',
+      ttft_mape: null,
+      itl_mape: null,
+      points: 0,
+    });
+  });
+
+  it('says when a run falls back to the placeholder pass times, and why', () => {
+    const run = (engine: object) => predictionAccuracy(parseRunConfig({ engine }, 'run.yaml'));
+    expect(run({ model: 'acme/unlisted-7b', hardware: 'h100_sxm' })?.stratum).toMatch(/: model acme\/unlisted-7b is not in the catalog$/);
+    expect(run({ model: 'Qwen/Qwen3-32B', hardware: 'tpu-v9' })?.stratum).toMatch(/: GPU tpu-v9 is not in the catalog$/);
+    // Timing the config gives is the user's own: no block, whatever the catalog holds.
+    expect(
+      run({ model: 'acme/unlisted-7b', workers: { aggregated: { timing: { type: 'fixed', prefill_ms: 30, decode_ms: 5 } } } }),
+    ).toBeUndefined();
+    expect(run({ model: 'acme/unlisted-7b', workers: { aggregated: { timing: { type: 'polynomial' } } } })).toBeUndefined();
+    // Even of the placeholder's values: written, they are the user's choice.
+    expect(
+      run({ model: 'acme/unlisted-7b', workers: { aggregated: { timing: { type: 'fixed', prefill_ms: 10, decode_ms: 2 } } } }),
+    ).toBeUndefined();
+  });
+
+  it('prints the placeholder below the table, and no error row', () => {
+    const summary = replay(parseRunConfig({ engine: { model: 'acme/unlisted-7b' }, traffic: { stop: { requests: 4 } } }, 'run.yaml'), {
+      baseDir: '.',
+    }).summary;
+    const text = formatSummaryTable(summary);
+    expect(text).not.toMatch(/Prediction error/);
+    expect(text.split('\n').at(-1)).toBe(
+      'not a prediction: placeholder pass times (fixed 10 ms with prefill work, 2 ms otherwise): model acme/unlisted-7b is not in the catalog and no GPU is named; name a catalog model and GPU (servesim catalog) or give the timing (docs/config.md)',
+    );
+    const catalog = replay(
+      parseRunConfig({ engine: { model: 'Qwen/Qwen3-32B', hardware: 'h100_sxm' }, traffic: { stop: { requests: 4 } } }, 'run.yaml'),
+      { baseDir: '.' },
+    ).summary;
+    expect(formatSummaryTable(catalog)).toMatch(/Prediction error \(zero-shot, vLLM dense/);
+    expect(formatSummaryTable(catalog)).not.toMatch(/not a prediction/);
   });
 });

@@ -127,7 +127,7 @@ export function formatSummaryTable(summary: ReplaySummary): string {
     ].join(' / '),
   ]);
   const accuracy = summary.accuracy;
-  if (accuracy !== undefined) {
+  if (accuracy !== undefined && accuracy.basis !== 'placeholder') {
     valueRows.push([
       `Prediction error (zero-shot, ${accuracy.stratum})`,
       accuracy.ttft_mape === null || accuracy.itl_mape === null
@@ -146,5 +146,11 @@ export function formatSummaryTable(summary: ReplaySummary): string {
   if (cost !== undefined) valueRows.push([`Price per GPU-hour (${cost.price_source})`, fmt(cost.price_per_gpu_hour)]);
   const sim = summary.simulator;
   const speed = `simulated ${formatInteger(sim.output_tokens)} output tokens in ${fmt(sim.wall_time_ms)} ms (${fmt(sim.us_per_output_token)} us per token), ${formatInteger(sim.passes)} passes, ${formatInteger(sim.preemptions)} preemptions`;
-  return [grid(metricRows, 1), '', grid(valueRows, 1), '', speed].join('\n');
+  const lines = [grid(metricRows, 1), '', grid(valueRows, 1), '', speed];
+  if (accuracy?.basis === 'placeholder') {
+    lines.push(
+      `not a prediction: ${accuracy.stratum}; name a catalog model and GPU (servesim catalog) or give the timing (docs/config.md)`,
+    );
+  }
+  return lines.join('\n');
 }

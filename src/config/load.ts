@@ -217,10 +217,41 @@ function defaultTiming(config: ParsedRunConfig, name: WorkerRoleName): ParsedRun
   const role = roleBlock(config, name);
   if (role.timing !== undefined) return config;
   const timing: TimingConfig =
-    findModel(config.engine.model) !== undefined && findHardware(config.engine.hardware) !== undefined
-      ? { type: 'roofline' }
-      : { type: 'fixed', prefill_ms: 10, decode_ms: 2 };
+    missingFromCatalog(config.engine.model, config.engine.hardware) === null ? { type: 'roofline' } : placeholderTiming();
   return withRoleConfig(config, name, { ...role, timing });
+}
+
+/** The timing blocks this loader filled in with the placeholder (the config's own are never in it). */
+const placeholders = new WeakSet<object>();
+
+function placeholderTiming(): TimingConfig {
+  const timing = { ...PLACEHOLDER_TIMING };
+  placeholders.add(timing);
+  return timing;
+}
+
+/** Whether a timing block is the placeholder this loader filled in (a config's `fixed` timing of the same values is not). */
+export function isPlaceholderTiming(timing: TimingConfig): boolean {
+  return placeholders.has(timing);
+}
+
+/** The pass times a config gets whose timing is left out and whose model or GPU the catalog lacks. */
+export const PLACEHOLDER_TIMING: Readonly<{ type: 'fixed'; prefill_ms: number; decode_ms: number }> = {
+  type: 'fixed',
+  prefill_ms: 10,
+  decode_ms: 2,
+};
+
+/**
+ * What keeps a model and GPU from roofline timing, in words (`model X is not in the catalog`,
+ * `no GPU is named`); null when both are in the catalog.
+ */
+export function missingFromCatalog(model: string, hardware: string): string | null {
+  const missing = [
+    ...(findModel(model) === undefined ? [model === 'unknown' ? 'no model is named' : `model ${model} is not in the catalog`] : []),
+    ...(findHardware(hardware) === undefined ? [hardware === 'unknown' ? 'no GPU is named' : `GPU ${hardware} is not in the catalog`] : []),
+  ];
+  return missing.length === 0 ? null : missing.join(' and ');
 }
 
 /** Role `name`'s block of a config the layout check passed. */
