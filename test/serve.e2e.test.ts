@@ -194,4 +194,33 @@ describe('servesim serve with the openai client', () => {
     expect(median(errors)).toBeLessThan(2 + noise90);
     expect(quantile(beyond, 0.9)).toBeLessThan(5 + 2 * noise90);
   });
+
+  it('says at start-up when its pass times are the placeholder, and not when the config gives them', async () => {
+    const startUp = async (yaml: string, name: string): Promise<string> => {
+      writeFileSync(join(dir, name), yaml);
+      const child = spawn(process.execPath, [CLI, 'serve', name, '--port', '0'], { cwd: dir });
+      let stdout = '';
+      child.stdout.on('data', (b: Buffer) => (stdout += b.toString()));
+      const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+      await new Promise<void>((resolve, reject) => {
+        const timer = setTimeout(() => reject(new Error(`no start-up lines: ${stdout}`)), 30_000);
+        child.stdout.on('data', () => {
+          if (stdout.includes('Ctrl-C drains') && (stdout.includes('not a prediction') || !yaml.includes('unlisted'))) {
+            clearTimeout(timer);
+            resolve();
+          }
+        });
+      });
+      // One answered request: the server is past its start-up (its signal handlers are in place).
+      const url = (/at (http:\/\/\S+\/v1)/.exec(stdout) as RegExpExecArray)[1];
+      expect((await fetch(`${url}/models`)).status).toBe(200);
+      child.kill('SIGINT');
+      expect(await exited).toBe(0);
+      return stdout;
+    };
+    expect(await startUp('engine: {model: acme/unlisted-7b}\n', 'placeholder.yaml')).toContain(
+      'not a prediction: placeholder pass times (fixed 10 ms with prefill work, 2 ms otherwise): model acme/unlisted-7b is not in the catalog and no GPU is named\n',
+    );
+    expect(await startUp(ENGINE, 'given.yaml')).not.toContain('not a prediction');
+  });
 });

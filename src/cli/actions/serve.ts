@@ -8,6 +8,7 @@ import { loadRunConfig } from '../../config/load.js';
 import { INPUT_ERROR_EXIT_CODE } from '../../config/errors.js';
 import { charsPerTokenCounter, loadTokenizerCounter } from '../../serve/prompt-length.js';
 import { startServer } from '../../serve/server.js';
+import { predictionAccuracy } from '../../replay.js';
 
 export interface ServeArgs {
   config: string;
@@ -63,6 +64,8 @@ export async function runServeCommand(args: ServeArgs): Promise<number> {
     `serving ${modelName} at ${server.url}/v1 (speed ${args.speed}, ${context}, prompt tokens: ${counter.rule})\n` +
       `Ctrl-C drains (requests in flight are answered), a second Ctrl-C stops at once\n`,
   );
+  const accuracy = predictionAccuracy(loaded.config);
+  if (accuracy?.basis === 'placeholder') process.stdout.write(`not a prediction: ${accuracy.stratum}\n`);
   await new Promise<void>((resolve) => {
     let signals = 0;
     const onSignal = (): void => {
