@@ -14,6 +14,7 @@ import { checkRunResources, everyTraceRowRejected } from './config/run-checks.js
 import { PLACEHOLDER_TIMING, isPlaceholderTiming, missingFromCatalog } from './config/load.js';
 import type { RunConfig, TimingConfig, TraceSourceConfig } from './config/types.js';
 import { accuracyFor, lengthsKindOf, type LengthsKind } from './catalog/accuracy.js';
+import { measuredPointsOn } from './catalog/efficiency.js';
 import type { Price } from './config/cost.js';
 import { catalogPrice, deploymentOf, deploymentSummary } from './config/deployment.js';
 import type { ReplaySummary } from './core/report-types.js';
@@ -203,12 +204,20 @@ export function predictionAccuracy(config: RunConfig): ReplaySummary['accuracy']
     isDisaggregated(config.engine),
     lengthsOf(config),
   );
+  const unmeasured =
+    block.basis !== 'none' && measuredPointsOn(deployment.hardware.id, config.engine.backend) === 0
+      ? {
+          ...block,
+          stratum: `${block.stratum}; none measured on ${deployment.hardware.id}`,
+          basis: `${block.basis}; no point was measured on ${deployment.hardware.id} under ${config.engine.backend}: its factors are the fit's GPU and backend effects alone, and the figure is the error on the GPUs measured`,
+        }
+      : block;
   const overridden = roles.some((role) =>
     Object.values((role.timing.type === 'roofline' && role.timing.efficiency) || {}).some((v) => v !== undefined),
   );
   return overridden
-    ? { ...block, basis: `${block.basis}; the config overrides efficiency factors, which that figure does not cover` }
-    : block;
+    ? { ...unmeasured, basis: `${unmeasured.basis}; the config overrides efficiency factors, which that figure does not cover` }
+    : unmeasured;
 }
 
 /**

@@ -8,6 +8,7 @@ import { accuracyFor, describeAccuracy, MIN_GPU_ROW_POINTS, stratumOf, type Accu
 import { parseRunConfig } from '../src/config/load.js';
 import { lengthsOf, predictionAccuracy, replay } from '../src/replay.js';
 import { formatSummaryTable } from '../src/cli/format-table.js';
+import { measuredPointsOn, UNFITTED_EFFICIENCY } from '../src/catalog/efficiency.js';
 import { protocolLengths } from '../src/calibrate/catalog-calibration.js';
 
 const table: AccuracyTable = {
@@ -142,6 +143,36 @@ describe('the accuracy block', () => {
       itl_mape: null,
       points: 0,
     });
+  });
+
+  it('says when the GPU had no measured point under the backend', () => {
+    const table = {
+      default: { ...UNFITTED_EFFICIENCY },
+      entries: [
+        { hardware: 'h100_sxm', backend: 'vllm', ...UNFITTED_EFFICIENCY, fit: { points: 72 } },
+        { hardware: 'h100_sxm', backend: 'vllm', version: '0.18', ...UNFITTED_EFFICIENCY, fit: { points: 40 } },
+        { hardware: 'l40s', backend: 'vllm', ...UNFITTED_EFFICIENCY, fit: { points: 0, note: 'not measured' } },
+        { hardware: 'b200_sxm', backend: 'vllm', version: '0.19', ...UNFITTED_EFFICIENCY, fit: { points: 9 } },
+      ],
+    };
+    expect(measuredPointsOn('h100_sxm', 'vllm', table)).toBe(72);
+    expect(measuredPointsOn('h100_sxm', 'sglang', table)).toBe(0);
+    expect(measuredPointsOn('l40s', 'vllm', table)).toBe(0);
+    // A version's entry alone is not the pair's count.
+    expect(measuredPointsOn('b200_sxm', 'vllm', table)).toBe(0);
+    // The shipped table: vLLM was measured on H100, never on an L40S.
+    const run = (hardware: string) =>
+      predictionAccuracy(
+        parseRunConfig(
+          { engine: { model: 'meta-llama/Llama-3.1-70B', hardware, workers: { aggregated: { parallelism: { tensor: 4 } } } } },
+          'run.yaml',
+        ),
+      );
+    expect(run('h100_sxm')?.stratum).toBe('vLLM dense, replayed with fixed lengths');
+    const l40s = run('l40s');
+    expect(l40s?.stratum).toBe('vLLM dense, replayed with fixed lengths; none measured on l40s');
+    expect(l40s?.basis).toMatch(/^leave-one-model-out; no point was measured on l40s under vllm/);
+    expect(l40s?.ttft_mape).toBe(run('h100_sxm')?.ttft_mape);
   });
 
   it('says when a run falls back to the placeholder pass times, and why', () => {

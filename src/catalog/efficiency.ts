@@ -237,3 +237,13 @@ export function efficiencyFor(
   for (const name of EFFICIENCY_NAMES) factors[name] = base[name];
   return { factors, source };
 }
+
+/**
+ * How many measured points the table's fit saw on a GPU under a backend (its entry's `fit.points`),
+ * every version together; 0 when the entry holds the GPU's and backend's effects only, or is absent.
+ */
+export function measuredPointsOn(hardware: string, backend: string, table: EfficiencyTable = loadEfficiencyTable()): number {
+  const entry = table.entries.find((e) => e.hardware === hardware && e.backend === backend && e.version === undefined);
+  const points = entry?.fit?.points;
+  return typeof points === 'number' ? points : 0;
+}
