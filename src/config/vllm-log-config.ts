@@ -8,7 +8,7 @@
  * and the key); a key that is absent or null leaves the config's default:
  *
  *   model (or engine_kwargs.model)                   engine.model
- *   hardware.device_name                             engine.hardware
+ *   hardware.device_name (else config.json, below)   engine.hardware
  *   vllm_version                                     engine.backend_version (backend vllm)
  *   engine_kwargs.max_model_len                      engine.context_length
  *   engine_kwargs.tensor_parallel_size               parallelism.tensor
@@ -25,6 +25,7 @@
  *   kv_cache.gpu_memory_utilization                  kv_cache.capacity.gpu_memory_utilization (auto, without a block count)
  *   engine_kwargs.kv_cache_dtype                     kv_cache.dtype (auto, fp8*)
  */
+import { readFileSync } from 'node:fs';
 import { ConfigError, formatValue } from './errors.js';
 import { isVersion } from '../catalog/engine-defaults.js';
 import { findHardware, findModel } from '../catalog/load.js';
@@ -181,8 +182,47 @@ export function logRunConfig(engine: Record<string, unknown> | null, tracePath: 
 export function vllmLogRawConfig(path: string): Record<string, unknown> {
   const found = findVllmLog(path);
   const log = readVllmLog(path, { label: found.requests });
-  const engine = found.meta === null ? null : logEngineOf(readVllmLogMetaJson(found.meta), found.meta).engine;
-  return logRunConfig(engine, path, log.rows);
+  return logRunConfig(engineOfLog(found), path, log.rows);
+}
+
+/**
+ * The engine block of a log: its meta.json's, and where that names no GPU, the GPU of the
+ * simulator config the run's folder carries (`config.json`, every instance of its nodes naming
+ * one `hardware`), when the catalog knows that name. Anything else in config.json is not read, and
+ * a config.json of another shape is left alone.
+ */
+function engineOfLog(found: { meta: string | null; cluster: string | null }): Record<string, unknown> | null {
+  if (found.meta === null) return null;
+  const engine = logEngineOf(readVllmLogMetaJson(found.meta), found.meta).engine;
+  if (engine.hardware === undefined && found.cluster !== null) {
+    const gpu = clusterGpu(found.cluster);
+    if (gpu !== undefined) engine.hardware = gpu;
+  }
+  return engine;
+}
+
+/** The catalog GPU every instance of a simulator config (`nodes[].instances[].hardware`) names, or undefined. */
+export function clusterGpu(file: string): string | undefined {
+  let doc: unknown;
+  try {
+    doc = JSON.parse(readFileSync(file, 'utf8'));
+  } catch {
+    return undefined;
+  }
+  const nodes = (doc as Doc | null)?.nodes;
+  if (!Array.isArray(nodes)) return undefined;
+  const names = new Set<string>();
+  for (const node of nodes) {
+    const instances = (node as Doc | null)?.instances;
+    if (!Array.isArray(instances)) return undefined;
+    for (const instance of instances) {
+      const name = (instance as Doc | null)?.hardware;
+      if (typeof name !== 'string') return undefined;
+      names.add(name);
+    }
+  }
+  if (names.size !== 1) return undefined;
+  return findHardware([...names][0])?.id;
 }
 
 export function loadVllmLogRunConfig(
@@ -192,8 +232,7 @@ export function loadVllmLogRunConfig(
 ): LoadedRunConfig & { log: VllmLog } {
   const found = findVllmLog(path);
   const log = readVllmLog(path, { skipInvalid: options.skipInvalid, label: found.requests });
-  const engine = found.meta === null ? null : logEngineOf(readVllmLogMetaJson(found.meta), found.meta).engine;
-  const raw = logRunConfig(engine, path, log.rows);
+  const raw = logRunConfig(engineOfLog(found), path, log.rows);
   if (options.timing !== undefined) {
     const workers = ((raw.engine as Doc).workers ??= { aggregated: {} }) as Doc;
     ((workers.aggregated ??= {}) as Doc).timing = options.timing;

@@ -66,17 +66,18 @@ export interface ReadVllmLogOptions {
   blockTokens?: number;
 }
 
-/** Where a log's `requests.jsonl` and `meta.json` are, for a folder or a file. */
-export function findVllmLog(path: string): { requests: string; meta: string | null } {
-  if (isFolder(path)) {
-    const requests = join(path, 'requests.jsonl');
-    if (!isRegularFile(requests))
-      throw new InputError(path, 0, 'is a folder without requests.jsonl; give a vLLM request log (its folder or its requests.jsonl)');
-    const meta = join(path, 'meta.json');
-    return { requests, meta: isRegularFile(meta) ? meta : null };
-  }
-  const meta = join(path, '..', 'meta.json');
-  return { requests: path, meta: isRegularFile(meta) ? meta : null };
+/**
+ * Where a log's `requests.jsonl` and `meta.json` are, for a folder or a file, and the simulator
+ * config (`config.json`) its folder may carry beside them.
+ */
+export function findVllmLog(path: string): { requests: string; meta: string | null; cluster: string | null } {
+  const folder = isFolder(path) ? path : join(path, '..');
+  const requests = isFolder(path) ? join(path, 'requests.jsonl') : path;
+  if (isFolder(path) && !isRegularFile(requests))
+    throw new InputError(path, 0, 'is a folder without requests.jsonl; give a vLLM request log (its folder or its requests.jsonl)');
+  const meta = join(folder, 'meta.json');
+  const cluster = join(folder, 'config.json');
+  return { requests, meta: isRegularFile(meta) ? meta : null, cluster: isRegularFile(cluster) ? cluster : null };
 }
 
 /** True when `path` looks like a vLLM request log: a folder with requests.jsonl whose first line has `queued_ts`, or such a file. */
