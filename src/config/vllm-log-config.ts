@@ -202,7 +202,7 @@ function engineOfLog(found: { meta: string | null; cluster: string | null }): Re
 }
 
 /** The catalog GPU every instance of a simulator config (`nodes[].instances[].hardware`) names, or undefined. */
-export function clusterGpu(file: string): string | undefined {
+function clusterGpu(file: string): string | undefined {
   let doc: unknown;
   try {
     doc = JSON.parse(readFileSync(file, 'utf8'));
