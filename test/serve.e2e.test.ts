@@ -202,21 +202,26 @@ describe('servesim serve with the openai client', () => {
       let stdout = '';
       child.stdout.on('data', (b: Buffer) => (stdout += b.toString()));
       const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
-      await new Promise<void>((resolve, reject) => {
-        const timer = setTimeout(() => reject(new Error(`no start-up lines: ${stdout}`)), 30_000);
-        child.stdout.on('data', () => {
-          if (stdout.includes('Ctrl-C drains') && (stdout.includes('not a prediction') || !yaml.includes('unlisted'))) {
-            clearTimeout(timer);
-            resolve();
-          }
+      try {
+        await new Promise<void>((resolve, reject) => {
+          const timer = setTimeout(() => reject(new Error(`no start-up lines: ${stdout}`)), 30_000);
+          child.stdout.on('data', () => {
+            if (stdout.includes('Ctrl-C drains') && (stdout.includes('not a prediction') || !yaml.includes('unlisted'))) {
+              clearTimeout(timer);
+              resolve();
+            }
+          });
         });
-      });
-      // One answered request: the server is past its start-up (its signal handlers are in place).
-      const url = (/at (http:\/\/\S+\/v1)/.exec(stdout) as RegExpExecArray)[1];
-      expect((await fetch(`${url}/models`)).status).toBe(200);
-      child.kill('SIGINT');
-      expect(await exited).toBe(0);
-      return stdout;
+        // One answered request: the server is past its start-up (its signal handlers are in place).
+        const url = (/at (http:\/\/\S+\/v1)/.exec(stdout) as RegExpExecArray)[1];
+        expect((await fetch(`${url}/models`)).status).toBe(200);
+        child.kill('SIGINT');
+        expect(await exited).toBe(0);
+        return stdout;
+      } finally {
+        // A failed assertion leaves no server behind.
+        if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+      }
     };
     expect(await startUp('engine: {model: acme/unlisted-7b}\n', 'placeholder.yaml')).toContain(
       'not a prediction: placeholder pass times (fixed 10 ms with prefill work, 2 ms otherwise): model acme/unlisted-7b is not in the catalog and no GPU is named\n',
