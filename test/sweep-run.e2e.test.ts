@@ -179,6 +179,28 @@ describe('sweep run', () => {
     expect(stderr).toContain(`${failedId}  point 1 (engine.model=__fault:throw): failed: test fault: thrown by the point`);
   });
 
+  it('says how many points ran on the placeholder pass times, and nothing when the config gives the timing', async () => {
+    const run = async (d: string, sweep: string) => {
+      let stdout = '';
+      const code = await runSweepCommand(
+        { file: sweep, out: join(d, 'out'), workers: 1 },
+        { taskFilename: FAULT_TASK, stdout: { write: (s: string) => (stdout += s) } as never, stderr: { write: () => true } as never },
+      );
+      expect(code).toBe(0);
+      return stdout;
+    };
+    const d = dir();
+    const base = { engine: { model: 'tiny' }, traffic: { stop: { requests: 4 } } };
+    const untimed = writeSweep(d, `grid:\n  traffic.load.concurrency: [1, 2, 4]\n`, 'untimed.yaml', base);
+    expect(await run(d, untimed)).toContain(
+      'not a prediction: 3 of 3 points ran on placeholder pass times (fixed 10 ms with prefill work, 2 ms otherwise): model tiny is not in the catalog and no GPU is named;',
+    );
+    // Said again on a resumed run, whose points were all done before.
+    expect(await run(d, untimed)).toContain('not a prediction: 3 of 3 points');
+    const e = dir();
+    expect(await run(e, writeSweep(e, `grid:\n  traffic.load.concurrency: [1, 2]\n`))).not.toContain('not a prediction');
+  });
+
   it('validates every point before running anything', async () => {
     const d = dir();
     const out = join(d, 'out');

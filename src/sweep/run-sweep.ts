@@ -100,6 +100,8 @@ export interface RunSweepResult {
   pending: number;
   interrupted: boolean;
   timings: { planMs: number; runMs: number; writeMs: number };
+  /** Slice points whose summary says they ran on the placeholder pass times (`accuracy.basis`), and the first one's reason. */
+  placeholder?: { points: number; reason: string };
 }
 
 export function defaultOutDir(name: string): string {
@@ -375,11 +377,17 @@ async function runInDir(
   const failed: FailedPoint[] = [];
   let ok = 0;
   let pending = 0;
+  let placeholder: RunSweepResult['placeholder'];
   for (const point of slice) {
     const record = byId.get(point.id);
     if (record === undefined) pending++;
-    else if (record.status === 'ok') ok++;
-    else {
+    else if (record.status === 'ok') {
+      ok++;
+      const accuracy = (record.summary as { accuracy?: { basis?: unknown; stratum?: unknown } } | null)?.accuracy;
+      if (accuracy?.basis === 'placeholder') {
+        placeholder = { points: (placeholder?.points ?? 0) + 1, reason: placeholder?.reason ?? String(accuracy.stratum) };
+      }
+    } else {
       failed.push({
         index: point.index,
         id: point.id,
@@ -401,6 +409,7 @@ async function runInDir(
     pending,
     interrupted,
     timings: { planMs, runMs, writeMs },
+    ...(placeholder !== undefined ? { placeholder } : {}),
   };
 }
 

@@ -152,6 +152,11 @@ function reportRun(
     `sweep ${result.name}${scope}: ${result.ok}/${result.slice} points ok` +
       ` (${result.alreadyDone} already done, ${result.ran} run) in ${elapsedS.toFixed(1)} s; results in ${terminalPath(result.outDir)}\n`,
   );
+  if (result.placeholder !== undefined) {
+    (args.json === true ? err : out)(
+      `not a prediction: ${result.placeholder.points} of ${result.ok} points ran on ${result.placeholder.reason}; name a catalog model and GPU (servesim catalog) or give the timing (docs/config.md)\n`,
+    );
+  }
   if (args.json === true) out(sweepJson(result.outDir));
   if (result.failed.length > 0) {
     const lines = result.failed.map((f) => `  ${f.id}  point ${f.index} (${formatOverrides(f.overrides)}): ${f.status}: ${f.error}`);
