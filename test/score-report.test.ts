@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -15,6 +15,9 @@ import {
   writeScoreReport,
 } from '../src/score/score-report.js';
 import { buildScore, checkLimits, type ScoreResult } from '../src/score/score-result.js';
+import { readSweepPoints } from '../src/score/score-inputs.js';
+import { parseRunConfig } from '../src/config/load.js';
+import { replay } from '../src/replay.js';
 
 const CHROMIUM = '/usr/bin/chromium';
 
@@ -46,6 +49,45 @@ function sampleResult(): ScoreResult {
     },
   });
 }
+
+describe('a simulated side on placeholder pass times', () => {
+  it('is read from the points’ summaries and said in every report', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'servesim-score-placeholder-'));
+    mkdirSync(join(dir, 'sweep'));
+    const summaryOf = (engine: object) =>
+      replay(parseRunConfig({ engine, traffic: { stop: { requests: 4 } } }, 'run.yaml'), { baseDir: '.' }).summary;
+    const records = [
+      { id: 'a', overrides: {}, status: 'ok', summary: summaryOf({ model: 'acme/unlisted-7b', hardware: 'h100_sxm' }), error: null },
+      {
+        id: 'b',
+        overrides: {},
+        status: 'ok',
+        summary: summaryOf({
+          model: 'acme/unlisted-7b',
+          workers: { aggregated: { timing: { type: 'fixed', prefill_ms: 10, decode_ms: 2 } } },
+        }),
+        error: null,
+      },
+    ];
+    writeFileSync(join(dir, 'sweep', 'points.jsonl'), records.map((r) => JSON.stringify(r)).join('\n') + '\n');
+    const side = readSweepPoints(join(dir, 'sweep'));
+    expect(side.points.map((p) => p.placeholder)).toEqual([
+      'placeholder pass times (fixed 10 ms with prefill work, 2 ms otherwise): model acme/unlisted-7b is not in the catalog',
+      undefined,
+    ]);
+
+    const result = sampleResult();
+    result.inputs.sim_placeholder = {
+      points: 3,
+      reason: 'placeholder pass times (fixed 10 ms with prefill work, 2 ms otherwise): no GPU is named',
+    };
+    const said =
+      '3 simulated points ran on placeholder pass times (fixed 10 ms with prefill work, 2 ms otherwise): no GPU is named; the MAPEs score those placeholders, not a prediction';
+    expect(formatTerminalTable(result).split('\n')[1]).toBe(`note: ${said}`);
+    expect(formatMarkdownReport(result)).toContain(`- ${said}\n`);
+    expect(formatTerminalTable(sampleResult())).not.toMatch(/placeholder/);
+  });
+});
 
 describe('score report files', () => {
   it('prints the MAPE table with the baseline beside, groups, unmatched points and limits', () => {

@@ -21,6 +21,8 @@ export interface ScorePoint {
   spread?: { islStddev?: number; oslStddev?: number };
   /** A measured run that repeated its prompts: its dataset's entries and its request count (AIPerf's --num-dataset-entries). */
   dataset?: { entries: number; requests?: number };
+  /** A simulated point that ran on the placeholder pass times: its summary's reason (`accuracy.stratum`). */
+  placeholder?: string;
 }
 
 /** The load keys, in the order tables show them. */

@@ -345,6 +345,7 @@ export async function runScore(options: ScoreOptions): Promise<ScoreOutcome> {
       sim_label: options.simLabel ?? labelOf(options.sim),
       measured: options.measured.map(shortPath),
       measured_notes: measured.notes,
+      ...placeholderOf(simPoints),
       ...(options.train !== undefined ? { train: options.train } : {}),
       ...(known !== undefined ? { training: known } : {}),
       ...(options.baseline !== undefined
@@ -383,4 +384,10 @@ export async function runScore(options: ScoreOptions): Promise<ScoreOutcome> {
   }
   const failures = checks.filter((check) => !check.passed).map((check) => check.message);
   return { result, limits: checks, files: written.files, outDir, exitCode: failures.length > 0 ? 1 : 0, failures };
+}
+
+/** How many simulated points ran on the placeholder pass times, and why (the first one's reason); nothing when none did. */
+function placeholderOf(points: readonly ScorePoint[]): { sim_placeholder?: { points: number; reason: string } } {
+  const on = points.filter((point) => point.placeholder !== undefined);
+  return on.length === 0 ? {} : { sim_placeholder: { points: on.length, reason: on[0].placeholder as string } };
 }

@@ -78,7 +78,14 @@ function simPointFromSummary(
     if (name in key || !(axis in overrides)) continue;
     key[name] = toKeyValue(overrides[axis]);
   }
-  return { source, key, metrics: metricsOfSummary(summary as unknown as ReplaySummary) };
+  const accuracy = isObject(summary.accuracy) ? summary.accuracy : undefined;
+  const placeholder = accuracy?.basis === 'placeholder' ? String(accuracy.stratum) : undefined;
+  return {
+    source,
+    key,
+    metrics: metricsOfSummary(summary as unknown as ReplaySummary),
+    ...(placeholder !== undefined ? { placeholder } : {}),
+  };
 }
 
 /**

@@ -118,6 +118,8 @@ export function formatTerminalTable(result: ScoreResult, limits: readonly LimitC
   );
   const training = trainingLine(result);
   if (training !== null) lines.push(training);
+  const placeholder = placeholderNote(result);
+  if (placeholder !== null) lines.push(`note: ${placeholder}`);
   if (result.match.variant_keys.length > 0) {
     lines.push(
       `note: simulated points also differ in ${result.match.variant_keys.join(', ')}, which the measured side lacks; MAPEs mix them (use --group-by)`,
@@ -339,6 +341,8 @@ export function formatMarkdownReport(result: ScoreResult, limits: readonly Limit
   if (training !== null) out.push(`- ${text(training)}`);
   if (result.match.variant_keys.length > 0)
     out.push(`- simulated points also differ in: ${text(result.match.variant_keys.join(', '))} (the measured side lacks these keys)`);
+  const placeholder = placeholderNote(result);
+  if (placeholder !== null) out.push(`- ${text(placeholder)}`);
   out.push('');
   out.push('## MAPE per metric');
   out.push('');
@@ -434,6 +438,8 @@ export function formatHtmlReport(result: ScoreResult, charts: ScoreCharts, limit
   );
   if (result.match.variant_keys.length > 0)
     out.push(`<li>simulated points also differ in: ${escapeHtml(result.match.variant_keys.join(', '))}</li>`);
+  const placeholder = placeholderNote(result);
+  if (placeholder !== null) out.push(`<li>${escapeHtml(placeholder)}</li>`);
   const training = trainingLine(result);
   if (training !== null) out.push(`<li>${escapeHtml(training)}</li>`);
   out.push('</ul>');
@@ -514,4 +520,11 @@ export async function writeScoreReport(dir: string, result: ScoreResult, limits:
   const files = await scoreReportFiles(dir, result, limits);
   writeOutputFiles(files);
   return { dir, files: files.map(([file]) => file) };
+}
+
+/** The words for simulated points that ran on the placeholder pass times: their MAPEs score placeholders, not a prediction. */
+function placeholderNote(result: ScoreResult): string | null {
+  const on = result.inputs.sim_placeholder;
+  if (on === undefined) return null;
+  return `${on.points} simulated point${on.points === 1 ? '' : 's'} ran on ${on.reason}; the MAPEs score those placeholders, not a prediction`;
 }

@@ -100,6 +100,8 @@ export interface ScoreResult {
     baseline_label?: string;
     /** The `--train` condition that chose the training points, when one was given. */
     train?: string;
+    /** Simulated points that ran on the placeholder pass times (no catalog model or GPU, no timing), and the first one's reason. */
+    sim_placeholder?: { points: number; reason: string };
     /**
      * The measured points the simulated side was fitted on, when the score knows them (`--train`,
      * or the fit.json of the sweep's base config), where they came from, and whether the MAPE
