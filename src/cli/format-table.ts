@@ -11,6 +11,7 @@ import { METRIC_TAGS, type MetricTag, type ReplaySummary } from '../core/report-
 import { formatInteger, formatNumber } from '../io/format-number.js';
 import { getMetricInfo } from '../io/read-aiperf-tags.js';
 import { workerRoles } from '../config/roles.js';
+import { PLACEHOLDER_HINT } from '../config/load.js';
 
 /** `Inter Token Latency (ms)`: AIPerf's header and unit, or the simulator's own name for a tag AIPerf lacks. */
 export function metricTitle(tag: MetricTag): string {
@@ -148,9 +149,7 @@ export function formatSummaryTable(summary: ReplaySummary): string {
   const speed = `simulated ${formatInteger(sim.output_tokens)} output tokens in ${fmt(sim.wall_time_ms)} ms (${fmt(sim.us_per_output_token)} us per token), ${formatInteger(sim.passes)} passes, ${formatInteger(sim.preemptions)} preemptions`;
   const lines = [grid(metricRows, 1), '', grid(valueRows, 1), '', speed];
   if (accuracy?.basis === 'placeholder') {
-    lines.push(
-      `not a prediction: ${accuracy.stratum}; name a catalog model and GPU (servesim catalog) or give the timing (docs/config.md)`,
-    );
+    lines.push(`not a prediction: ${accuracy.stratum}; ${PLACEHOLDER_HINT}`);
   }
   return lines.join('\n');
 }

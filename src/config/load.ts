@@ -235,6 +235,9 @@ export function isPlaceholderTiming(timing: TimingConfig): boolean {
   return placeholders.has(timing);
 }
 
+/** What to do about the placeholder pass times, as the console says it after its reason. */
+export const PLACEHOLDER_HINT = 'name a catalog model and GPU (servesim catalog) or give the timing (docs/config.md)';
+
 /** The pass times a config gets whose timing is left out and whose model or GPU the catalog lacks. */
 export const PLACEHOLDER_TIMING: Readonly<{ type: 'fixed'; prefill_ms: number; decode_ms: number }> = {
   type: 'fixed',

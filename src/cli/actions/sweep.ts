@@ -15,6 +15,7 @@ import { PLAN_FILE, POINTS_FILE, ResultsError, readOwnFile, readPoints } from '.
 import { runSweep, type RunSweepResult } from '../../sweep/run-sweep.js';
 import { ShardError, formatShard, resolveShard, type Shard } from '../../sweep/shard.js';
 import { SweepError } from '../../sweep/sweep-file.js';
+import { PLACEHOLDER_HINT } from '../../config/load.js';
 
 export interface SweepRunArgs {
   file: string;
@@ -154,7 +155,7 @@ function reportRun(
   );
   if (result.placeholder !== undefined) {
     (args.json === true ? err : out)(
-      `not a prediction: ${result.placeholder.points} of ${result.ok} points ran on ${result.placeholder.reason}; name a catalog model and GPU (servesim catalog) or give the timing (docs/config.md)\n`,
+      `not a prediction: ${result.placeholder.points} of ${result.ok} points ran on ${result.placeholder.reason}; ${PLACEHOLDER_HINT}\n`,
     );
   }
   if (args.json === true) out(sweepJson(result.outDir));
