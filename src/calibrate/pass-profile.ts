@@ -267,7 +267,7 @@ export function referencePass(decodes: number, context: number, chunk: number, h
 
 /** Pass times of the built model at a few shapes, for the report (ms). */
 export function referencePassTimes(file: ProfileTimingFile): Array<{ pass: string; ms: number }> {
-  const passTime = createProfilePassTime(profileTimingOf(JSON.parse(JSON.stringify(file)), 'pass-time.json'));
+  const passTime = createProfilePassTime(profileTimingOf(file, 'pass-time.json'));
   const shapes: Array<[string, PassView]> = [
     ['decode, 1 request at context 1024', referencePass(1, 1024, 0, 0, false)],
     ['decode, 32 requests at context 1024', referencePass(32, 1024, 0, 0, false)],
