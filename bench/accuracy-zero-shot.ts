@@ -34,7 +34,10 @@
  * repeated prompts (its default is 100; the campaign does not say) and TensorRT-LLM's block reuse
  * off, as aiconfigurator launched it. `--gap-output-spread S` replays them with output lengths of
  * standard deviation S x OSL, `--gap-output-tokens N` with N tokens whatever the OSL (experiments: the
- * campaign's served lengths are not measured).
+ * campaign's served lengths are not measured). `--aiperf-frontend MS` (with `--evaluate` or
+ * `--disagg-only`) replays the rows measured with AIPerf with a fixed frontend of MS ms instead of
+ * the fitted one (an experiment: docs/hardware-and-models.md, "How the factors are fitted"). The
+ * output also splits the points by backend and measuring protocol, at light load and loaded.
  */
 import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
@@ -54,7 +57,7 @@ import {
   type MeasuredPoint,
   type ZeroShotPoint,
 } from '../src/calibrate/catalog-calibration.js';
-import { accuracyFileText, stratumOf, type AccuracyRow, type LengthsKind } from '../src/catalog/accuracy.js';
+import { accuracyFileText, BACKEND_NAMES, stratumOf, type AccuracyRow, type LengthsKind } from '../src/catalog/accuracy.js';
 import {
   coldStallConcurrencies,
   COLD_STALL_MIN_TTFT_MS,
@@ -451,6 +454,7 @@ async function fittedDisagg(
         moe,
         gpus: 0,
         lengths: protocolLengths(p.deployment.protocol),
+        source: p.deployment.protocol.source,
         concurrency: p.concurrency,
         measured: p.measured,
         predicted: fit.predicted[i],
@@ -478,7 +482,16 @@ export async function zeroShotBench(): Promise<void> {
   // `--max-clients N`: replay only the disaggregated points of N clients or fewer (the cost of a
   // replay grows with its clients; points above are counted, not scored).
   const disagg = disaggPoints(allPoints, argValue('--max-clients', Infinity));
-  const load = resolveSimLoad(process.argv.includes('--admit-all') ? { admission: 'admit-all' } : {});
+  const aiperfFrontend = argText('--aiperf-frontend');
+  if (aiperfFrontend !== undefined && !(evaluate || disaggOnly)) {
+    throw new Error('--aiperf-frontend MS replays at the shipped factors: run it with --evaluate (or --disagg-only)');
+  }
+  if (aiperfFrontend !== undefined && !(Number(aiperfFrontend) >= 0))
+    throw new Error(`--aiperf-frontend ${aiperfFrontend}: expected a number of ms >= 0`);
+  const load = resolveSimLoad({
+    ...(process.argv.includes('--admit-all') ? { admission: 'admit-all' as const } : {}),
+    ...(aiperfFrontend !== undefined ? { aiperfFrontendMs: Number(aiperfFrontend) } : {}),
+  });
   const models = new Set(points.map((p) => p.model)).size;
   say(
     disaggOnly
@@ -613,6 +626,26 @@ export async function zeroShotBench(): Promise<void> {
     const lower = BANDS[BANDS.indexOf(band) - 1]?.max ?? 0;
     const list = predictions.filter((p) => p.concurrency > lower && p.concurrency <= band.max);
     if (list.length > 0) say(`${band.name.padEnd(16)}${cell(errorsOf(list))}\n`);
+  }
+  // Where the time missing at light load sits: by backend and by how the rows were measured.
+  say(
+    `\nby backend and measuring protocol (InferenceX: vLLM's benchmark client against the engine's own server; ` +
+      `AIPerf: aiconfigurator's collection, through Dynamo's frontend), all points, 8 clients or fewer, 65 or more\n${'rows'.padEnd(30)}${HEADER}\n`,
+  );
+  const PROTOCOL_NAMES: Record<ZeroShotPoint['source'], string> = {
+    inferencex: 'InferenceX',
+    'gap-analysis': 'AIPerf',
+    unknown: 'unknown',
+  };
+  for (const [name, list] of groupBy(predictions, (p) => `${BACKEND_NAMES[p.backend] ?? p.backend}, ${PROTOCOL_NAMES[p.source]}`)) {
+    say(`${name.padEnd(30)}${cell(errorsOf(list))}\n`);
+    for (const [band, keep] of [
+      ['  <= 8 clients', (p: ZeroShotPoint) => p.concurrency <= 8],
+      ['  >= 65 clients', (p: ZeroShotPoint) => p.concurrency >= 65],
+    ] as const) {
+      const some = list.filter(keep);
+      if (some.length > 0) say(`${band.padEnd(30)}${cell(errorsOf(some))}\n`);
+    }
   }
   const asUser = { fixed: errorsOf(userFixed), drawn: errorsOf(userDrawn) };
   say(

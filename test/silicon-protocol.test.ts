@@ -146,6 +146,29 @@ describe('the silicon sample as it was measured', () => {
     expect(config.traffic.source).not.toHaveProperty('dataset_entries');
   });
 
+  it('replays only the rows measured with AIPerf with the fixed frontend of --aiperf-frontend', () => {
+    const dump = `db-dump/2026-04-27; config_id=7; silicon_concurrency=16; measured=2026-03-01T00:00:00.000Z; vllm/vllm-openai:v0.19.0`;
+    const ix = `a,"${dump}",vllm,0.19.0,meta-llama/Llama-3.1-8B-Instruct,h200_sxm,fp8,agg,1000,100,fp8,,16,1,1,,1,1,80,10`;
+    const gapSource = `source_file=/x/aic-auto-gap-analysis/data/h200_sxm/vllm/0.12.0/M.csv; silicon_concurrency=16`;
+    const gap = `b,"${gapSource}",vllm,0.12.0,meta-llama/Llama-3.1-8B-Instruct,h200_sxm,fp8,agg,1000,100,fp8,,16,1,1,,1,1,80,10`;
+    const factors = efficiencyFor('h200_sxm', 'vllm').factors;
+    const [inferencex] = catalogPoints(sample([ix])).points;
+    const [aiperf] = catalogPoints(sample([gap])).points;
+    const load = resolveSimLoad({ aiperfFrontendMs: 4 });
+    // The AIPerf row: 4 ms and nothing per token or per request in flight.
+    expect(measuredPointConfig(aiperf, factors, load).engine.frontend).toEqual({ base_ms: 4, per_input_us: 0, per_inflight_us: 0 });
+    // The InferenceX row keeps the factors' frontend, and so does a user's sweep of the AIPerf row.
+    expect(measuredPointConfig(inferencex, factors, load).engine.frontend).toEqual(
+      measuredPointConfig(inferencex, factors, resolveSimLoad({})).engine.frontend,
+    );
+    const asUser = resolveSimLoad({ ...userSweepLoad(), aiperfFrontendMs: 4 });
+    expect(measuredPointConfig(aiperf, factors, asUser).engine.frontend).toEqual(
+      measuredPointConfig(aiperf, factors, userSweepLoad()).engine.frontend,
+    );
+    // Without the option nothing changes: the frontend stays the factors' (auto).
+    expect(measuredPointConfig(aiperf, factors, resolveSimLoad({})).engine.frontend?.base_ms ?? 'auto').toBe('auto');
+  });
+
   it('writes a zero-shot sweep of a measured deployment as a user would: engine defaults, the source default lengths', () => {
     const gapSource = (c: number) => `source_file=/x/aic-auto-gap-analysis/data/h200_sxm/vllm/0.12.0/M.csv; silicon_concurrency=${c}`;
     const line = (id: string, c: number) =>

@@ -289,6 +289,9 @@ export function measuredPointConfig(point: MeasuredPoint, factors: EfficiencyFac
         ? { ...load, requestsPerSlot: d.protocol.requestsPerClient }
         : { ...load, rangeRatio: d.protocol.rangeRatio, requestsPerSlot: d.protocol.requestsPerClient };
   const config = pointConfig(base, { concurrency: point.concurrency, isl: d.isl, osl: d.osl }, null, asMeasured);
+  if (load.aiperfFrontendMs !== undefined && load.protocol !== false && d.protocol.generator === 'aiperf') {
+    config.engine.frontend = { base_ms: load.aiperfFrontendMs, per_input_us: 0, per_inflight_us: 0 };
+  }
   const source = config.traffic.source;
   if (load.protocol !== 'launch' && source.type === 'synthetic' && source.random_range_ratio === 1) {
     if (d.protocol.outputSpread !== undefined) source.output_tokens_stddev = d.protocol.outputSpread * d.osl;
@@ -535,6 +538,8 @@ export interface ZeroShotPoint {
   concurrency: number;
   /** How its load generator drew lengths: every request the same (`fixed`) or spread (`drawn`). */
   lengths: LengthsKind;
+  /** Where the row comes from, which says how it was measured (`SiliconProtocol.source`). */
+  source: SiliconProtocol['source'];
   measured: { ttftMs: number; itlMs: number };
   predicted: { ttftMs: number; itlMs: number };
 }
@@ -557,6 +562,7 @@ export function zeroShotPoint(p: MeasuredPoint, predicted: { ttftMs: number; itl
     gpus,
     concurrency: p.concurrency,
     lengths: protocolLengths(p.deployment.protocol),
+    source: p.deployment.protocol.source,
     measured: p.measured,
     predicted,
   };

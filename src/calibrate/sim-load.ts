@@ -40,6 +40,12 @@ export interface SimLoadOptions {
    * engine caps were known), or keep the base config's (`engine`, the default).
    */
   admission?: 'engine' | 'admit-all';
+  /**
+   * Silicon points only, an experiment of the accuracy bench: replay the rows measured with AIPerf
+   * (aiconfigurator's collection) with this fixed frontend, ms (no per-token or in-flight term),
+   * whatever the factors say; the other rows keep the factors'.
+   */
+  aiperfFrontendMs?: number;
 }
 
 /** Defaults: how the silicon sweeps were measured (docs/calibration.md, "How a simulated point starts", with the ablation). */

@@ -61,7 +61,7 @@ export interface AccuracyBlock {
 }
 
 /** The backends and families the strata are named with. */
-const BACKEND_NAMES: Readonly<Record<string, string>> = { vllm: 'vLLM', sglang: 'SGLang', trtllm: 'TensorRT-LLM' };
+export const BACKEND_NAMES: Readonly<Record<string, string>> = { vllm: 'vLLM', sglang: 'SGLang', trtllm: 'TensorRT-LLM' };
 
 /** The stratum of a backend and model family: `vLLM dense`, `SGLang MoE`. */
 export function stratumOf(backend: string, moe: boolean, disaggregated = false): string {
