@@ -382,7 +382,11 @@ function reportDisagg(
     }
   }
   say(`not buildable from the catalog (${info.skipped.length} points), by reason:\n`);
-  for (const [reason, list] of groupBy(info.skipped, (x) => x.reason)) say(`  ${list.length} x ${reason}\n`);
+  for (const [reason, list] of groupBy(info.skipped, (x) => x.reason)) {
+    say(`  ${list.length} x ${reason}\n`);
+    // With --points, which points: the sample's columns for them are what the catalog could not build.
+    if (process.argv.includes('--points')) for (const { label } of list) say(`    ${label}\n`);
+  }
   say(`rows not read as points (${info.leftOut.reduce((n, l) => n + l.lines.length, 0)}), by reason:\n`);
   for (const [reason, list] of groupBy(info.leftOut, (x) => x.reason.replace(/ as .*/, ' as another series'))) {
     say(`  ${list.reduce((n, l) => n + l.lines.length, 0)} rows of ${list.length} series: ${reason}\n`);
