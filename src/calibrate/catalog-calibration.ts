@@ -289,7 +289,7 @@ export function measuredPointConfig(point: MeasuredPoint, factors: EfficiencyFac
         ? { ...load, requestsPerSlot: d.protocol.requestsPerClient }
         : { ...load, rangeRatio: d.protocol.rangeRatio, requestsPerSlot: d.protocol.requestsPerClient };
   const config = pointConfig(base, { concurrency: point.concurrency, isl: d.isl, osl: d.osl }, null, asMeasured);
-  if (load.aiperfFrontendMs !== undefined && load.protocol !== false && d.protocol.generator === 'aiperf') {
+  if (load.aiperfFrontendMs !== undefined && load.protocol !== false && d.protocol.source === 'gap-analysis') {
     config.engine.frontend = { base_ms: load.aiperfFrontendMs, per_input_us: 0, per_inflight_us: 0 };
   }
   const source = config.traffic.source;
