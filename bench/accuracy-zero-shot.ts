@@ -36,8 +36,10 @@
  * standard deviation S x OSL, `--gap-output-tokens N` with N tokens whatever the OSL (experiments: the
  * campaign's served lengths are not measured). `--aiperf-frontend MS` (with `--evaluate` or
  * `--disagg-only`) replays the rows measured with AIPerf with a fixed frontend of MS ms instead of
- * the fitted one (an experiment: docs/hardware-and-models.md, "How the factors are fitted"). The
- * output also splits the points by backend and measuring protocol, at light load and loaded.
+ * the fitted one, `--dense-frontend MS` (with `--evaluate`) the dense models' points with a
+ * `frontend_ms` of MS, the rest of their factors as shipped (experiments:
+ * docs/hardware-and-models.md, "How the factors are fitted"). The output also splits the points
+ * by backend and measuring protocol, at light load and loaded.
  */
 import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
@@ -472,6 +474,14 @@ async function fittedDisagg(
   say('targets: fitted on three points, every disaggregated stratum TTFT <= 10 %, ITL <= 5 %\n');
 }
 
+/**
+ * `--dense-frontend MS`: a dense model's factors with `frontend_ms` at MS, a mixture-of-experts
+ * model's (or any, without the option) as they are.
+ */
+export function withDenseFrontend(factors: EfficiencyFactors, moe: boolean, ms: number | undefined): EfficiencyFactors {
+  return ms === undefined || moe ? factors : { ...factors, frontend_ms: ms };
+}
+
 export async function zeroShotBench(): Promise<void> {
   const started = performance.now();
   const environment = benchEnvironment();
@@ -492,6 +502,11 @@ export async function zeroShotBench(): Promise<void> {
   }
   if (aiperfFrontend !== undefined && !(Number(aiperfFrontend) >= 0))
     throw new Error(`--aiperf-frontend ${aiperfFrontend}: expected a number of ms >= 0`);
+  const denseFrontend = argText('--dense-frontend');
+  if (denseFrontend !== undefined && !evaluate)
+    throw new Error('--dense-frontend MS replays at the shipped factors: run it with --evaluate');
+  if (denseFrontend !== undefined && !(Number(denseFrontend) >= 0))
+    throw new Error(`--dense-frontend ${denseFrontend}: expected a number of ms >= 0`);
   const load = resolveSimLoad({
     ...(process.argv.includes('--admit-all') ? { admission: 'admit-all' as const } : {}),
     ...(aiperfFrontend !== undefined ? { aiperfFrontendMs: Number(aiperfFrontend) } : {}),
@@ -505,7 +520,9 @@ export async function zeroShotBench(): Promise<void> {
           ` ${evaluate ? 'replayed at the shipped factors (in sample, no fit)' : 'leave one model out'}; each point as measured` +
           `${GAP_ENTRIES !== undefined ? ` (gap-analysis rows: a dataset of ${GAP_ENTRIES} prompts)` : ''}` +
           `${GAP_SPREAD !== undefined ? ` (gap-analysis rows: output lengths of standard deviation ${GAP_SPREAD} x OSL)` : ''}` +
-          `${GAP_TOKENS !== undefined ? ` (gap-analysis rows: output lengths of standard deviation ${GAP_TOKENS} tokens)` : ''}${MEASURED_LINK ? " (link held at each GPU's measured all-reduce share)" : ''}; ${threads} threads\n` +
+          `${GAP_TOKENS !== undefined ? ` (gap-analysis rows: output lengths of standard deviation ${GAP_TOKENS} tokens)` : ''}${MEASURED_LINK ? " (link held at each GPU's measured all-reduce share)" : ''}` +
+          `${aiperfFrontend !== undefined ? ` (rows measured with AIPerf: frontend ${aiperfFrontend} ms)` : ''}` +
+          `${denseFrontend !== undefined ? ` (dense models: frontend_ms ${denseFrontend})` : ''}; ${threads} threads\n` +
           `${describeEnvironment(environment)}\n`,
   );
   const pool = new TrajectoryPool(threads);
@@ -527,10 +544,12 @@ export async function zeroShotBench(): Promise<void> {
   // `--efficiency FILE`: replay at the factors of another table than the shipped one.
   const efficiencyPath = argText('--efficiency');
   const table = efficiencyPath !== undefined ? loadEfficiencyTable(efficiencyPath) : undefined;
-  const shipped = (p: MeasuredPoint) => ({
-    ...efficiencyFor(p.hardware, p.backend, table, engineVersionOf(p.deployment)).factors,
-    ...overrides,
-  });
+  const shipped = (p: MeasuredPoint) =>
+    withDenseFrontend(
+      { ...efficiencyFor(p.hardware, p.backend, table, engineVersionOf(p.deployment)).factors, ...overrides },
+      p.deployment.moe,
+      denseFrontend === undefined ? undefined : Number(denseFrontend),
+    );
   // The dense vLLM deployments replayed as a user writes a zero-shot sweep of them (userSweepLoad):
   // fixed lengths (the synthetic source's default, AIPerf's), then lengths drawn in [0.8 L, L].
   const userPoints = points.filter((p) => p.backend === 'vllm' && !p.deployment.moe);

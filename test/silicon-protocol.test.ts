@@ -7,6 +7,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { withDenseFrontend } from '../bench/accuracy-zero-shot.js';
 import {
   coldStallConcurrencies,
   deploymentBaseConfig,
@@ -167,6 +168,16 @@ describe('the silicon sample as it was measured', () => {
     );
     // Without the option nothing changes: the frontend stays the factors' (auto).
     expect(measuredPointConfig(aiperf, factors, resolveSimLoad({})).engine.frontend?.base_ms ?? 'auto').toBe('auto');
+  });
+
+  it('sets frontend_ms for dense models alone with --dense-frontend', () => {
+    const factors = efficiencyFor('h200_sxm', 'vllm').factors;
+    // A dense model's frontend_ms becomes the option's; every other factor stays.
+    expect(withDenseFrontend(factors, false, 1.5)).toEqual({ ...factors, frontend_ms: 1.5 });
+    expect(withDenseFrontend(factors, false, 1.5).frontend_ms).not.toBe(factors.frontend_ms);
+    // A mixture-of-experts model keeps its factors, and so does any model without the option.
+    expect(withDenseFrontend(factors, true, 1.5)).toBe(factors);
+    expect(withDenseFrontend(factors, false, undefined)).toBe(factors);
   });
 
   it('writes a zero-shot sweep of a measured deployment as a user would: engine defaults, the source default lengths', () => {
