@@ -482,6 +482,20 @@ export function withDenseFrontend(factors: EfficiencyFactors, moe: boolean, ms: 
   return ms === undefined || moe ? factors : { ...factors, frontend_ms: ms };
 }
 
+/**
+ * A frontend experiment's option (`--aiperf-frontend MS`, `--dense-frontend MS`): its ms, or
+ * undefined when absent; an error when the run cannot take it (it replays at the shipped
+ * factors, so only with `needs`) or it is not a number of ms >= 0.
+ */
+function frontendOption(name: string, allowed: boolean, needs: string): number | undefined {
+  const text = argText(name);
+  if (text === undefined) return undefined;
+  if (!allowed) throw new Error(`${name} MS replays at the shipped factors: run it with ${needs}`);
+  const ms = Number(text);
+  if (!(ms >= 0)) throw new Error(`${name} ${text}: expected a number of ms >= 0`);
+  return ms;
+}
+
 export async function zeroShotBench(): Promise<void> {
   const started = performance.now();
   const environment = benchEnvironment();
@@ -496,20 +510,11 @@ export async function zeroShotBench(): Promise<void> {
   // `--max-clients N`: replay only the disaggregated points of N clients or fewer (the cost of a
   // replay grows with its clients; points above are counted, not scored).
   const disagg = disaggPoints(allPoints, argValue('--max-clients', Infinity));
-  const aiperfFrontend = argText('--aiperf-frontend');
-  if (aiperfFrontend !== undefined && !(evaluate || disaggOnly)) {
-    throw new Error('--aiperf-frontend MS replays at the shipped factors: run it with --evaluate (or --disagg-only)');
-  }
-  if (aiperfFrontend !== undefined && !(Number(aiperfFrontend) >= 0))
-    throw new Error(`--aiperf-frontend ${aiperfFrontend}: expected a number of ms >= 0`);
-  const denseFrontend = argText('--dense-frontend');
-  if (denseFrontend !== undefined && !evaluate)
-    throw new Error('--dense-frontend MS replays at the shipped factors: run it with --evaluate');
-  if (denseFrontend !== undefined && !(Number(denseFrontend) >= 0))
-    throw new Error(`--dense-frontend ${denseFrontend}: expected a number of ms >= 0`);
+  const aiperfFrontend = frontendOption('--aiperf-frontend', evaluate || disaggOnly, '--evaluate (or --disagg-only)');
+  const denseFrontend = frontendOption('--dense-frontend', evaluate, '--evaluate');
   const load = resolveSimLoad({
     ...(process.argv.includes('--admit-all') ? { admission: 'admit-all' as const } : {}),
-    ...(aiperfFrontend !== undefined ? { aiperfFrontendMs: Number(aiperfFrontend) } : {}),
+    ...(aiperfFrontend !== undefined ? { aiperfFrontendMs: aiperfFrontend } : {}),
   });
   const models = new Set(points.map((p) => p.model)).size;
   say(
@@ -548,7 +553,7 @@ export async function zeroShotBench(): Promise<void> {
     withDenseFrontend(
       { ...efficiencyFor(p.hardware, p.backend, table, engineVersionOf(p.deployment)).factors, ...overrides },
       p.deployment.moe,
-      denseFrontend === undefined ? undefined : Number(denseFrontend),
+      denseFrontend,
     );
   // The dense vLLM deployments replayed as a user writes a zero-shot sweep of them (userSweepLoad):
   // fixed lengths (the synthetic source's default, AIPerf's), then lengths drawn in [0.8 L, L].
